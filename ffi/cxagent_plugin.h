@@ -1,0 +1,814 @@
+/*
+ * cxagent_plugin.h -- the native plugin ABI of cxagent, contract 4.
+ *
+ * This header is the whole interface between cxagent and a native plugin.
+ * A plugin is a shared library (.so, .dylib or .dll), written in any language
+ * that can export C functions, that defines the functions declared below and
+ * ships beside a JSON file describing itself. Include this header in the file
+ * that defines the exports, so the compiler checks your signatures against it.
+ *
+ * The header depends on <stdint.h> alone and compiles as C99, C11 and C++.
+ *
+ * ==========================================================================
+ * OVERVIEW
+ * ==========================================================================
+ *
+ * Lifecycle
+ * ---------
+ * The host calls the exports in this order:
+ *
+ *   1. cxagent_plugin_abi_version()   once; the handshake (see below)
+ *   2. cxagent_plugin_describe()      once; the manifest
+ *   3. cxagent_plugin_attach(host)    once, only if exported
+ *   4. cxagent_plugin_start(context)  once; open connections, spawn backends
+ *   5. any number of cxagent_plugin_invoke, cxagent_plugin_gate,
+ *      cxagent_plugin_poll and cxagent_plugin_command calls, overlapping
+ *   6. cxagent_plugin_stop()          once; release what start acquired
+ *
+ * cxagent_plugin_free is called after every export that returned a non-NULL
+ * string, at any point in that sequence.
+ *
+ * Nothing runs until the user has approved the plugin: the host hashes the
+ * folder the library was found in (the "load set"; the library, its sidecar,
+ * its README and everything else in that folder) and maps no byte of the
+ * library before a person has approved that exact hash. Any change to a file in
+ * the folder asks the user again.
+ *
+ * Process model
+ * -------------
+ * Each plugin runs in a host subprocess of its own, never shared with another
+ * plugin. If the plugin crashes (a segfault, abort(), exit(), an uncaught
+ * exception), that subprocess dies and every call pending in it fails with
+ * the cause; the agent's session carries on without the plugin. A crash
+ * therefore costs calls, not the session. Repeated crashes (currently 3
+ * within 5 minutes) quarantine the plugin for the rest of the session.
+ *
+ * The host subprocess talks to its parent over its own stdin and stdout.
+ * Before it loads your library it redirects file descriptor 1 to standard
+ * error, so printf, puts and std::cout are safe: they cannot corrupt the
+ * protocol, and what they print ends up in the plugin's log, attributed to
+ * the plugin by name. The same goes for anything written to stderr. Never read
+ * from stdin and never close or reopen descriptors 0, 1 or 2: stdin carries the
+ * host's requests.
+ *
+ * The library is loaded once per process. Calls arrive on several threads of a
+ * worker pool, all bound to that one instance, so static variables are shared
+ * by every call. Any static state that changes after start needs a lock or
+ * atomics.
+ *
+ * Strings and JSON
+ * ----------------
+ * Every string in either direction is NUL-terminated UTF-8. The context,
+ * the call arguments and every string a plugin returns are JSON documents;
+ * tool and command names and the text typed after a command are plain text,
+ * and the handshake is a bare integer. Arguments the host passes are never
+ * NULL unless a function's comment says otherwise. JSON you return
+ * must be valid (escape quotes, backslashes and control characters inside
+ * strings; emit no NaN or Infinity, which JSON cannot represent).
+ *
+ * Ownership
+ * ---------
+ * One rule covers every pointer: whoever allocated a string frees it, with its
+ * own allocator.
+ *
+ *   - Pointers the host passes in (context_json, tool_name, call_json,
+ *     arguments, the host table) belong to the host. They are valid only until
+ *     the function they were passed to returns. Copy anything you need later.
+ *     (The host table itself is the exception: it stays valid until stop
+ *     returns.)
+ *   - Strings the plugin returns belong to the plugin. The host copies the
+ *     bytes and then calls cxagent_plugin_free on the pointer, exactly once,
+ *     for every non-NULL pointer any export returned, even when it could not
+ *     parse the text. So every returned pointer must be one that your own
+ *     cxagent_plugin_free can release: allocate a fresh copy for each return
+ *     (malloc in C, CString::into_raw in Rust, and so on). Never return a
+ *     string literal, a static or stack buffer, or a pointer you returned
+ *     before that has not been freed yet.
+ *
+ * What NULL means
+ * ---------------
+ * NULL is an answer from some exports and a failure from others:
+ *
+ *   describe, start, invoke, stop   never NULL; NULL is reported as a failure
+ *   gate                            NULL = "no prompt needed" (never an error)
+ *   poll                            NULL = "nothing to submit" (the usual case)
+ *   command                         NULL = "ran, and has nothing to say"
+ *   host->current_call()            NULL = "not inside a call on this thread"
+ *   call_id passed to the host      NULL = "the call running on this thread"
+ *
+ * The sidecar
+ * -----------
+ * Beside the library ships "<stem>.plugin.json", where <stem> is the library
+ * path without its last extension: calculator.so pairs with
+ * calculator.plugin.json. The host reads the sidecar before running any plugin
+ * code, so a user can see what the plugin claims before trusting it. After
+ * cxagent_plugin_describe returns, the host compares the two and refuses the
+ * load at the first disagreement, naming it. Compared are pluginContract,
+ * name, version, instructions, spawns, client, the set of tool names, each
+ * tool's description, gated, alwaysAskable and inputSchema, and the commands.
+ * Comparison is structural: key order and whitespace do not matter, array
+ * order does. The easiest way to stay in step is to keep the manifest in one
+ * place in your source and write the sidecar from it (or the other way round).
+ *
+ * Loading, and missing exports
+ * ----------------------------
+ * Exports are looked up by name at load time, not linked. A library that lacks
+ * any of the seven mandatory exports (abi_version, describe, start, invoke,
+ * gate, stop, free) is refused, and the error names every missing export, not
+ * only the first. The optional exports (poll, command, attach) are detected by
+ * their presence: leaving one out is never a load error, and a plugin that
+ * exports one gets the behaviour whatever contract number it reports.
+ *
+ * On Windows every export needs __declspec(dllexport), and on other systems a
+ * library built with -fvisibility=hidden exports nothing unless told to. The
+ * CXAGENT_PLUGIN_EXPORT macro on each declaration below takes care of both;
+ * put it on your definitions too if they are not preceded by this header.
+ *
+ * The handshake
+ * -------------
+ * cxagent_plugin_abi_version() reports the contract the plugin was written
+ * for. The host accepts any value from CXAGENT_PLUGIN_CONTRACT_OLDEST to its own
+ * CXAGENT_PLUGIN_CONTRACT, inclusive. A higher value is refused, because the
+ * plugin may rely on something this host has never heard of; a lower one is
+ * refused, because contract 1 had no gate and its tools would run without
+ * their permission check. Both refusals state the plugin's number and the
+ * accepted range. The manifest repeats the number as "pluginContract"; it must
+ * equal the handshake value, or the load is refused as a manifest error that
+ * names both numbers. The host tells the plugin its own contract in the start
+ * context ("hostContract") and in the host table, so a plugin that needs a
+ * newer host can refuse from start.
+ *
+ * Threads, at a glance
+ * --------------------
+ *   - abi_version, describe, attach, start and stop: called once each, in the
+ *     lifecycle order above, never concurrently with one another.
+ *   - invoke, gate and command: may run concurrently with themselves and with
+ *     each other, on different threads, from start's successful return on.
+ *   - poll: runs on a thread of its own, concurrently with invoke, gate and
+ *     command, but never concurrently with itself.
+ *   - free: may be called on any thread, concurrently with anything, and not
+ *     necessarily on the thread that produced the pointer.
+ *   - host table functions: callable from any thread, including threads the
+ *     plugin created, from the moment attach is entered until stop returns.
+ * Never assume two calls are serialized, or that a call returns on the thread
+ * that will make the next one.
+ *
+ * Cancellation
+ * ------------
+ * A native call cannot be interrupted. When the user presses Ctrl-C, a caller
+ * cancels, or a caller-given timeout expires, the host fails that call on its
+ * side at once ("cancelled" or "timed out") and stops waiting for it. Your
+ * function keeps running until it returns by itself; its reply is then freed
+ * and discarded, and its late progress, log and stream reports are dropped.
+ * The worker pool grows to keep serving other calls, up to a cap. If your tool
+ * can run for a long time, keep each call bounded, or offer your own tool that
+ * sets a flag your long call checks between steps. Because an abandoned call
+ * may still be running, stop can be called while it is: do not tear down state
+ * that such a call may still touch without synchronising with it.
+ *
+ * Never
+ * -----
+ *   - return a string literal, a static or stack buffer, or any pointer your
+ *     own cxagent_plugin_free cannot release;
+ *   - let a C++ exception, a Rust panic, a Go panic or a longjmp leave an
+ *     export or a callback (catch everything at the boundary, then return an
+ *     {"ok":false,...} envelope);
+ *   - return NULL from an export for which NULL is not an answer, or use NULL
+ *     from gate to signal an error;
+ *   - block for long in gate: the host abandons a gate after 500 ms and then
+ *     asks the user with a generic wording and no "Always" option;
+ *   - keep a host-owned pointer after the call it was passed to has returned;
+ *   - call a host table function after cxagent_plugin_stop has returned (join
+ *     or silence your own threads inside stop);
+ *   - assume calls are serialized;
+ *   - read stdin, or close or reopen the standard descriptors; call exit()
+ *     or abort() to report an error (that is a crash: use "ok": false).
+ *
+ * A minimal plugin
+ * ----------------
+ * hello.c, built with  cc -shared -fPIC -I <dir of this header> -o hello.so hello.c
+ *
+ *   #include <stdlib.h>
+ *   #include <string.h>
+ *   #include "cxagent_plugin.h"
+ *
+ *   static const char MANIFEST[] =
+ *       "{\"pluginContract\":4,\"name\":\"hello\",\"version\":\"1.0.0\","
+ *       "\"tools\":[{\"name\":\"hello_say\",\"description\":\"Says hello.\","
+ *       "\"inputSchema\":{\"type\":\"object\"}}]}";
+ *
+ *   static const char* copy(const char* s)
+ *   {
+ *       size_t n = strlen(s) + 1;
+ *       char* p = (char*)malloc(n);
+ *       if (p != NULL) memcpy(p, s, n);
+ *       return p;
+ *   }
+ *
+ *   int32_t cxagent_plugin_abi_version(void) { return 4; }
+ *   const char* cxagent_plugin_describe(void) { return copy(MANIFEST); }
+ *   const char* cxagent_plugin_start(const char* context_json)
+ *   {
+ *       (void)context_json;
+ *       return copy("{\"ok\":true}");
+ *   }
+ *   const char* cxagent_plugin_invoke(const char* tool_name, const char* call_json)
+ *   {
+ *       (void)call_json;
+ *       if (strcmp(tool_name, "hello_say") != 0)
+ *           return copy("{\"ok\":false,\"error\":\"hello: unknown tool\"}");
+ *       return copy("{\"ok\":true,\"result\":{\"success\":true,"
+ *                   "\"output\":{\"content\":\"Hello!\"}}}");
+ *   }
+ *   const char* cxagent_plugin_gate(const char* tool_name, const char* call_json)
+ *   {
+ *       (void)tool_name; (void)call_json;
+ *       return NULL;
+ *   }
+ *   const char* cxagent_plugin_stop(void) { return copy("{\"ok\":true}"); }
+ *   void cxagent_plugin_free(const char* ptr) { free((void*)ptr); }
+ *
+ * hello.plugin.json, next to hello.so, holds the same JSON as MANIFEST. The
+ * definitions need no CXAGENT_PLUGIN_EXPORT of their own because the header's
+ * declarations already carry it. In C++, the header's extern "C" block gives the
+ * definitions C linkage for the same reason. A Rust plugin writes
+ * #[no_mangle] pub extern "C" fn for each export instead of including this
+ * file, and must keep the same types.
+ */
+
+#ifndef CXAGENT_PLUGIN_H
+#define CXAGENT_PLUGIN_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * CXAGENT_PLUGIN_EXPORT marks a function as exported from the shared library.
+ * Define it yourself before including this header to override it.
+ */
+#ifndef CXAGENT_PLUGIN_EXPORT
+#  if defined(_WIN32)
+#    define CXAGENT_PLUGIN_EXPORT __declspec(dllexport)
+#  elif defined(__GNUC__) || defined(__clang__)
+#    define CXAGENT_PLUGIN_EXPORT __attribute__((visibility("default")))
+#  else
+#    define CXAGENT_PLUGIN_EXPORT
+#  endif
+#endif
+
+/*
+ * The contract this header describes, and the oldest contract a host built
+ * from it still loads. Contract 2 added the gate, 3 the optional poll and
+ * command exports, 4 the optional attach export and the host table.
+ */
+#define CXAGENT_PLUGIN_CONTRACT 4
+#define CXAGENT_PLUGIN_CONTRACT_OLDEST 2
+
+/* Levels for cxagent_host.log. */
+#define CXAGENT_LOG_TRACE 0
+#define CXAGENT_LOG_DEBUG 1
+#define CXAGENT_LOG_INFO 2
+#define CXAGENT_LOG_WARN 3
+#define CXAGENT_LOG_ERROR 4
+#define CXAGENT_LOG_CRITICAL 5
+
+/* A percent value for cxagent_host.progress meaning "busy, no estimate". */
+#define CXAGENT_PROGRESS_BUSY (-1)
+
+/*
+ * ==========================================================================
+ * THE HOST TABLE (contract 4)
+ * ==========================================================================
+ *
+ * Passed to cxagent_plugin_attach, if the plugin exports it. It lets code
+ * running inside a call report progress, write to the log, and stream partial
+ * output, and lets the plugin register the processes it starts.
+ *
+ * The table and its functions are owned by the host and stay valid from the
+ * moment attach is entered until cxagent_plugin_stop returns; keep the pointer
+ * and call through it. Do not write to it.
+ *
+ * Every function in it:
+ *   - may be called from any thread: a thread inside invoke or command, the
+ *     poll thread, or a thread the plugin created itself;
+ *   - may be called concurrently with itself and with the others;
+ *   - copies its string arguments before returning, so a stack buffer or a
+ *     string you free right afterwards is fine to pass;
+ *   - accepts text as NUL-terminated UTF-8 (plain text, not JSON);
+ *   - returns quickly (register_child takes a little longer, because the
+ *     child is recorded durably before it returns);
+ *   - must not be called after cxagent_plugin_stop has returned.
+ *
+ * Calls may overlap, so each report names the call it belongs to. A call_id is
+ * the decimal request id the host assigned to an invoke or command, as
+ * returned by current_call(). Passing NULL means "the call running on this
+ * thread", which is always right inside invoke and command themselves. A
+ * thread of your own has no current call: copy the id from current_call()
+ * while still inside invoke, hand the copy to the thread, and pass it
+ * explicitly.
+ *
+ * Reports for a call reach the parent before that call's reply. A report whose
+ * call has already returned, or was abandoned, is dropped, so a late report can
+ * never attach itself to a different call. A report that names no call (NULL
+ * outside a call, for instance during start, gate or poll) is dropped, except
+ * for log, which then goes to the plugin's own log. A report the host cannot
+ * place costs that report only; none of these functions fails the call.
+ *
+ * Fields are only ever appended, never reordered or removed. "size" says how
+ * many bytes of the table the host filled in; before using a field added after
+ * contract 4, check that it lies within size, for example with
+ * CXAGENT_HOST_HAS_FIELD below. Every function field that lies within size is a
+ * valid, non-NULL function pointer.
+ */
+typedef struct cxagent_host {
+    /*
+     * sizeof(cxagent_host) as the host compiled it. Never read a field that
+     * does not lie entirely within this many bytes.
+     */
+    uint32_t size;
+
+    /*
+     * The contract the host implements (CXAGENT_PLUGIN_CONTRACT of its build).
+     * The same number arrives as "hostContract" in the start context.
+     */
+    int32_t contract;
+
+    /*
+     * progress: how far the call has got.
+     *   Optional to use; available since contract 4.
+     *   call_id  NULL for the call on this thread, or an id from current_call().
+     *   percent  0..100, or CXAGENT_PROGRESS_BUSY (-1) for "working, no
+     *            estimate". Other values may be clamped or dropped.
+     *   text     a short line for the user (for example "indexing 40 of 90
+     *            files"), or NULL for none. Copied before returning.
+     * Shown on the user's terminal while the call runs. Dropped if the call
+     * has already returned or no call is named.
+     */
+    void (*progress)(const char* call_id, int32_t percent, const char* text);
+
+    /*
+     * log: one line for the log.
+     *   Optional to use; available since contract 4.
+     *   call_id  NULL for the call on this thread, or an id from current_call().
+     *            When no call is named (outside a call, with NULL), the line
+     *            still goes to the plugin's own log instead of being dropped,
+     *            so log is also the way to report from start, stop, gate, poll
+     *            and background threads.
+     *   level    CXAGENT_LOG_TRACE (0) .. CXAGENT_LOG_CRITICAL (5).
+     *   text     the message, without a trailing newline. Copied before
+     *            returning.
+     * Prefer this to printf: the line carries its level and its call.
+     */
+    void (*log)(const char* call_id, int32_t level, const char* text);
+
+    /*
+     * stream: a piece of the call's output, as it is produced.
+     *   Optional to use; available since contract 4.
+     *   call_id  NULL for the call on this thread, or an id from current_call().
+     *   text     the next chunk of text, appended to what was streamed before;
+     *            it need not end at a line break. Copied before returning.
+     * Streaming is for the user's benefit while a call is running. It does not
+     * replace the result: put the complete text the model should read in the
+     * result's output.content as well. Dropped if the call has already
+     * returned or no call is named.
+     */
+    void (*stream)(const char* call_id, const char* text);
+
+    /*
+     * current_call: the id of the call running on the calling thread.
+     *   Optional to use; available since contract 4.
+     * Returns the request id of the invoke or command this thread is executing,
+     * as a decimal string, or NULL when the thread is not inside one (inside
+     * start, stop, gate or poll, and on threads the plugin created).
+     * The string belongs to the host and stays valid only until the current
+     * call returns. Do not free it. To report from another thread, copy it
+     * (strdup or a fixed buffer: ids are short) before invoke returns.
+     */
+    const char* (*current_call)(void);
+
+    /*
+     * register_child: tell the host about a process the plugin started.
+     *   Optional to use; available since contract 4. A plugin that starts
+     *   processes should also declare "spawns": true in its manifest, which
+     *   the approval prompt shows to the user.
+     *   pid  the child's process id. Values <= 0 are ignored.
+     * Call it immediately after the process is created (after fork or
+     * posix_spawn, CreateProcess and so on returns), before any handshake or
+     * wait on the child. A child that starts and then fails to initialise
+     * still needs cleaning up, and registering it only after a successful
+     * handshake would miss exactly that case.
+     * Before it returns, the host reads the process's start time and records
+     * pid and start time durably in the session's record on disk. When the
+     * plugin stops, registered children that are still alive are terminated
+     * (SIGTERM, a grace period, then SIGKILL). If the whole session dies
+     * without stopping the plugin (kill -9, a power cut), the next cxagent run
+     * finds the record and kills each child, with its process group, that
+     * still exists with the same pid and start time; a pid that now belongs
+     * to a different process is left alone. Processes never registered are
+     * never cleaned up by the host.
+     * Fine to call from any thread, including from inside start.
+     */
+    void (*register_child)(int64_t pid);
+} cxagent_host;
+
+/*
+ * CXAGENT_HOST_HAS_FIELD(host, field): non-zero when the host table "host"
+ * (a const cxagent_host*) is large enough to contain "field". All contract-4
+ * fields are always present when attach is called by a contract-4 host; the
+ * macro is for fields appended by later contracts.
+ */
+#define CXAGENT_HOST_HAS_FIELD(host, field)                                   \
+    ((uint32_t)(((const char*)&(host)->field - (const char*)(host))           \
+                + sizeof((host)->field)) <= (host)->size)
+
+/*
+ * ==========================================================================
+ * MANDATORY EXPORTS
+ * ==========================================================================
+ */
+
+/*
+ * cxagent_plugin_abi_version -- the handshake.
+ *
+ * Required (every contract). Called first, once, before anything else, on one
+ * thread. The only export whose answer is not JSON: it returns the contract
+ * number the plugin was written for, so the host can decide whether to go on
+ * before it parses anything. Return the same number you put in the
+ * manifest's "pluginContract"; for a plugin written against this header that
+ * is 4 (CXAGENT_PLUGIN_CONTRACT).
+ *
+ * Accepted values run from CXAGENT_PLUGIN_CONTRACT_OLDEST to the host's
+ * CXAGENT_PLUGIN_CONTRACT; anything else refuses the load (see the overview).
+ * Must not allocate, block, or call the host; it has no arguments and nothing
+ * to free.
+ */
+CXAGENT_PLUGIN_EXPORT int32_t cxagent_plugin_abi_version(void);
+
+/*
+ * cxagent_plugin_describe -- the manifest.
+ *
+ * Required (every contract). Called once, right after the handshake and before
+ * attach and start, on one thread, with nothing else running. The plugin has
+ * no working directory or settings yet, so the manifest must not depend on
+ * them. It runs inside the host's startup deadline (currently 10 s): return
+ * quickly.
+ *
+ * Returns a plugin-owned JSON object, freed with cxagent_plugin_free. Never
+ * NULL: NULL or text that is not a valid manifest refuses the load.
+ * The manifest must agree with the sidecar file (see the overview).
+ *
+ * Manifest keys (unknown keys are refused by name, at the top level and inside
+ * tools and commands; every problem is reported with its JSON path):
+ *
+ *   "pluginContract" integer, required. Equal to cxagent_plugin_abi_version().
+ *   "name"           string, required. 1 to 64 characters of A-Z a-z 0-9 . _ -,
+ *                    starting with a letter or digit. The name users write in
+ *                    their configuration.
+ *   "version"        string, required, not blank. Your own release number.
+ *   "instructions"   string or null, optional. Text added to the model's
+ *                    instructions while the plugin is loaded, shown under a
+ *                    heading listing your tools. Write it for the model: what
+ *                    is true of the tools as a set (a coordinate convention, a
+ *                    call that must come first, what an empty answer means).
+ *   "spawns"         boolean, optional, default false. true if the plugin
+ *                    starts processes (see register_child).
+ *   "client"         boolean, optional, default false. true if the plugin
+ *                    originates work through cxagent_plugin_poll; requires the
+ *                    poll export, or the load is refused naming it.
+ *   "tools"          array, required, may be empty (a plugin that only adds
+ *                    instructions). Each element:
+ *       "name"          string, required, 1 to 64 of A-Z a-z 0-9 _ - (the form
+ *                       model APIs accept). Tool names are unique across the
+ *                       whole session, built-in tools included (read_file,
+ *                       glob, grep, write_file, replace_in_file, run_shell,
+ *                       http_request, web_fetch, ask_user, todowrite, agent,
+ *                       skill): a clash refuses the whole plugin. Prefix them
+ *                       with something specific to your plugin.
+ *       "description"   string, optional, default "". What the model reads to
+ *                       decide when to call the tool.
+ *       "inputSchema"   object, optional, default {"type":"object"}. A JSON
+ *                       Schema for the arguments object.
+ *       "gated"         true, false or "dynamic"; optional, default false.
+ *                       true: ask the user before every call. false: never ask.
+ *                       "dynamic": ask cxagent_plugin_gate for each call. Any
+ *                       other value is refused, naming the tool and the value.
+ *       "alwaysAskable" boolean, optional, default true. false removes the
+ *                       "Always" option from this tool's prompt, so it asks
+ *                       every time.
+ *   "commands"       array, optional. Commands a person can type. Each element:
+ *       "name"          string, required, without a leading slash.
+ *       "summary"       string, optional. One line for help listings.
+ *       "arguments"     array, optional, of {"name": string,
+ *                       "summary": string (optional)}; documentation only.
+ *
+ * Example:
+ *   {"pluginContract":4,"name":"calculator","version":"1.0.0",
+ *    "instructions":"Use these tools for exact arithmetic.","spawns":false,
+ *    "tools":[{"name":"calc_add","description":"Adds a and b.",
+ *              "inputSchema":{"type":"object",
+ *                             "properties":{"a":{"type":"number"},
+ *                                           "b":{"type":"number"}},
+ *                             "required":["a","b"]},
+ *              "gated":true}]}
+ */
+CXAGENT_PLUGIN_EXPORT const char* cxagent_plugin_describe(void);
+
+/*
+ * cxagent_plugin_start -- begin work.
+ *
+ * Required (every contract). Called once, after describe and attach, on one
+ * thread, before any invoke, gate, poll or command. This is where the plugin
+ * reads its settings, opens connections, starts backend processes and builds
+ * what its tools need. Do it here, not lazily on the first call: the tool list
+ * is fixed before calls start, so a backend that comes up on first use is a
+ * tool that fails its first call. The host waits at most 30 s (current
+ * default) before failing the load.
+ *
+ * context_json  host-owned, valid only during this call, never NULL:
+ *   {"workingDirectory": "<absolute path of the project folder>",
+ *    "settings": <this plugin's "settings" value from the user's config.json,
+ *                 passed through verbatim; {} when there is none>,
+ *    "hostContract": <the host's contract number, 4 for this header>}
+ *   Settings are whatever the user typed, so a value may be missing or of the
+ *   wrong type. Prefer falling back to a working default over failing. Use
+ *   workingDirectory for relative paths rather than changing the process's
+ *   current directory.
+ *
+ * Returns a plugin-owned result envelope, freed with cxagent_plugin_free,
+ * never NULL:
+ *   {"ok": true}                   started
+ *   {"ok": false, "error": "..."}  refused; the load fails and the user sees
+ *                                  the message (for example "needs host
+ *                                  contract 5, this host speaks 4")
+ * NULL, or text that is not such an envelope, fails the load as well.
+ * See cxagent_plugin_invoke for the envelope's rules.
+ *
+ * Host table functions may be called from inside start; there is no current
+ * call, so only log reaches anywhere (the plugin's own log).
+ */
+CXAGENT_PLUGIN_EXPORT const char* cxagent_plugin_start(const char* context_json);
+
+/*
+ * cxagent_plugin_invoke -- run one tool call.
+ *
+ * Required (every contract). Called once per tool call, any number of times,
+ * after start succeeded. For a gated tool the host has already obtained the
+ * user's permission; a denied call never reaches invoke.
+ *
+ * Threads: may run concurrently with itself (several calls at once, each on
+ * its own thread), with gate, with command and with poll. Nothing serializes
+ * calls. Protect shared mutable state. The host records the call's id on the
+ * calling thread first, so host table reports with call_id NULL belong to this
+ * call.
+ *
+ * tool_name  host-owned, valid during this call. One of the names in your
+ *            manifest; treat anything else as your own bug and answer
+ *            {"ok":false,...}.
+ * call_json  host-owned, valid during this call, never NULL. The arguments
+ *            object, always a JSON object ({} when there are none). The
+ *            arguments come from a language model and are not validated
+ *            against inputSchema: expect missing keys, wrong types and
+ *            numbers sent as strings ("3"), and answer with a clear message.
+ *
+ * There is no deadline unless the caller sets one, but the call cannot be
+ * interrupted (see Cancellation in the overview).
+ *
+ * Returns a plugin-owned result envelope, freed with cxagent_plugin_free,
+ * never NULL. Three shapes:
+ *
+ *   {"ok": true, "result": <JobResult>}   the tool ran (and may have failed on
+ *                                         its own terms; see "success")
+ *   {"ok": false, "error": "<message>"}   the call itself failed: bad or
+ *                                         missing arguments, an unknown tool,
+ *                                         an internal error
+ *   ({"ok": true} without "result" is correct for start and stop, but for
+ *   invoke it fails the call.)
+ *
+ * Envelope rules: "ok" is required and must be a JSON boolean (not 1, not
+ * "true"). "ok": false without "error" gets a generated message. Unknown
+ * fields are ignored, here and in the JobResult, so adding diagnostics is
+ * safe. NULL, an empty string, invalid JSON, a non-object or a missing "ok"
+ * fail the call with a message saying which, showing at most the first 200
+ * characters of what was returned; the pointer is freed all the same.
+ *
+ * JobResult, an object; every field is optional:
+ *   "success"          boolean, default false. true: the tool did its job.
+ *                      false: it ran and failed on its own terms (a file not
+ *                      found, a backend timeout); say why in errorMessage.
+ *   "exitCode"         integer, default 0. For tools that run a program.
+ *   "errorMessage"     string or null, default null.
+ *   "permissionDenied" boolean, default false. Set by the host for calls the
+ *                      user denied; plugins normally leave it out.
+ *   "decidedBy"        string or null, default null. Set by the host with
+ *                      permissionDenied ("user" or "policy").
+ *   "output"           object, default {} (a non-object counts as {}). Free
+ *                      form, with one key that matters most:
+ *       "content"      string: the text the model reads as the tool's answer.
+ *                      Without it the model receives an empty string, not
+ *                      "no result", and will misreport a perfectly good call.
+ *                      When there is nothing to report, say so in words ("no
+ *                      matches for 'foo' in src/"). Other keys carry
+ *                      structured data for scripts and other callers.
+ *   "logFile"          string or null, default null. Path to a log of the run.
+ *   "durationMs"       integer, milliseconds the tool took.
+ *
+ * Example:
+ *   {"ok":true,"result":{"success":true,
+ *                        "output":{"content":"2 + 3 = 5","answer":5}}}
+ */
+CXAGENT_PLUGIN_EXPORT const char* cxagent_plugin_invoke(const char* tool_name,
+                                                        const char* call_json);
+
+/*
+ * cxagent_plugin_gate -- decide whether one call needs the user's permission.
+ *
+ * Required since contract 2; a plugin with no "dynamic" tools exports one that
+ * returns NULL. Called only for tools whose manifest says "gated": "dynamic",
+ * before each of their calls, and before invoke (which then follows only if
+ * the call was allowed). Never called for tools marked true or false: the
+ * manifest is a ceiling, and the gate can only narrow beneath it.
+ *
+ * Threads: may run concurrently with itself, with invoke, command and poll. It
+ * runs outside any call: current_call() returns NULL here, and host reports
+ * with call_id NULL are dropped, except log.
+ *
+ * tool_name, call_json: as for cxagent_plugin_invoke (host-owned, valid during
+ * this call, call_json always an object).
+ *
+ * Must be fast. Inspect the arguments; do not touch the network or the disk,
+ * and do not wait on a lock held by a long invoke. The host abandons a gate
+ * that has not answered within 500 ms, then asks the user with a generic
+ * wording saying the check did not answer, and without the "Always" option.
+ * A slow gate delays only its own call.
+ *
+ * Returns:
+ *   NULL  no prompt: the call goes ahead. This is an answer, not an error.
+ *         Never return NULL to mean "I could not decide", because the host
+ *         reads it as "this call is fine". To fail safe, return something
+ *         that is not a valid gate answer (for example "{}"): the host then
+ *         asks, with a generic wording and no "Always".
+ *   a plugin-owned JSON object, freed with cxagent_plugin_free:
+ *         {"display": "<what the user is asked about>",
+ *          "alwaysAskable": <boolean, optional>}
+ *         The host asks the user, showing "display". Write it from the
+ *         arguments: name the file, the statement or the value, not just the
+ *         tool. "display" is wording only; the permission being granted is
+ *         always "plugin <name> tool <tool>" in the project folder, whatever
+ *         the text says. "Always" is offered only when both this
+ *         "alwaysAskable" (default true) and the tool's manifest value allow
+ *         it, so the gate can take the option away but never add it.
+ *   Anything else (the JSON text null, invalid JSON, a non-object, no string
+ *   "display", an {"ok":false} envelope) counts as a failed gate and asks with
+ *   the generic wording, never with "Always". So does a crash.
+ *
+ * Example: {"display":"calc_divide: divide 7 by zero"}
+ */
+CXAGENT_PLUGIN_EXPORT const char* cxagent_plugin_gate(const char* tool_name,
+                                                      const char* call_json);
+
+/*
+ * cxagent_plugin_stop -- end work.
+ *
+ * Required (every contract). Called once, when the plugin is unloaded or the
+ * session closes. The host issues no new invoke, gate, poll or command once
+ * it has called stop, but a call it abandoned earlier may still be running on
+ * another thread (see Cancellation). The host waits at most 10 s (current
+ * default) before terminating the process.
+ *
+ * Close what start opened: connections, files, child processes. It must
+ * succeed when the backend has already died, and be safe whether or not start
+ * succeeded. Stop your own threads, or at least stop them from calling the
+ * host table, before returning: the table is invalid once stop returns.
+ * Children registered with register_child that are still alive after stop are
+ * terminated by the host.
+ *
+ * Stop is not guaranteed to be called: a session that is killed never gets
+ * this far. That is why register_child records children durably.
+ *
+ * Returns a plugin-owned result envelope, freed with cxagent_plugin_free,
+ * never NULL: {"ok": true}, or {"ok": false, "error": "..."}, which is
+ * reported to the user but does not prevent the unload.
+ */
+CXAGENT_PLUGIN_EXPORT const char* cxagent_plugin_stop(void);
+
+/*
+ * cxagent_plugin_free -- release a string the plugin returned.
+ *
+ * Required (every contract). The host calls it exactly once for every non-NULL
+ * pointer returned by describe, start, invoke, gate, stop, poll or command,
+ * after it has copied the bytes, and also when the text could not be parsed
+ * or the call's reply is being discarded. It is never called with a pointer
+ * the plugin did not return, and never called twice on one pointer. It is not
+ * called with NULL, though tolerating NULL costs nothing.
+ *
+ * Threads: any thread, concurrently with any other export, and not
+ * necessarily the thread that produced the pointer; the allocator used must
+ * allow that (malloc/free does).
+ *
+ * Use the deallocator matching the allocator that produced the string: free()
+ * for malloc, CString::from_raw for a Rust CString::into_raw, and so on. This
+ * is why the host never frees plugin memory itself: the plugin may use a
+ * different C runtime or allocator.
+ */
+CXAGENT_PLUGIN_EXPORT void cxagent_plugin_free(const char* ptr);
+
+/*
+ * ==========================================================================
+ * OPTIONAL EXPORTS
+ * ==========================================================================
+ *
+ * Each is detected by its presence, independently of the contract number.
+ * Leave out any you do not need.
+ */
+
+/*
+ * cxagent_plugin_poll -- let the plugin originate work.
+ *
+ * Optional, since contract 3. Required when the manifest says "client": true,
+ * and pointless without it, since submissions from a plugin that did not
+ * declare "client" are refused. Called on a dedicated thread every 200 ms
+ * (current default), starting after start succeeded, and not after stop has
+ * been called.
+ *
+ * Threads: never concurrently with itself (the next poll waits for the
+ * previous one to return), but concurrently with invoke, gate and command.
+ * Runs outside any call (current_call() returns NULL). Return quickly: a slow
+ * poll delays only the next poll.
+ *
+ * Returns:
+ *   NULL  nothing to submit. The usual answer on almost every poll. Do not
+ *         allocate an empty object instead.
+ *   a plugin-owned JSON object, freed with cxagent_plugin_free:
+ *         {"goal": "<a request to start a new agent turn, in words>",
+ *          "wantResult": false}
+ *         "goal" is a required string. "wantResult" is optional and must be
+ *         false or absent in this contract: true is refused by name and the
+ *         submission dropped (never quietly downgraded). A submission is
+ *         fire-and-forget: the plugin hears nothing back about it.
+ *         Submissions from a plugin whose manifest lacks "client": true are
+ *         refused. Refusals and unparseable answers are written to the
+ *         plugin's log; polling continues.
+ */
+CXAGENT_PLUGIN_EXPORT const char* cxagent_plugin_poll(void);
+
+/*
+ * cxagent_plugin_command -- run one command a person typed.
+ *
+ * Optional, since contract 3. Handles the commands declared in the manifest's
+ * "commands" array; where invoke serves a model filling in a JSON schema,
+ * command serves a person typing "/<name> some text". If the manifest
+ * declares commands but the library does not export this function, the load
+ * still succeeds, and the first attempt to run a command fails naming
+ * cxagent_plugin_command.
+ *
+ * Threads: may run concurrently with itself, with invoke, gate and poll. The
+ * host records the call's id on the calling thread first, so host reports
+ * with call_id NULL belong to this command, as they do in invoke.
+ *
+ * name       host-owned, valid during this call: the command's name, as
+ *            declared, without the slash.
+ * arguments  host-owned, valid during this call, never NULL: the raw text
+ *            the person typed after the name, trimmed, "" when there was
+ *            none. Plain text, not JSON.
+ *
+ * Returns:
+ *   NULL  the command ran and has nothing to say; the same as
+ *         {"message": null, "status": "reported"}.
+ *   a plugin-owned JSON object, freed with cxagent_plugin_free:
+ *         {"message": "<text for the person>" or null,
+ *          "status": "reported" | "changed" | "refused"}
+ *         "reported": it ran and reports something. "changed": it ran and
+ *         changed some state. "refused": it declined (bad arguments, say);
+ *         put the reason in "message". "status" must be exactly one of
+ *         those three strings.
+ */
+CXAGENT_PLUGIN_EXPORT const char* cxagent_plugin_command(const char* name,
+                                                         const char* arguments);
+
+/*
+ * cxagent_plugin_attach -- receive the host table.
+ *
+ * Optional, since contract 4 (a plugin reporting contract 2 or 3 may export it
+ * too). Called once, after describe and before start, on one thread. A plugin
+ * without it loads normally; its calls simply report nothing until they
+ * return.
+ *
+ * host  host-owned, never NULL, valid (with every function it points to)
+ *       until cxagent_plugin_stop returns. Store the pointer and call
+ *       through it. A newer host may pass a larger table than this header
+ *       declares; check "size" before using a field added after contract 4.
+ *       See the cxagent_host comments for the rules of each function.
+ *
+ * Returns nothing; there is nothing to free. Do not start work here: start
+ * does that, with the context it receives.
+ */
+CXAGENT_PLUGIN_EXPORT void cxagent_plugin_attach(const cxagent_host* host);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* CXAGENT_PLUGIN_H */

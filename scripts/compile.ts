@@ -1,0 +1,25 @@
+#!/usr/bin/env bun
+/**
+ * Builds the single executable dist/cxagent with `bun build --compile`. The native shim is built
+ * first and embedded, so the binary needs no C compiler and no C headers where it runs.
+ */
+import { join } from "node:path";
+
+const root = join(import.meta.dir, "..");
+const run = (cmd: string[]) => {
+  const proc = Bun.spawnSync(cmd, { cwd: root, stdout: "inherit", stderr: "inherit" });
+  if (proc.exitCode !== 0) {
+    console.error(`compile: failed: ${cmd.join(" ")}`);
+    process.exit(proc.exitCode ?? 1);
+  }
+};
+
+run([process.execPath, "scripts/build-native.ts", "shim"]);
+run([
+  process.execPath, "build", "--compile",
+  "src/cli/main.ts",
+  "--outfile", "dist/cxagent",
+  // A plugin host started in someone's project must not pick up that project's .env or bunfig.toml.
+  "--no-compile-autoload-dotenv", "--no-compile-autoload-bunfig",
+  "--minify", "--bytecode", "--format=esm",
+]);

@@ -1,0 +1,38 @@
+#!/usr/bin/env bun
+/**
+ * The main job, as a user would run it: build the example plugins, then drive the calculator
+ * through the CLI — describe it, and call each of its tools. Every command is printed before it
+ * runs. State (approvals, grants) goes to a throwaway folder, so nothing of yours is touched.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const root = join(import.meta.dir, "..");
+const state = mkdtempSync(join(tmpdir(), "cxagent-demo-"));
+const env = { ...process.env, CXAGENT_STATE_DIR: state, CXAGENT_CONFIG_DIR: join(state, "config") };
+let failures = 0;
+
+function step(title: string, args: string[], expectCode = 0) {
+  const shown = args.map((a) => (/[\s{}"']/.test(a) ? `'${a}'` : a)).join(" ");
+  console.log(`\n\x1b[1m# ${title}\x1b[0m\n$ cxagent ${shown}`);
+  const cmd = args[0] === "__build" ? [process.execPath, "scripts/build-native.ts", "examples"] : [process.execPath, "src/cli/main.ts", ...args];
+  const proc = Bun.spawnSync(cmd, { cwd: root, env, stdout: "inherit", stderr: "inherit", stdin: "ignore" });
+  if (proc.exitCode !== expectCode) {
+    console.log(`\x1b[31m(exit code ${proc.exitCode}, expected ${expectCode})\x1b[0m`);
+    failures++;
+  }
+}
+
+try {
+  step("build the example plugins", ["__build"]);
+  step("what the calculator declares (read from its sidecar; none of its code runs)", ["describe", "examples/calculator"]);
+  step("multiply: never asks for permission", ["invoke", "examples/calculator", "calc_multiply", "--args", '{"a": 6, "b": 7}']);
+  step("add: gated, so without a terminal to ask on it needs --allow", ["invoke", "examples/calculator", "calc_add", "--args", '{"a": 2, "b": 3}', "--allow"]);
+  step("divide: asks only when the divisor is zero", ["invoke", "examples/calculator", "calc_divide", "--args", '{"a": 1, "b": 3}']);
+  step("the same call as JSON, for pipelines", ["invoke", "examples/calculator", "calc_divide", "--args", '{"a": 22, "b": 7}', "--json"]);
+} finally {
+  rmSync(state, { recursive: true, force: true });
+}
+console.log(failures ? `\n${failures} step(s) did not go as expected` : "\nall steps done");
+process.exit(failures ? 1 : 0);

@@ -1,0 +1,34 @@
+/**
+ * Argument fragments shared by every command (SPEC §9 "global"), spread into each command's args.
+ */
+import type { ArgsDef } from "citty";
+
+export const globalArgs = {
+  json: { type: "boolean", description: "Print exactly one JSON document on stdout, also on failure" },
+  cwd: { type: "string", description: "Project folder (default: the current directory)", valueHint: "DIR" },
+  "config-dir": { type: "string", description: "Configuration folder (default: $CXAGENT_CONFIG_DIR or ~/.config/cxagent)", valueHint: "DIR" },
+  "state-dir": { type: "string", description: "State folder (default: $CXAGENT_STATE_DIR or ~/.local/state/cxagent)", valueHint: "DIR" },
+  verbose: { type: "boolean", description: "Show debug logs and everything plugins write to stderr" },
+} as const satisfies ArgsDef;
+
+export const pluginArg = {
+  plugin: { type: "positional", description: "A plugin name, or the path of its library, sidecar or folder", required: true },
+} as const satisfies ArgsDef;
+
+export interface GlobalOptions {
+  json: boolean;
+  cwd: string;
+  configDir?: string;
+  stateDir?: string;
+  verbose: boolean;
+}
+
+export function globalOptions(args: Record<string, unknown>): GlobalOptions {
+  return {
+    json: args.json === true,
+    cwd: typeof args.cwd === "string" ? args.cwd : process.cwd(),
+    configDir: typeof args["config-dir"] === "string" ? args["config-dir"] : undefined,
+    stateDir: typeof args["state-dir"] === "string" ? args["state-dir"] : undefined,
+    verbose: args.verbose === true,
+  };
+}

@@ -1,0 +1,15 @@
+/**
+ * The session every CLI command runs in, wired to the terminal: logs and plugin output on stderr.
+ */
+import { createLogger } from "../log.ts";
+import { Session } from "../host/session.ts";
+import type { GlobalOptions } from "./_args.ts";
+
+export async function openSession(options: GlobalOptions): Promise<Session> {
+  const logger = createLogger({ verbose: options.verbose });
+  return Session.open({
+    cwd: options.cwd,
+    logger,
+    onOutput: options.verbose ? (plugin, line) => logger.withTag(plugin).log(line) : () => {},
+  });
+}

@@ -1,0 +1,111 @@
+import { defineCommand } from "citty";
+import { readFileSync } from "node:fs";
+import { CxError } from "../../errors.ts";
+import type { CallEvent } from "../../host/plugin-process.ts";
+import type { JobResult } from "../../protocol/result.ts";
+import { globalOptions, pluginArg } from "../_args.ts";
+import type { CommandResult } from "../_output.ts";
+import { openSession } from "../_session.ts";
+
+export default defineCommand({
+  meta: { name: "invoke", description: "Call one of a plugin's tools" },
+  args: {
+    ...pluginArg,
+    tool: { type: "positional", description: "The tool to call", required: true },
+    input: { type: "positional", description: "'-' to read the arguments from stdin", required: false },
+    args: { type: "string", description: "The arguments, a JSON object", valueHint: "JSON" },
+    "args-file": { type: "string", description: "Read the arguments from a file", valueHint: "FILE" },
+    timeout: { type: "string", description: "Give up after this many milliseconds (exit 6)", valueHint: "MS" },
+    allow: { type: "boolean", description: "Allow this one call if it needs permission (no TTY needed)" },
+    jsonl: { type: "boolean", description: "Stream the call's events as JSON lines, then the envelope" },
+  },
+  async run({ args }): Promise<CommandResult> {
+    const options = globalOptions(args);
+    const input = readArguments(args.args, args["args-file"], args.input, args._);
+    const timeoutMs = parseTimeout(args.timeout);
+    const jsonl = args.jsonl === true;
+    await using session = await openSession(options);
+    const plugin = await session.load(args.plugin);
+    const interrupted = new AbortController();
+    const onSigint = () => interrupted.abort();
+    process.once("SIGINT", onSigint);
+    const onEvent = (event: CallEvent) => {
+      if (jsonl) process.stdout.write(JSON.stringify({ event: event.type, ...withoutType(event) }) + "\n");
+    };
+    let result: JobResult;
+    try {
+      result = await plugin.invoke(args.tool, input, { timeoutMs, signal: interrupted.signal, onEvent });
+    } catch (error) {
+      if (jsonl && error instanceof CxError) {
+        process.stdout.write(JSON.stringify({ ok: false, result: null, error: error.toJSON() }) + "\n");
+        return { json: undefined, exitCode: interrupted.signal.aborted ? 130 : error.exitCode };
+      }
+      if (interrupted.signal.aborted) throw new CxError("E_INTERRUPTED", `the call to ${args.tool} was interrupted`);
+      throw error;
+    } finally {
+      process.off("SIGINT", onSigint);
+    }
+    const envelope = { ok: true, result, error: null };
+    const exitCode = result.success ? 0 : 1;
+    if (jsonl) {
+      process.stdout.write(JSON.stringify(envelope) + "\n");
+      return { json: undefined, exitCode };
+    }
+    if (!result.success && result.errorMessage && !options.json) process.stderr.write(`${args.tool} failed: ${result.errorMessage}\n`);
+    return { json: envelope, text: contentOf(result), exitCode };
+  },
+});
+
+function withoutType(event: CallEvent) {
+  const { type: _type, ...rest } = event;
+  return rest;
+}
+
+/** The text a model would read: output.content, or the output as JSON when it has none. */
+function contentOf(result: JobResult): string {
+  const content = result.output.content;
+  if (typeof content === "string") return content;
+  if (content !== undefined) return JSON.stringify(content, null, 2);
+  return Object.keys(result.output).length ? JSON.stringify(result.output, null, 2) : "";
+}
+
+function readArguments(inline: unknown, file: unknown, marker: unknown, rest: string[]): unknown {
+  const sources = [inline !== undefined, file !== undefined, marker === "-"].filter(Boolean).length;
+  if (sources > 1) throw new CxError("E_USAGE", "give the arguments one way: --args, --args-file or '-'");
+  if (marker !== undefined && marker !== "-") {
+    throw new CxError("E_USAGE", `unexpected argument '${String(marker)}'`, { hint: "pass the tool's arguments with --args '{...}'" });
+  }
+  if (rest.length > 3) throw new CxError("E_USAGE", `unexpected argument '${rest[3]}'`);
+  let text: string;
+  let from: string;
+  if (typeof inline === "string") {
+    text = inline;
+    from = "--args";
+  } else if (typeof file === "string") {
+    try {
+      text = readFileSync(file, "utf8");
+    } catch (error) {
+      throw new CxError("E_INVALID_INPUT", `cannot read the arguments file ${file}: ${(error as Error).message}`);
+    }
+    from = file;
+  } else if (marker === "-") {
+    text = readFileSync(0, "utf8");
+    from = "stdin";
+  } else {
+    return {};
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new CxError("E_INVALID_INPUT", `the arguments from ${from} are not valid JSON: ${(error as Error).message}`, {
+      hint: `quote the object for the shell: --args '{"a": 2, "b": 3}'`,
+    });
+  }
+}
+
+function parseTimeout(value: unknown): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new CxError("E_USAGE", `--timeout takes a positive number of milliseconds, not '${String(value)}'`);
+  return n;
+}

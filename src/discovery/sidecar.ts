@@ -1,0 +1,57 @@
+/**
+ * The sidecar `<stem>.plugin.json` beside a library: read and checked strictly before any of the
+ * plugin's code could run (SPEC §4.2).
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { basename, dirname, extname, join } from "node:path";
+import { CxError } from "../errors.ts";
+import { checkManifest, describeProblems, type Manifest } from "../protocol/manifest.ts";
+
+export const SIDECAR_SUFFIX = ".plugin.json";
+
+/** Shared-library extensions, this platform's first. */
+export const LIBRARY_EXTENSIONS =
+  process.platform === "darwin" ? [".dylib", ".so"] : process.platform === "win32" ? [".dll"] : [".so"];
+
+export function isLibraryFile(name: string): boolean {
+  return LIBRARY_EXTENSIONS.includes(extname(name));
+}
+
+/** The sidecar path of a library: the library path minus its last extension, plus `.plugin.json`. */
+export function sidecarPathOf(library: string): string {
+  const ext = extname(library);
+  return join(dirname(library), basename(library, ext) + SIDECAR_SUFFIX);
+}
+
+/** The library a sidecar describes, if it exists beside it. */
+export function libraryOfSidecar(sidecar: string): string | null {
+  const stem = sidecar.slice(0, -SIDECAR_SUFFIX.length);
+  for (const ext of LIBRARY_EXTENSIONS) if (existsSync(stem + ext)) return stem + ext;
+  return null;
+}
+
+export function readSidecar(path: string, library: string): Manifest {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch {
+    throw new CxError("E_MANIFEST", `the plugin library ${library} has no sidecar ${basename(path)} beside it`, {
+      hint: `a plugin ships its manifest as ${path}, so it can be checked before any of its code runs`,
+    });
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new CxError("E_MANIFEST", `the sidecar ${path} is not valid JSON: ${(error as Error).message}`);
+  }
+  const checked = checkManifest(parsed);
+  if (!checked.ok) {
+    const n = checked.problems.length;
+    throw new CxError("E_MANIFEST", `the sidecar ${path} has ${n} problem${n === 1 ? "" : "s"}:\n${describeProblems(checked.problems)}`, {
+      hint: "fix the sidecar; it must match what cxagent_plugin_describe returns",
+      details: { path, problems: checked.problems },
+    });
+  }
+  return checked.manifest;
+}

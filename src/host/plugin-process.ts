@@ -1,0 +1,515 @@
+/**
+ * One running plugin host, seen from the parent: spawn it, wait for its startup line, send
+ * requests and correlate replies by id, route events, read its stderr continuously, and end it.
+ * Every deadline lives here, in the parent (SPEC §2).
+ */
+import type { Subprocess } from "bun";
+import { CxError, type ErrorCode } from "../errors.ts";
+import { preview } from "../protocol/issues.ts";
+import {
+  EventSchema,
+  EXPORT_OF,
+  LINE_CAP,
+  ReplySchema,
+  type Reply,
+  type Request,
+  type StartupLine,
+  StartupLineSchema,
+  type WireEvent,
+} from "../protocol/wire.ts";
+import * as v from "valibot";
+import { readLines } from "./lines.ts";
+import { hostCommand } from "./self.ts";
+
+export const DEFAULTS = {
+  startupMs: 10_000,
+  startMs: 30_000,
+  stopMs: 10_000,
+  graceMs: 2_000,
+  poolCap: 16,
+  /** A call running this long counts as stuck when deciding whether to refuse new calls. */
+  stuckMs: 1_000,
+  stderrLineCap: 16 * 1024,
+  stderrTailLines: 30,
+};
+
+type RequestBody = Request extends infer R ? (R extends { id: number } ? Omit<R, "id"> : never) : never;
+
+export type CallEvent =
+  | { type: "progress"; percent: number; text: string }
+  | { type: "log"; level: number; text: string }
+  | { type: "stream"; text: string };
+
+export interface RequestOptions {
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  onEvent?: (event: CallEvent) => void;
+}
+
+export interface ExitInfo {
+  code: number | null;
+  signal: string | null;
+}
+
+export interface ProcessHooks {
+  /** A line the plugin wrote to stdout or stderr (both arrive on the host's stderr). */
+  onOutput?: (text: string) => void;
+  /** A log report with no call (id 0), or a message from the host itself. */
+  onLog?: (level: number, text: string) => void;
+  onSubmit?: (submit: { goal?: unknown; wantResult?: unknown }) => void;
+  onChild?: (child: { pid: number; startTime: string }) => void;
+}
+
+export interface SpawnOptions extends ProcessHooks {
+  library: string;
+  /** The plugin's name, for messages. */
+  label: string;
+  cwd: string;
+  startupMs?: number;
+  poolCap?: number;
+  stuckMs?: number;
+  pollMs?: number;
+  env?: Record<string, string | undefined>;
+}
+
+interface Pending {
+  kind: Request["kind"];
+  what: string;
+  line: string;
+  resolve: (reply: Reply) => void;
+  reject: (error: CxError) => void;
+  onEvent?: (event: CallEvent) => void;
+  cleanup: () => void;
+}
+
+/** Waits for `promise` at most `ms`; true if it settled in time. Leaves no timer behind. */
+async function within(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([promise.then(() => true as const, () => true as const), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function describeRequest(body: RequestBody): string {
+  if (body.kind === "invoke" || body.kind === "gate") return `${EXPORT_OF[body.kind]} of ${body.tool}`;
+  if (body.kind === "command") return `${EXPORT_OF.command} '${body.name}'`;
+  return EXPORT_OF[body.kind];
+}
+
+const describeExit = (exit: ExitInfo) => (exit.signal ? `signal ${exit.signal}` : `exit code ${exit.code}`);
+
+export class PluginProcess {
+  readonly label: string;
+  readonly pid: number;
+  /** Resolves once the process has exited (and its protocol output has been read). */
+  readonly exited: Promise<ExitInfo>;
+  private readonly proc: Subprocess<"pipe", "pipe", "pipe">;
+  private readonly hooks: ProcessHooks;
+  private readonly poolCap: number;
+  private readonly pending = new Map<number, Pending>();
+  /** Requests whose native call may still be running (sent, not answered yet), by send time. */
+  private readonly unanswered = new Map<number, number>();
+  /** Requests waiting for a free worker. */
+  private readonly queue: number[] = [];
+  private queueTimer: ReturnType<typeof setTimeout> | null = null;
+  private readonly stuckMs: number;
+  private readonly tail: string[] = [];
+  private nextId = 1;
+  private phase = "startup";
+  private exit: ExitInfo | null = null;
+  private closing = false;
+  private startup: ((line: StartupLine | CxError) => void) | null = null;
+
+  private constructor(options: SpawnOptions) {
+    this.label = options.label;
+    this.hooks = options;
+    this.poolCap = options.poolCap ?? DEFAULTS.poolCap;
+    this.stuckMs = options.stuckMs ?? DEFAULTS.stuckMs;
+    this.proc = Bun.spawn({
+      cmd: [...hostCommand(), options.library],
+      cwd: options.cwd,
+      env: {
+        ...process.env,
+        ...options.env,
+        CXAGENT_PARENT_PID: String(process.pid),
+        CXAGENT_POOL_CAP: String(this.poolCap),
+        CXAGENT_POLL_MS: String(options.pollMs ?? 200),
+      },
+      stdin: "pipe",
+      stdout: "pipe",
+      stderr: "pipe",
+      detached: true, // its own process group, so shutdown can signal everything it started
+    });
+    this.pid = this.proc.pid;
+    const protocol = this.readProtocol();
+    void this.readStderr();
+    this.exited = this.proc.exited.then(async () => {
+      const signal = this.proc.signalCode;
+      const exit: ExitInfo = { code: this.proc.exitCode, signal: signal === null || signal === undefined ? null : String(signal) };
+      // Replies written just before the end are still in the pipe: read them first, briefly,
+      // since a process the plugin started may hold the pipe open.
+      await within(protocol, 250);
+      this.exit = exit;
+      this.failAll(exit);
+      return exit;
+    });
+  }
+
+  /** Spawns a plugin host and waits for its startup line. */
+  static async spawn(options: SpawnOptions): Promise<{ process: PluginProcess; ready: Extract<StartupLine, { ready: true }> }> {
+    const host = new PluginProcess(options);
+    const startupMs = options.startupMs ?? DEFAULTS.startupMs;
+    const line = await new Promise<StartupLine | CxError>((resolve) => {
+      const timer = setTimeout(() => {
+        resolve(
+          new CxError("E_TIMEOUT", `plugin '${host.label}' did not become ready within ${startupMs / 1000} s (it was in ${host.phase})`, {
+            hint: "a library constructor or cxagent_plugin_describe is blocking; check the plugin with --verbose",
+          }),
+        );
+      }, startupMs);
+      host.startup = (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      };
+      void host.exited.then((exit) => {
+        clearTimeout(timer);
+        resolve(
+          new CxError("E_CRASHED", `the plugin host for '${host.label}' ended (${describeExit(exit)}) during ${host.phase}${host.tailText()}`, {
+            details: { exitCode: exit.code, signal: exit.signal, stderr: host.tail.slice() },
+          }),
+        );
+      });
+    });
+    if (line instanceof Error) {
+      await host.kill();
+      throw line;
+    }
+    if (!line.ready) {
+      await host.kill();
+      throw new CxError(codeForRefusal(line.reason), `plugin '${host.label}' was refused: ${line.error}`, {
+        hint: hintForRefusal(line.reason),
+      });
+    }
+    return { process: host, ready: line };
+  }
+
+  get alive(): boolean {
+    return this.exit === null;
+  }
+
+  /** Calls whose native code may still be running, including ones the caller gave up on. */
+  get busyCount(): number {
+    return this.unanswered.size;
+  }
+
+  /**
+   * Sends one request and waits for its reply, its deadline, its cancellation, or the host's end.
+   * At most `poolCap` requests are in native code at once; more wait their turn, unless every one
+   * running has been stuck for `stuckMs`, in which case they fail at once with E_BUSY.
+   */
+  request(body: RequestBody, options: RequestOptions = {}): Promise<Reply> {
+    const what = describeRequest(body);
+    if (this.exit) return Promise.reject(this.crashError(this.exit, what));
+    if (this.closing && body.kind !== "stop") {
+      return Promise.reject(new CxError("E_STOPPED", `plugin '${this.label}' is stopping; ${what} was not sent`));
+    }
+    if (options.signal?.aborted) return Promise.reject(cancelled(this.label, what));
+    const id = this.nextId++;
+    const line = JSON.stringify({ id, ...body }) + "\n";
+    if (line.length > LINE_CAP) {
+      return Promise.reject(new CxError("E_INVALID_INPUT", `the request for ${what} is ${line.length} bytes, over the ${LINE_CAP >> 20} MiB line cap`));
+    }
+    const full = body.kind !== "stop" && this.unanswered.size >= this.poolCap;
+    if (full && this.allStuck()) return Promise.reject(this.busyError(what));
+    return new Promise<Reply>((resolve, reject) => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const onAbort = () => this.abandon(id, cancelled(this.label, what));
+      const cleanup = () => {
+        if (timer) clearTimeout(timer);
+        options.signal?.removeEventListener("abort", onAbort);
+      };
+      this.pending.set(id, { kind: body.kind, what, line, resolve, reject, onEvent: options.onEvent, cleanup });
+      if (options.timeoutMs !== undefined) {
+        timer = setTimeout(() => {
+          this.abandon(
+            id,
+            new CxError("E_TIMEOUT", `plugin '${this.label}': ${what} did not answer within ${options.timeoutMs} ms`, {
+              hint: "the native call runs on and its late answer will be discarded; give a longer --timeout if it needs more time",
+            }),
+          );
+        }, options.timeoutMs);
+      }
+      options.signal?.addEventListener("abort", onAbort, { once: true });
+      if (full) {
+        this.queue.push(id);
+        this.watchQueue();
+      } else {
+        this.send(id);
+      }
+    });
+  }
+
+  private send(id: number) {
+    const p = this.pending.get(id);
+    if (!p) return;
+    this.unanswered.set(id, performance.now());
+    try {
+      this.proc.stdin.write(p.line);
+      this.proc.stdin.flush();
+    } catch {
+      // the host is gone; its exit handler fails this call with the cause
+    }
+  }
+
+  /** Sends queued requests while there is room. */
+  private drainQueue() {
+    while (this.queue.length && this.unanswered.size < this.poolCap) {
+      const id = this.queue.shift()!;
+      if (this.pending.has(id)) this.send(id);
+    }
+    if (!this.queue.length && this.queueTimer) {
+      clearTimeout(this.queueTimer);
+      this.queueTimer = null;
+    }
+  }
+
+  private allStuck(): boolean {
+    const now = performance.now();
+    for (const sentAt of this.unanswered.values()) if (now - sentAt < this.stuckMs) return false;
+    return true;
+  }
+
+  /** Fails the queue with E_BUSY once every running call has been stuck for `stuckMs`. */
+  private watchQueue() {
+    if (this.queueTimer || !this.queue.length) return;
+    const youngest = Math.max(...this.unanswered.values());
+    const wait = Math.max(0, youngest + this.stuckMs - performance.now()) + 1;
+    this.queueTimer = setTimeout(() => {
+      this.queueTimer = null;
+      if (this.unanswered.size < this.poolCap) return this.drainQueue();
+      if (!this.allStuck()) return this.watchQueue();
+      for (const id of this.queue.splice(0)) {
+        const p = this.pending.get(id);
+        if (p) this.abandon(id, this.busyError(p.what));
+      }
+    }, wait);
+  }
+
+  private busyError(what: string): CxError {
+    return new CxError(
+      "E_BUSY",
+      `plugin '${this.label}' is busy: all ${this.poolCap} of its workers have been stuck in native code for over ${this.stuckMs} ms; ${what} was refused`,
+      { hint: "stuck calls cannot be interrupted; wait for them, or restart the plugin" },
+    );
+  }
+
+  /** Gives up on a call: it fails now; a late reply will be dropped when it comes. */
+  private abandon(id: number, error: CxError) {
+    const p = this.pending.get(id);
+    if (!p) return;
+    this.pending.delete(id);
+    p.cleanup();
+    p.reject(error);
+  }
+
+  /**
+   * Ends the host gracefully: stop (bounded), close stdin, wait, then SIGTERM and SIGKILL to its
+   * process group. Returns the error stop produced, if any; never throws.
+   */
+  async shutdown(options: { stopMs?: number; graceMs?: number; sendStop?: boolean } = {}): Promise<CxError | null> {
+    let stopError: CxError | null = null;
+    if (this.alive && options.sendStop !== false && !this.closing) {
+      this.closing = true;
+      try {
+        const reply = await this.request({ kind: "stop" }, { timeoutMs: options.stopMs ?? DEFAULTS.stopMs });
+        if (!reply.ok) stopError = new CxError("E_PLUGIN_FAILED", `plugin '${this.label}': cxagent_plugin_stop failed: ${reply.error}`);
+      } catch (error) {
+        stopError = error as CxError;
+      }
+    }
+    this.closing = true;
+    try {
+      this.proc.stdin.end();
+    } catch {
+      // already closed
+    }
+    await this.escalate(options.graceMs ?? DEFAULTS.graceMs);
+    return stopError;
+  }
+
+  /** Ends the host at once (used when startup failed or a deadline passed). */
+  async kill(): Promise<void> {
+    this.closing = true;
+    this.signalGroup("SIGKILL");
+    await this.exited;
+    this.signalGroup("SIGKILL");
+  }
+
+  private async escalate(graceMs: number) {
+    if (!(await within(this.exited, graceMs))) {
+      this.signalGroup("SIGTERM");
+      if (!(await within(this.exited, graceMs))) this.signalGroup("SIGKILL");
+    }
+    await this.exited;
+    // Whatever is still in the host's process group was started by the plugin and outlived it.
+    if (this.signalGroup("SIGTERM")) {
+      await Bun.sleep(Math.min(graceMs, 500));
+      this.signalGroup("SIGKILL");
+    }
+  }
+
+  /**
+   * Signals the host's process group. The group id is the host's pid, and Linux does not hand out
+   * a pid while a process group of that id still has members, so this reaches only our processes.
+   */
+  private signalGroup(signal: NodeJS.Signals): boolean {
+    try {
+      process.kill(-this.pid, signal);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  private tailText(): string {
+    return this.tail.length ? `; its last output:\n${this.tail.map((l) => `  | ${l}`).join("\n")}` : "";
+  }
+
+  private crashError(exit: ExitInfo, what: string): CxError {
+    return new CxError("E_CRASHED", `plugin '${this.label}' crashed (${describeExit(exit)}) while ${what} was running${this.tailText()}`, {
+      hint: "the plugin will be restarted on its next call; run with --verbose to see all it wrote",
+      details: { exitCode: exit.code, signal: exit.signal, stderr: this.tail.slice() },
+    });
+  }
+
+  private failAll(exit: ExitInfo) {
+    for (const [id, p] of this.pending) {
+      this.pending.delete(id);
+      p.cleanup();
+      p.reject(this.crashError(exit, p.what));
+    }
+    this.unanswered.clear();
+    this.queue.length = 0;
+  }
+
+  private async readProtocol() {
+    try {
+      for await (const line of readLines(this.proc.stdout, LINE_CAP)) {
+        if (line.cut > 0) {
+          this.hooks.onLog?.(4, `the plugin host wrote a protocol line over the ${LINE_CAP >> 20} MiB cap (${line.text.length + line.cut} bytes); it was dropped`);
+          continue;
+        }
+        if (line.text) this.dispatch(line.text);
+      }
+    } catch (error) {
+      this.hooks.onLog?.(4, `reading the plugin host's output failed: ${String(error)}`);
+    }
+  }
+
+  private dispatch(text: string) {
+    let message: Record<string, unknown>;
+    try {
+      message = JSON.parse(text);
+    } catch {
+      this.hooks.onLog?.(4, `the plugin host wrote a line that is not JSON: ${preview(text)}`);
+      return;
+    }
+    if ("event" in message) return this.onEvent(message);
+    if ("ready" in message) {
+      const parsed = v.safeParse(StartupLineSchema, message);
+      this.startup?.(parsed.success ? parsed.output : new CxError("E_INTERNAL", `the plugin host sent a malformed startup line: ${preview(text)}`));
+      return;
+    }
+    const parsed = v.safeParse(ReplySchema, message);
+    if (!parsed.success) {
+      this.hooks.onLog?.(4, `the plugin host sent a malformed reply: ${preview(text)}`);
+      return;
+    }
+    const reply = parsed.output;
+    this.unanswered.delete(reply.id);
+    this.drainQueue();
+    const p = this.pending.get(reply.id);
+    if (!p) return; // an abandoned call's late reply: its string was already freed by the host
+    this.pending.delete(reply.id);
+    p.cleanup();
+    p.resolve(reply);
+  }
+
+  private onEvent(message: Record<string, unknown>) {
+    const parsed = v.safeParse(EventSchema, message);
+    if (!parsed.success) return; // a report the host cannot read costs that report only
+    const event: WireEvent = parsed.output;
+    switch (event.event) {
+      case "phase":
+        this.phase = event.name === "dlopen" ? "loading the library (its constructors)" : event.name;
+        return;
+      case "submit":
+        this.hooks.onSubmit?.(event);
+        return;
+      case "child":
+        this.hooks.onChild?.(event);
+        return;
+      case "log":
+        if (event.id === 0) {
+          this.hooks.onLog?.(event.level, event.text);
+          return;
+        }
+        this.pending.get(event.id)?.onEvent?.({ type: "log", level: event.level, text: event.text });
+        return;
+      case "progress":
+        this.pending.get(event.id)?.onEvent?.({ type: "progress", percent: event.percent, text: event.text });
+        return;
+      case "stream":
+        this.pending.get(event.id)?.onEvent?.({ type: "stream", text: event.text });
+        return;
+    }
+  }
+
+  private async readStderr() {
+    try {
+      for await (const line of readLines(this.proc.stderr, DEFAULTS.stderrLineCap)) {
+        const text = line.cut ? `${line.text}… [${line.cut} more bytes]` : line.text;
+        this.tail.push(text.length > 400 ? text.slice(0, 400) + "…" : text);
+        if (this.tail.length > DEFAULTS.stderrTailLines) this.tail.shift();
+        this.hooks.onOutput?.(text);
+      }
+    } catch {
+      // the pipe broke: the exit handler reports why
+    }
+  }
+}
+
+function cancelled(label: string, what: string) {
+  return new CxError("E_CANCELLED", `plugin '${label}': ${what} was cancelled`, {
+    hint: "the native call runs on and its late answer will be discarded",
+  });
+}
+
+function codeForRefusal(reason: string | undefined): ErrorCode {
+  switch (reason) {
+    case "handshake":
+      return "E_HANDSHAKE";
+    case "manifest":
+      return "E_MANIFEST";
+    default:
+      return "E_LOAD";
+  }
+}
+
+function hintForRefusal(reason: string | undefined): string {
+  switch (reason) {
+    case "handshake":
+      return "rebuild the plugin against this host's ffi/cxagent_plugin.h";
+    case "manifest":
+      return "fix what cxagent_plugin_describe returns; it must match the sidecar <name>.plugin.json";
+    case "exports":
+      return "export every mandatory function with CXAGENT_PLUGIN_EXPORT (see ffi/cxagent_plugin.h)";
+    default:
+      return "check that the path names a shared library built for this machine";
+  }
+}

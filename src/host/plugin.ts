@@ -1,0 +1,249 @@
+/**
+ * A loaded plugin, as a session and a script see it: its manifest, and calls that survive its
+ * crashes. A plugin host that dies fails its pending calls at once; the next call starts a fresh
+ * one (spawn, handshake, describe, attach, start) unless the plugin has crashed too often, after
+ * which it stays quarantined for the session (SPEC §12).
+ */
+import { CxError, isCxError } from "../errors.ts";
+import { describeValue } from "../protocol/issues.ts";
+import type { Manifest, Tool } from "../protocol/manifest.ts";
+import { CONTRACT_CURRENT } from "../protocol/manifest.ts";
+import { type JobResult, toJobResult } from "../protocol/result.ts";
+import type { Reply } from "../protocol/wire.ts";
+import { type CallEvent, DEFAULTS, PluginProcess, type ProcessHooks } from "./plugin-process.ts";
+
+export const CRASH_BUDGET = { crashes: 3, windowMs: 5 * 60_000 };
+
+export interface PluginSpec {
+  name: string;
+  /** The library the plugin host loads. */
+  library: string;
+  /** The manifest the plugin is expected to describe (the sidecar), when one was read. */
+  expected?: Manifest;
+  settings: unknown;
+  cwd: string;
+  startupMs?: number;
+  startMs?: number;
+  stopMs?: number;
+  pollMs?: number;
+  poolCap?: number;
+  env?: Record<string, string>;
+}
+
+export interface InvokeOptions {
+  signal?: AbortSignal;
+  /** Milliseconds before the call is abandoned with E_TIMEOUT. No deadline unless given. */
+  timeoutMs?: number;
+  onEvent?: (event: CallEvent) => void;
+}
+
+export type PluginEventHooks = ProcessHooks;
+
+export class Plugin {
+  readonly name: string;
+  readonly library: string;
+  private readonly spec: PluginSpec;
+  private readonly hooks: ProcessHooks;
+  private manifestValue: Manifest;
+  private process: PluginProcess | null = null;
+  private starting: Promise<PluginProcess> | null = null;
+  private readonly crashes: number[] = [];
+  private readonly counted = new WeakSet<PluginProcess>();
+  private quarantine: CxError | null = null;
+  private stopped = false;
+  private exportsValue: string[] = [];
+
+  private constructor(spec: PluginSpec, manifest: Manifest, hooks: ProcessHooks) {
+    this.spec = spec;
+    this.name = spec.name;
+    this.library = spec.library;
+    this.manifestValue = manifest;
+    this.hooks = hooks;
+  }
+
+  /**
+   * Starts a plugin: spawns its host, checks what it describes, and runs start. `check` sees the
+   * described manifest before start runs and may refuse it (sidecar comparison, name claims).
+   */
+  static async start(spec: PluginSpec, hooks: ProcessHooks, check?: (described: Manifest) => void): Promise<Plugin> {
+    const { process, manifest, exports } = await Plugin.launch(spec, hooks, check);
+    const plugin = new Plugin(spec, manifest, hooks);
+    plugin.exportsValue = exports;
+    plugin.adopt(process);
+    return plugin;
+  }
+
+  private static async launch(spec: PluginSpec, hooks: ProcessHooks, check?: (described: Manifest) => void) {
+    const { process, ready } = await PluginProcess.spawn({
+      library: spec.library,
+      label: spec.name,
+      cwd: spec.cwd,
+      startupMs: spec.startupMs,
+      pollMs: spec.pollMs,
+      poolCap: spec.poolCap,
+      env: spec.env,
+      ...hooks,
+    });
+    try {
+      const { checkManifest } = await import("../protocol/manifest.ts");
+      const checked = checkManifest(ready.manifest);
+      if (!checked.ok) throw new CxError("E_MANIFEST", `plugin '${spec.name}' described an invalid manifest`);
+      check?.(checked.manifest);
+      const reply = await process.request(
+        { kind: "start", context: { workingDirectory: spec.cwd, settings: spec.settings ?? {}, hostContract: CONTRACT_CURRENT } },
+        { timeoutMs: spec.startMs ?? DEFAULTS.startMs },
+      );
+      if (!reply.ok) {
+        throw new CxError(reply.fault ? "E_BAD_REPLY" : "E_PLUGIN_FAILED", `plugin '${spec.name}' failed to start: ${reply.error}`, {
+          hint: "check the plugin's settings in config.json and its output with --verbose",
+        });
+      }
+      return { process, manifest: checked.manifest, exports: ready.exports };
+    } catch (error) {
+      await process.shutdown({ stopMs: spec.stopMs, sendStop: isCxError(error, "E_PLUGIN_FAILED") });
+      throw error;
+    }
+  }
+
+  get manifest(): Manifest {
+    return this.manifestValue;
+  }
+
+  get tools(): readonly Tool[] {
+    return this.manifestValue.tools;
+  }
+
+  /** Optional exports the library has: "poll", "command", "attach". */
+  get exports(): readonly string[] {
+    return this.exportsValue;
+  }
+
+  /** The pid of the current plugin host, or null when none runs. */
+  get pid(): number | null {
+    return this.process?.alive ? this.process.pid : null;
+  }
+
+  get isQuarantined(): boolean {
+    return this.quarantine !== null;
+  }
+
+  tool(name: string): Tool {
+    const tool = this.manifestValue.tools.find((t) => t.name === name);
+    if (!tool) {
+      const known = this.manifestValue.tools.map((t) => t.name).join(", ") || "none";
+      throw new CxError("E_UNKNOWN_TOOL", `plugin '${this.name}' has no tool '${name}'`, { hint: `its tools: ${known}` });
+    }
+    return tool;
+  }
+
+  /** Runs a tool. Resolves with its JobResult (also when the tool reports success:false). */
+  async invoke(tool: string, args: unknown = {}, options: InvokeOptions = {}): Promise<JobResult> {
+    this.tool(tool);
+    const argumentsObject = requireObject(args, `arguments for ${tool}`);
+    const started = performance.now();
+    const reply = await this.call(
+      (process) => process.request({ kind: "invoke", tool, arguments: argumentsObject }, options),
+    );
+    const elapsed = performance.now() - started;
+    if (!reply.ok) throw this.replyError(reply, `${tool} failed`);
+    if (reply.result === null || typeof reply.result !== "object" || Array.isArray(reply.result)) {
+      throw new CxError("E_BAD_REPLY", `plugin '${this.name}': cxagent_plugin_invoke returned a result that is ${describeValue(reply.result)}, not a JobResult object`, {
+        hint: "a result envelope is {\"ok\": true, \"result\": {\"success\": true, \"output\": {...}}}",
+      });
+    }
+    return toJobResult(reply.result as Record<string, unknown>, elapsed);
+  }
+
+  /** Stops the plugin: stop (bounded), then the process ends. Idempotent. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    const process = this.process ?? (await this.starting?.catch(() => null)) ?? null;
+    this.process = null;
+    if (!process) return;
+    const error = await process.shutdown({ stopMs: this.spec.stopMs });
+    if (error && error.code !== "E_CRASHED") this.hooks.onLog?.(3, error.message);
+  }
+
+  /** Runs one request on a live plugin host, starting a fresh one after a crash. */
+  protected async call(send: (process: PluginProcess) => Promise<Reply>): Promise<Reply> {
+    const process = await this.running();
+    try {
+      return await send(process);
+    } catch (error) {
+      if (isCxError(error, "E_CRASHED")) this.noteCrash(process);
+      throw error;
+    }
+  }
+
+  private async running(): Promise<PluginProcess> {
+    if (this.stopped) throw new CxError("E_STOPPED", `plugin '${this.name}' has been stopped`);
+    if (this.quarantine) throw this.quarantine;
+    if (this.process?.alive) return this.process;
+    this.starting ??= this.restart().finally(() => {
+      this.starting = null;
+    });
+    return this.starting;
+  }
+
+  private async restart(): Promise<PluginProcess> {
+    this.hooks.onLog?.(3, `restarting plugin '${this.name}' after its plugin host ended`);
+    const previous = this.manifestValue;
+    const { process } = await Plugin.launch(this.spec, this.hooks, (described) => {
+      if (JSON.stringify(described) !== JSON.stringify(previous)) {
+        throw new CxError("E_MISMATCH", `plugin '${this.name}' described a different manifest after a restart`, {
+          hint: "the library changed while the session ran; load it again",
+        });
+      }
+    });
+    this.adopt(process);
+    return process;
+  }
+
+  private adopt(process: PluginProcess) {
+    this.process = process;
+    // Any end we did not ask for is a crash, whatever the exit code.
+    void process.exited.then(() => {
+      if (this.process === process && !this.stopped) this.noteCrash(process);
+    });
+  }
+
+  private noteCrash(process: PluginProcess) {
+    if (this.counted.has(process)) return;
+    this.counted.add(process);
+    const now = Date.now();
+    this.crashes.push(now);
+    while (this.crashes.length && this.crashes[0]! < now - CRASH_BUDGET.windowMs) this.crashes.shift();
+    if (this.crashes.length >= CRASH_BUDGET.crashes && !this.quarantine) {
+      this.quarantine = new CxError(
+        "E_QUARANTINED",
+        `plugin '${this.name}' crashed ${this.crashes.length} times within ${CRASH_BUDGET.windowMs / 60_000} minutes and is quarantined for the rest of this session`,
+        { hint: "fix the plugin (run with --verbose to see its output), then start a new session" },
+      );
+      this.hooks.onLog?.(4, this.quarantine.message);
+    }
+  }
+
+  private replyError(reply: Extract<Reply, { ok: false }>, what: string): CxError {
+    switch (reply.fault) {
+      case "bad-reply":
+        return new CxError("E_BAD_REPLY", `plugin '${this.name}': ${reply.error}`, {
+          hint: "the plugin must return a JSON result envelope (see ffi/cxagent_plugin.h)",
+        });
+      case "missing-export":
+        return new CxError("E_LOAD", `plugin '${this.name}': ${reply.error}`);
+      case undefined:
+        return new CxError("E_PLUGIN_FAILED", `plugin '${this.name}': ${what}: ${reply.error}`);
+      default:
+        return new CxError("E_INTERNAL", `plugin '${this.name}': ${reply.error}`);
+    }
+  }
+}
+
+export function requireObject(value: unknown, what: string): Record<string, unknown> {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw new CxError("E_INVALID_INPUT", `${what} must be a JSON object, not ${describeValue(value)}`, {
+      hint: "pass an object such as {\"a\": 2, \"b\": 3}",
+    });
+  }
+  return value as Record<string, unknown>;
+}

@@ -1,0 +1,10 @@
+/**
+ * The cxagent library API, for scripts run with `bun run` (SPEC §10).
+ */
+export { Session, BUILTIN_TOOLS, type SessionOptions, type LoadOptions } from "./host/session.ts";
+export { Plugin, type InvokeOptions } from "./host/plugin.ts";
+export type { CallEvent } from "./host/plugin-process.ts";
+export { CxError, EXIT_CODES, type ErrorCode, isCxError } from "./errors.ts";
+export type { Manifest, Tool, Command } from "./protocol/manifest.ts";
+export type { JobResult } from "./protocol/result.ts";
+export { createLogger } from "./log.ts";

@@ -1,0 +1,96 @@
+/**
+ * The few libc calls the plugin host makes itself: moving stdout out of the protocol's way,
+ * loading the plugin with dlopen/dlsym (so every missing export can be named at once), and the
+ * entry points handed to the shim.
+ */
+import { dlopen, FFIType, type Pointer } from "bun:ffi";
+import { readFileSync } from "node:fs";
+
+const SYMBOLS = {
+  dup: { args: [FFIType.i32], returns: FFIType.i32 },
+  dup2: { args: [FFIType.i32, FFIType.i32], returns: FFIType.i32 },
+  fcntl: { args: [FFIType.i32, FFIType.i32, FFIType.i32], returns: FFIType.i32 },
+  open: { args: [FFIType.cstring, FFIType.i32], returns: FFIType.i32 },
+  close: { args: [FFIType.i32], returns: FFIType.i32 },
+  getppid: { args: [], returns: FFIType.i32 },
+  prctl: { args: [FFIType.i32, FFIType.u64, FFIType.u64, FFIType.u64, FFIType.u64], returns: FFIType.i32 },
+} as const;
+
+const DL_SYMBOLS = {
+  dlopen: { args: [FFIType.cstring, FFIType.i32], returns: FFIType.ptr },
+  dlsym: { args: [FFIType.ptr, FFIType.cstring], returns: FFIType.ptr },
+  dlerror: { args: [], returns: FFIType.cstring },
+} as const;
+
+const RTLD_NOW = 2;
+const F_DUPFD_CLOEXEC = 1030;
+const O_RDWR = 2;
+const PR_SET_PDEATHSIG = 1;
+const SIGKILL = 9;
+
+/** Finds the C library this process runs on: glibc by soname, else whatever /proc/self/maps shows. */
+function libcPath(): string {
+  try {
+    const maps = readFileSync("/proc/self/maps", "utf8");
+    const found = /\s(\/\S*\/(?:libc\.so\.6|libc\.musl-[^/\s]*\.so\.1|ld-musl-[^/\s]*\.so\.1))$/m.exec(maps);
+    if (found?.[1]) return found[1];
+  } catch {
+    // not Linux, or no /proc: fall through to the soname
+  }
+  return "libc.so.6";
+}
+
+export function openLibc() {
+  const path = libcPath();
+  const libc = dlopen(path, SYMBOLS);
+  let dl;
+  try {
+    dl = dlopen(path, DL_SYMBOLS);
+  } catch {
+    dl = dlopen("libdl.so.2", DL_SYMBOLS); // glibc before 2.34 keeps dlopen in libdl
+  }
+  const handle = dl.symbols.dlopen(path, RTLD_NOW) as Pointer | null;
+  let pthread: Pointer | null = null;
+
+  const symbolIn = (name: string): Pointer | null => {
+    const p = handle ? (dl.symbols.dlsym(handle, name) as Pointer | null) : null;
+    if (p) return p;
+    // glibc before 2.34 keeps the pthread functions in libpthread
+    pthread ??= dl.symbols.dlopen("libpthread.so.0", RTLD_NOW) as Pointer | null;
+    return pthread ? (dl.symbols.dlsym(pthread, name) as Pointer | null) : null;
+  };
+
+  return {
+    path,
+    /** A copy of `fd` above 2 that processes the plugin starts do not inherit. */
+    keepPrivate: (fd: number) => libc.symbols.fcntl(fd, F_DUPFD_CLOEXEC, 3),
+    dup2: (from: number, to: number) => libc.symbols.dup2(from, to),
+    /** Points `fd` at /dev/null. */
+    nullify(fd: number) {
+      const devNull = libc.symbols.open("/dev/null", O_RDWR);
+      if (devNull < 0) return;
+      libc.symbols.dup2(devNull, fd);
+      if (devNull !== fd) libc.symbols.close(devNull);
+    },
+    getppid: () => libc.symbols.getppid(),
+    /** The kernel kills this process when the thread that spawned it goes away. */
+    dieWithParent: () => libc.symbols.prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0),
+    /** Opens a shared library; returns the handle or the loader's own explanation. */
+    open(file: string): { handle: Pointer } | { error: string } {
+      const h = dl.symbols.dlopen(file, RTLD_NOW) as Pointer | null;
+      if (h) return { handle: h };
+      return { error: String(dl.symbols.dlerror() ?? "dlopen failed") };
+    },
+    symbol: (lib: Pointer, name: string): Pointer | null => dl.symbols.dlsym(lib, name) as Pointer | null,
+    /** Addresses of libc functions, in the order asked, for the shim's import table. */
+    addresses(names: readonly string[]): bigint[] {
+      return names.map((name) => {
+        const p = symbolIn(name);
+        if (!p) throw new Error(`the C library at ${path} has no '${name}'`);
+        return BigInt(p);
+      });
+    },
+  };
+}
+
+export type Libc = ReturnType<typeof openLibc>;

@@ -1,0 +1,150 @@
+/**
+ * The plugin host: `cxagent __host <library>`, one process per plugin (SPEC §2).
+ *
+ * This file runs the startup steps in JavaScript — protect the protocol, load the library, check
+ * the handshake and the manifest, attach the host table — then hands the plugin's exports to the
+ * native shim, which serves requests on its own thread pool until the parent closes stdin.
+ */
+import { CFunction, CString, FFIType, type Pointer } from "bun:ffi";
+import { describeProblems, checkManifest, CONTRACT_CURRENT, CONTRACT_OLDEST, contractInRange } from "../protocol/manifest.ts";
+import { preview } from "../protocol/issues.ts";
+import { LINE_CAP, MANDATORY_EXPORTS, type OptionalExport } from "../protocol/wire.ts";
+import { openLibc } from "./libc.ts";
+import { loadShim, type Shim } from "./shim.ts";
+
+/** Settings the parent passes through the environment. */
+const POOL_START = 2;
+const POOL_CAP = Number(process.env.CXAGENT_POOL_CAP ?? 16);
+const POLL_MS = Number(process.env.CXAGENT_POLL_MS ?? 200);
+
+export async function runPluginHost(libraryPath: string | undefined): Promise<never> {
+  // 1. Before anything can print: keep the real stdout for the protocol and send fd 1 to stderr;
+  //    take the requests off fd 0 too, so a process the plugin starts cannot read them.
+  const libc = openLibc();
+  const protocolFd = libc.keepPrivate(1);
+  const requestFd = libc.keepPrivate(0);
+  libc.dup2(2, 1);
+  libc.nullify(0);
+  libc.dieWithParent();
+  const expectedParent = Number(process.env.CXAGENT_PARENT_PID ?? 0);
+  if (expectedParent && libc.getppid() !== expectedParent) process.exit(0); // the parent is already gone
+
+  let shim: Shim;
+  try {
+    shim = await loadShim(libc);
+  } catch (error) {
+    // No shim, no locked writer: this one line goes out directly, nothing else is writing yet.
+    const line = JSON.stringify({ ready: false, error: `the plugin host could not load its native shim: ${String(error)}` });
+    await Bun.write(Bun.file(protocolFd), line + "\n");
+    process.exit(1);
+  }
+  // The shim serves one request pool thread more than the parent will ever have calls in
+  // flight, so a stop request always finds a reader.
+  if (shim.init(protocolFd, requestFd, CONTRACT_CURRENT, POOL_CAP + 1, POLL_MS, LINE_CAP) !== 0) {
+    process.stderr.write("cxagent plugin host: the shim could not initialise its locks\n");
+    process.exit(1);
+  }
+  const refuse = (reason: "load" | "exports" | "handshake" | "manifest", error: string): never => {
+    shim.writeLine({ ready: false, error, reason });
+    process.exit(1);
+  };
+  const phase = (name: string) => shim.writeLine({ event: "phase", name });
+
+  if (!libraryPath) refuse("load", "no library given: usage is cxagent __host <library>");
+  const path = libraryPath!;
+
+  // 2. Load the library. Its static constructors run here; trust was settled by the parent.
+  phase("dlopen");
+  const opened = libc.open(path);
+  if ("error" in opened) return refuse("load", `cannot load ${path} as a shared library: ${opened.error}`);
+  const lib = opened.handle;
+  const address = (name: string) => libc.symbol(lib, name);
+
+  const missing = MANDATORY_EXPORTS.filter((name) => !address(name));
+  if (missing.length > 0) {
+    const list = missing.join(", ");
+    return refuse(
+      "exports",
+      `${path} does not export ${missing.length === 1 ? "the mandatory function" : `${missing.length} mandatory functions`}: ${list}` +
+        ` (see ffi/cxagent_plugin.h; each needs CXAGENT_PLUGIN_EXPORT)`,
+    );
+  }
+  const exported = (name: string) => address(name)!;
+  const optional = (name: string) => address(name);
+
+  // 3. The handshake.
+  phase("cxagent_plugin_abi_version");
+  const abiVersion = CFunction({ ptr: exported("cxagent_plugin_abi_version"), args: [], returns: FFIType.i32 })();
+  if (!contractInRange(abiVersion)) {
+    const why = abiVersion > CONTRACT_CURRENT ? "newer than this host understands" : "older than this host still supports";
+    return refuse(
+      "handshake",
+      `handshake refused: the plugin was built against contract ${abiVersion}, which is ${why}; ` +
+        `this host accepts contracts ${CONTRACT_OLDEST} to ${CONTRACT_CURRENT}`,
+    );
+  }
+
+  // 4. Describe: copy the manifest, free it, then parse it.
+  const free = CFunction({ ptr: exported("cxagent_plugin_free"), args: [FFIType.ptr], returns: FFIType.void });
+  phase("cxagent_plugin_describe");
+  const describe = CFunction({ ptr: exported("cxagent_plugin_describe"), args: [], returns: FFIType.ptr });
+  const raw = describe() as Pointer | null;
+  if (!raw) return refuse("manifest", "cxagent_plugin_describe returned NULL; it must always return the manifest");
+  let text: string;
+  try {
+    text = String(new CString(raw));
+  } finally {
+    free(raw);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    return refuse("manifest", `cxagent_plugin_describe returned invalid JSON (${(error as Error).message}): ${preview(text)}`);
+  }
+  const checked = checkManifest(parsed);
+  if (!checked.ok) {
+    const n = checked.problems.length;
+    return refuse("manifest", `the manifest from cxagent_plugin_describe has ${n} problem${n === 1 ? "" : "s"}:\n${describeProblems(checked.problems)}`);
+  }
+  const manifest = checked.manifest;
+  if (manifest.pluginContract !== abiVersion) {
+    return refuse(
+      "manifest",
+      `the manifest says pluginContract ${manifest.pluginContract} but cxagent_plugin_abi_version returned ${abiVersion}; the two must be equal`,
+    );
+  }
+
+  const present: Record<OptionalExport, Pointer | null> = {
+    poll: optional("cxagent_plugin_poll"),
+    command: optional("cxagent_plugin_command"),
+    attach: optional("cxagent_plugin_attach"),
+  };
+  if (manifest.client && !present.poll) {
+    return refuse("manifest", "the manifest declares client: true but the library does not export cxagent_plugin_poll, which a client needs");
+  }
+
+  // 5. Attach, once, before start.
+  if (present.attach) {
+    phase("cxagent_plugin_attach");
+    CFunction({ ptr: present.attach, args: [FFIType.ptr], returns: FFIType.void })(shim.table());
+  }
+
+  // 6. Ready: from here on the shim's threads serve every request.
+  shim.setExports([
+    exported("cxagent_plugin_start"),
+    exported("cxagent_plugin_invoke"),
+    exported("cxagent_plugin_gate"),
+    exported("cxagent_plugin_stop"),
+    exported("cxagent_plugin_free"),
+    present.poll,
+    present.command,
+  ]);
+  const exports = (Object.keys(present) as OptionalExport[]).filter((k) => present[k]);
+  shim.writeLine({ ready: true, contract: abiVersion, manifest: parsed, exports });
+  if (shim.serve(POOL_START) !== 0) {
+    process.stderr.write("cxagent plugin host: could not start the request threads\n");
+    process.exit(1);
+  }
+  process.exit(shim.wait());
+}

@@ -1,0 +1,98 @@
+/**
+ * Loads the native shim (ffi/cxagent_shim.c) that serves the protocol: the copy built by
+ * `scripts/build-native.ts` (embedded in the compiled binary), or, when there is none, the source
+ * compiled in memory by Bun's TinyCC. Neither needs a C compiler or C headers at run time.
+ */
+import { cc, dlopen, FFIType, ptr } from "bun:ffi";
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Libc } from "./libc.ts";
+
+// The order of SHIM_IMPORT_LIST in ffi/cxagent_shim.c.
+const IMPORTS = [
+  "malloc", "realloc", "free", "read", "write", "__errno_location", "poll", "open", "close",
+  "pthread_create", "pthread_detach", "pthread_key_create", "pthread_getspecific", "pthread_setspecific",
+  "pthread_mutex_init", "pthread_mutex_lock", "pthread_mutex_unlock", "pthread_cond_init",
+  "pthread_cond_wait", "pthread_cond_broadcast",
+] as const;
+
+const SYMBOLS = {
+  shim_imports: { args: [FFIType.ptr], returns: FFIType.void },
+  shim_import_count: { args: [], returns: FFIType.i32 },
+  shim_init: { args: [FFIType.i32, FFIType.i32, FFIType.i32, FFIType.i32, FFIType.i32, FFIType.i64], returns: FFIType.i32 },
+  shim_set_exports: { args: [FFIType.ptr], returns: FFIType.void },
+  shim_table: { args: [], returns: FFIType.ptr },
+  shim_write: { args: [FFIType.ptr, FFIType.i64], returns: FFIType.i32 },
+  shim_serve: { args: [FFIType.i32], returns: FFIType.i32 },
+  shim_wait: { args: [], returns: FFIType.i32 },
+  shim_stat: { args: [FFIType.i32], returns: FFIType.i64_fast },
+} as const;
+
+export const SHIM_SOURCE = new URL("../../ffi/cxagent_shim.c", import.meta.url).pathname;
+export const SHIM_BUILT = new URL("../../ffi/build/cxagent_shim.so", import.meta.url).pathname;
+
+function isCompiled(): boolean {
+  return import.meta.url.includes("$bunfs") || Bun.main.startsWith("/$bunfs/");
+}
+
+async function openShim() {
+  if (isCompiled()) {
+    const embedded = (await import("./_shim-embedded.ts")).default;
+    try {
+      return { lib: dlopen(embedded.library, SYMBOLS), how: "embedded" };
+    } catch {
+      // e.g. a noexec $TMPDIR: compile the embedded source instead
+      return compileShim(await Bun.file(embedded.source).text());
+    }
+  }
+  if (existsSync(SHIM_BUILT) && statSync(SHIM_BUILT).mtimeMs >= statSync(SHIM_SOURCE).mtimeMs) {
+    return { lib: dlopen(SHIM_BUILT, SYMBOLS), how: "built" };
+  }
+  return compileShim(await Bun.file(SHIM_SOURCE).text());
+}
+
+function compileShim(source: string) {
+  // TinyCC cannot read from the compiled binary's virtual file system, so the text goes to disk.
+  const dir = mkdtempSync(join(tmpdir(), "cxagent-shim-"));
+  try {
+    const file = join(dir, "cxagent_shim.c");
+    writeFileSync(file, source);
+    return { lib: cc({ source: file, flags: ["-nostdinc", "-nostdlib"], symbols: SYMBOLS }), how: "tinycc" };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export async function loadShim(libc: Libc) {
+  const { lib, how } = await openShim();
+  const s = lib.symbols;
+  if (s.shim_import_count() !== IMPORTS.length) {
+    throw new Error(`the shim expects ${s.shim_import_count()} imports, the loader has ${IMPORTS.length}`);
+  }
+  const imports = new BigUint64Array(libc.addresses(IMPORTS));
+  s.shim_imports(ptr(imports));
+  const keep: unknown[] = [lib, imports];
+  return {
+    how,
+    init: (outFd: number, inFd: number, contract: number, poolCap: number, pollMs: number, lineCap: number) =>
+      s.shim_init(outFd, inFd, contract, poolCap, pollMs, lineCap),
+    setExports(addresses: readonly (bigint | number | null)[]) {
+      const table = new BigUint64Array(addresses.map((a) => BigInt(a ?? 0)));
+      keep.push(table);
+      s.shim_set_exports(ptr(table));
+    },
+    table: () => s.shim_table(),
+    /** Writes one whole protocol line through the shim's lock. */
+    writeLine(value: unknown) {
+      const bytes = Buffer.from(JSON.stringify(value) + "\n");
+      return s.shim_write(ptr(bytes), bytes.length);
+    },
+    serve: (threads: number) => s.shim_serve(threads),
+    wait: () => s.shim_wait(),
+    stat: (which: number) => s.shim_stat(which),
+    keep,
+  };
+}
+
+export type Shim = Awaited<ReturnType<typeof loadShim>>;

@@ -1,0 +1,104 @@
+import * as v from "valibot";
+import { describeValue, type Problem, toProblems } from "./issues.ts";
+
+/** The contract numbers this build speaks (SPEC §3.2). */
+export const CONTRACT_CURRENT = 4;
+export const CONTRACT_OLDEST = 2;
+
+export function contractInRange(n: number): boolean {
+  return Number.isInteger(n) && n >= CONTRACT_OLDEST && n <= CONTRACT_CURRENT;
+}
+
+const PLUGIN_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+const COMMAND_NAME = /^[^\s/][^\s]{0,63}$/;
+
+/** Hook kinds other builds of cxagent know; refused with the same "does not service" message. */
+export const OTHER_BUILDS_HOOKS = ["completions", "providers", "observers"] as const;
+
+const Gated = v.union([v.boolean(), v.literal("dynamic")], (issue) =>
+  `must be true, false or "dynamic", not ${describeValue(issue.input)}`);
+
+export const ToolSchema = v.strictObject({
+  name: v.pipe(v.string(), v.regex(TOOL_NAME, (i) => `${describeValue(i.input)} is not a tool name (1-64 of A-Z a-z 0-9 _ -)`)),
+  description: v.optional(v.string(), ""),
+  inputSchema: v.optional(v.record(v.string(), v.unknown()), () => ({ type: "object" })),
+  gated: v.optional(Gated, false),
+  alwaysAskable: v.optional(v.boolean(), true),
+});
+export type Tool = v.InferOutput<typeof ToolSchema>;
+
+export const CommandArgumentSchema = v.strictObject({
+  name: v.string(),
+  summary: v.optional(v.string()),
+});
+
+export const CommandSchema = v.strictObject({
+  name: v.pipe(
+    v.string(),
+    v.regex(COMMAND_NAME, (i) => `${describeValue(i.input)} is not a command name (no leading '/', no spaces)`),
+  ),
+  summary: v.optional(v.string()),
+  arguments: v.optional(v.array(CommandArgumentSchema)),
+});
+export type Command = v.InferOutput<typeof CommandSchema>;
+
+function uniqueNames<T extends { name: string }>(kind: string) {
+  return v.rawCheck<T[]>(({ dataset, addIssue }) => {
+    if (!dataset.typed) return;
+    const seen = new Set<string>();
+    dataset.value.forEach((item, index) => {
+      if (seen.has(item.name)) {
+        addIssue({
+          message: `${kind} '${item.name}' is declared more than once`,
+          path: [{ type: "array", origin: "value", input: dataset.value, key: index, value: item }],
+        });
+      }
+      seen.add(item.name);
+    });
+  });
+}
+
+export const ManifestSchema = v.strictObject({
+  pluginContract: v.pipe(
+    v.number(),
+    v.integer(),
+    v.check(contractInRange, (i) =>
+      `contract ${String(i.input)} is outside the range this host accepts (${CONTRACT_OLDEST}..${CONTRACT_CURRENT})`),
+  ),
+  name: v.pipe(v.string(), v.regex(PLUGIN_NAME, (i) => `${describeValue(i.input)} is not a plugin name (1-64 of A-Z a-z 0-9 . _ -, starting with a letter or digit)`)),
+  version: v.pipe(v.string(), v.check((s) => s.trim() !== "", "must not be blank")),
+  instructions: v.optional(v.nullable(v.string()), null),
+  spawns: v.optional(v.boolean(), false),
+  client: v.optional(v.boolean(), false),
+  tools: v.pipe(v.array(ToolSchema), uniqueNames<Tool>("tool")),
+  commands: v.optional(v.pipe(v.array(CommandSchema), uniqueNames<Command>("command")), () => []),
+});
+export type Manifest = v.InferOutput<typeof ManifestSchema>;
+
+export type ManifestCheck = { ok: true; manifest: Manifest } | { ok: false; problems: Problem[] };
+
+/** Validates a parsed manifest, reporting every problem at once with its JSON path. */
+export function checkManifest(input: unknown): ManifestCheck {
+  if (input === null || typeof input !== "object" || Array.isArray(input)) {
+    return { ok: false, problems: [{ path: "", message: `the manifest is ${describeValue(input)}, not a JSON object` }] };
+  }
+  const result = v.safeParse(ManifestSchema, input);
+  if (result.success) return { ok: true, manifest: result.output };
+  return { ok: false, problems: toProblems(result.issues, "manifest").map((p) => nameTheOwner(p, input)) };
+}
+
+export function describeProblems(problems: readonly Problem[]): string {
+  return problems.map((p) => `  - ${p.message}`).join("\n");
+}
+
+/** Adds the tool's or command's own name to a problem inside it, so `tools[2]` reads as `calc_x`. */
+function nameTheOwner(problem: Problem, manifest: object): Problem {
+  const match = /^(tools|commands)\[(\d+)\]/.exec(problem.path);
+  if (!match) return problem;
+  const list = (manifest as Record<string, unknown>)[match[1]!];
+  const name = Array.isArray(list) ? (list[Number(match[2])] as { name?: unknown } | undefined)?.name : undefined;
+  if (typeof name !== "string") return problem;
+  const kind = match[1] === "tools" ? "tool" : "command";
+  return { ...problem, message: `${problem.message} (${kind} '${name}')` };
+}

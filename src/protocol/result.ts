@@ -1,0 +1,45 @@
+/**
+ * What a call produces (SPEC §4.4): the JobResult a tool returns, normalized with its defaults, and
+ * the context start receives.
+ */
+import * as v from "valibot";
+
+const orDefault = <T extends v.GenericSchema>(schema: T, value: v.InferOutput<T>) =>
+  v.optional(v.fallback(schema, value as never), value as never);
+
+export const JobResultSchema = v.object({
+  success: orDefault(v.boolean(), false),
+  exitCode: orDefault(v.pipe(v.number(), v.integer()), 0),
+  errorMessage: orDefault(v.nullable(v.string()), null),
+  permissionDenied: orDefault(v.boolean(), false),
+  decidedBy: orDefault(v.nullable(v.picklist(["user", "policy"])), null),
+  output: orDefault(v.record(v.string(), v.unknown()), {}),
+  logFile: orDefault(v.nullable(v.string()), null),
+  durationMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
+});
+export type JobResult = Omit<v.InferOutput<typeof JobResultSchema>, "durationMs"> & { durationMs: number };
+
+/** Normalizes a plugin's `result` object; the host's own measured duration fills a missing one. */
+export function toJobResult(result: Record<string, unknown>, measuredMs: number): JobResult {
+  const parsed = v.parse(JobResultSchema, result);
+  return { ...parsed, durationMs: parsed.durationMs ?? Math.round(measuredMs) };
+}
+
+export function deniedResult(decidedBy: "user" | "policy", message: string): JobResult {
+  return {
+    success: false,
+    exitCode: 0,
+    errorMessage: message,
+    permissionDenied: true,
+    decidedBy,
+    output: { content: message },
+    logFile: null,
+    durationMs: 0,
+  };
+}
+
+export interface StartContext {
+  workingDirectory: string;
+  settings: unknown;
+  hostContract: number;
+}

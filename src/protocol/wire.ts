@@ -1,0 +1,84 @@
+/**
+ * The wire protocol between the parent and a plugin host (SPEC §5): newline-delimited JSON,
+ * requests on the host's stdin, the startup line, replies and events on its stdout.
+ */
+import * as v from "valibot";
+
+export const LINE_CAP = 64 * 1024 * 1024;
+
+export const StartupLineSchema = v.variant("ready", [
+  v.object({
+    ready: v.literal(true),
+    contract: v.number(),
+    manifest: v.unknown(),
+    exports: v.array(v.string()),
+  }),
+  v.object({
+    ready: v.literal(false),
+    error: v.string(),
+    /** Which step refused: "load", "exports", "handshake", "manifest" or "shim". */
+    reason: v.optional(v.string()),
+  }),
+]);
+export type StartupLine = v.InferOutput<typeof StartupLineSchema>;
+
+/** What went wrong when the plugin host, not the plugin, turned a call into a failure. */
+export const FaultSchema = v.picklist(["bad-reply", "missing-export", "bad-request", "internal", "busy"]);
+export type Fault = v.InferOutput<typeof FaultSchema>;
+
+export const ReplySchema = v.variant("ok", [
+  v.object({
+    id: v.number(),
+    ok: v.literal(true),
+    result: v.optional(v.unknown()),
+    gate: v.optional(v.unknown()),
+    command: v.optional(v.unknown()),
+  }),
+  v.object({
+    id: v.number(),
+    ok: v.literal(false),
+    error: v.string(),
+    fault: v.optional(FaultSchema),
+  }),
+]);
+export type Reply = v.InferOutput<typeof ReplySchema>;
+
+export const EventSchema = v.variant("event", [
+  v.object({ event: v.literal("progress"), id: v.number(), percent: v.number(), text: v.string() }),
+  v.object({ event: v.literal("log"), id: v.number(), level: v.number(), text: v.string() }),
+  v.object({ event: v.literal("stream"), id: v.number(), text: v.string() }),
+  v.object({ event: v.literal("submit"), goal: v.optional(v.unknown()), wantResult: v.optional(v.unknown()) }),
+  v.object({ event: v.literal("child"), pid: v.number(), startTime: v.string() }),
+  /** Written before each startup step, so a crash there can name the export it happened in. */
+  v.object({ event: v.literal("phase"), name: v.string() }),
+]);
+export type WireEvent = v.InferOutput<typeof EventSchema>;
+
+export type Request =
+  | { id: number; kind: "start"; context: object }
+  | { id: number; kind: "invoke"; tool: string; arguments: object }
+  | { id: number; kind: "gate"; tool: string; arguments: object }
+  | { id: number; kind: "command"; name: string; text: string }
+  | { id: number; kind: "stop" };
+
+/** The export each request kind calls, for messages. */
+export const EXPORT_OF: Record<Request["kind"], string> = {
+  start: "cxagent_plugin_start",
+  invoke: "cxagent_plugin_invoke",
+  gate: "cxagent_plugin_gate",
+  command: "cxagent_plugin_command",
+  stop: "cxagent_plugin_stop",
+};
+
+export const OPTIONAL_EXPORTS = ["poll", "command", "attach"] as const;
+export type OptionalExport = (typeof OPTIONAL_EXPORTS)[number];
+
+export const MANDATORY_EXPORTS = [
+  "cxagent_plugin_abi_version",
+  "cxagent_plugin_describe",
+  "cxagent_plugin_start",
+  "cxagent_plugin_invoke",
+  "cxagent_plugin_gate",
+  "cxagent_plugin_stop",
+  "cxagent_plugin_free",
+] as const;

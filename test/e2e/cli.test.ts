@@ -1,0 +1,166 @@
+/**
+ * The CLI as a user runs it: real processes, stdout parsed as whole documents, exit codes.
+ */
+import { beforeAll, describe, expect, test } from "bun:test";
+import { copyFileSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { checkManifest } from "../../src/protocol/manifest.ts";
+import { CALCULATOR, cli, fixture, ROOT, tempDir } from "../helpers.ts";
+
+const calculatorManifest = () => {
+  const checked = checkManifest(JSON.parse(readFileSync(join(CALCULATOR, "calculator.plugin.json"), "utf8")));
+  if (!checked.ok) throw new Error("the calculator's sidecar is invalid");
+  return checked.manifest;
+};
+
+describe("describe", () => {
+  test("--json prints the sidecar, where it lives and the README", async () => {
+    const r = await cli(["describe", "examples/calculator", "--json"]);
+    expect(r.code).toBe(0);
+    expect(r.json()).toEqual({
+      name: "calculator",
+      library: join(CALCULATOR, "calculator.so"),
+      sidecar: join(CALCULATOR, "calculator.plugin.json"),
+      folder: CALCULATOR,
+      manifest: calculatorManifest(),
+      readme: readFileSync(join(CALCULATOR, "README.md"), "utf8"),
+      live: null,
+    });
+  });
+
+  test("accepts the library, the sidecar or the folder", async () => {
+    for (const ref of ["examples/calculator/calculator.so", "examples/calculator/calculator.plugin.json", "examples/calculator/"]) {
+      const r = await cli(["describe", ref, "--json"]);
+      expect(r.code).toBe(0);
+      expect(r.json().name).toBe("calculator");
+    }
+  });
+
+  test("--live loads the plugin and says it matches", async () => {
+    const r = await cli(["describe", "examples/calculator", "--live", "--json"]);
+    expect(r.code).toBe(0);
+    expect(r.json().live).toEqual({ manifest: calculatorManifest(), matches: true, difference: null });
+  });
+
+  test("for people: the tools and their permission, then the README", async () => {
+    const r = await cli(["describe", "examples/calculator"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("calculator 1.0.0  (contract 4)");
+    expect(r.stdout).toContain("calc_add  — Adds two numbers");
+    expect(r.stdout).toContain("permission: asks depending on the arguments");
+    expect(r.stderr).toBe("");
+  });
+});
+
+describe("invoke", () => {
+  test("--json prints the normalized envelope", async () => {
+    const r = await cli(["invoke", "examples/calculator", "calc_multiply", "--args", '{"a": 6, "b": 7}', "--json"]);
+    expect(r.code).toBe(0);
+    expect(r.json()).toEqual({
+      ok: true,
+      result: {
+        success: true,
+        exitCode: 0,
+        errorMessage: null,
+        permissionDenied: false,
+        decidedBy: null,
+        output: { content: "6 * 7 = 42", answer: 42 },
+        logFile: null,
+        durationMs: expect.any(Number),
+      },
+      error: null,
+    });
+  });
+
+  test("without --json, stdout is only what the model would read", async () => {
+    const r = await cli(["invoke", "examples/calculator", "calc_multiply", "--args", '{"a": 6, "b": 7}']);
+    expect(r).toMatchObject({ code: 0, stdout: "6 * 7 = 42\n", stderr: "" });
+  });
+
+  test("arguments from a file and from stdin", async () => {
+    using dir = tempDir();
+    const file = join(dir.path, "args.json");
+    await Bun.write(file, '{"a": 3, "b": 5}');
+    expect((await cli(["invoke", "examples/calculator", "calc_multiply", "--args-file", file])).stdout).toBe("3 * 5 = 15\n");
+    expect((await cli(["invoke", "examples/calculator", "calc_multiply", "-"], { stdin: '{"a": 4, "b": 5}' })).stdout).toBe("4 * 5 = 20\n");
+  });
+
+  test("a tool reporting failure exits 1, its message on stderr", async () => {
+    const r = await cli(["invoke", "examples/calculator", "calc_divide", "--args", '{"a": 1, "b": 0}', "--allow"]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe("Cannot divide 1 by zero.\n");
+    expect(r.stderr).toContain("calc_divide failed: division by zero");
+  });
+});
+
+describe("failures: one JSON document with --json, and the exit code of SPEC §9", () => {
+  const cases: [string, string[], number, string][] = [
+    ["an unknown flag", ["invoke", "examples/calculator", "calc_multiply", "--bogus"], 2, "E_USAGE"],
+    ["a missing tool argument", ["invoke", "examples/calculator"], 2, "E_USAGE"],
+    ["no command", [], 2, "E_USAGE"],
+    ["an unknown command", ["frobnicate"], 2, "E_USAGE"],
+    ["arguments that are not JSON", ["invoke", "examples/calculator", "calc_multiply", "--args", "{a:1}"], 3, "E_INVALID_INPUT"],
+    ["arguments that are not an object", ["invoke", "examples/calculator", "calc_multiply", "--args", "[1,2]"], 3, "E_INVALID_INPUT"],
+    ["an unknown tool", ["invoke", "examples/calculator", "calc_power"], 3, "E_UNKNOWN_TOOL"],
+    ["a plugin that does not exist", ["invoke", "/no/such/plugin.so", "x"], 3, "E_NOT_FOUND"],
+    ["a refused handshake", ["invoke", fixture("handshake-99"), "handshake_99"], 5, "E_HANDSHAKE"],
+    ["a crash", ["invoke", fixture("crash-in-invoke"), "segfault"], 5, "E_CRASHED"],
+    ["a malformed reply", ["invoke", fixture("invoke-replies"), "number"], 5, "E_BAD_REPLY"],
+    ["a deadline", ["invoke", fixture("slow-invoke"), "slow_invoke", "--timeout", "200"], 6, "E_TIMEOUT"],
+  ];
+  test.each(cases)("%s", async (_what, args, code, errorCode) => {
+    const r = await cli([...args, "--json"]);
+    expect(r.code).toBe(code);
+    const doc = r.json();
+    const error = doc.error;
+    expect(Object.keys(error).sort()).toEqual(["code", "details", "hint", "message"]);
+    expect(error.code).toBe(errorCode);
+    expect(error.message.length).toBeGreaterThan(10);
+  });
+
+  test("without --json the error goes to stderr with a hint, and stdout stays empty", async () => {
+    const r = await cli(["invoke", "examples/calculator", "calc_power"]);
+    expect(r.code).toBe(3);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toBe("error plugin 'calculator' has no tool 'calc_power'\nhint: its tools: calc_add, calc_multiply, calc_divide\n");
+  });
+});
+
+describe("help and version", () => {
+  test("--help lists the commands; each command has its own", async () => {
+    const top = await cli(["--help"]);
+    expect(top.code).toBe(0);
+    expect(top.stdout).toContain("invoke");
+    expect(top.stdout).not.toContain("__host");
+    const invoke = await cli(["invoke", "--help"]);
+    expect(invoke.code).toBe(0);
+    for (const flag of ["--args", "--args-file", "--timeout", "--allow", "--jsonl", "--json"]) expect(invoke.stdout).toContain(flag);
+  });
+
+  test("--version prints the package version", async () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
+    expect(await cli(["--version"])).toMatchObject({ code: 0, stdout: `${pkg.version}\n` });
+  });
+});
+
+describe("the compiled binary", () => {
+  let binary = "";
+  beforeAll(() => {
+    const built = Bun.spawnSync([process.execPath, "scripts/compile.ts"], { cwd: ROOT, stdout: "ignore", stderr: "pipe" });
+    if (built.exitCode !== 0) throw new Error(`compile failed: ${built.stderr}`);
+  }, 120_000);
+
+  test("copied alone to another folder, with no C compiler on PATH, describes and invokes the calculator", async () => {
+    using dir = tempDir();
+    binary = join(dir.path, "cxagent");
+    copyFileSync(join(ROOT, "dist/cxagent"), binary);
+    Bun.spawnSync(["chmod", "+x", binary]);
+    const env = { PATH: join(dir.path, "empty-bin"), HOME: dir.path, TMPDIR: dir.path };
+    const described = await cli(["describe", CALCULATOR, "--json"], { bin: [binary], cwd: dir.path, env });
+    expect(described.code).toBe(0);
+    expect(described.json().manifest).toEqual(calculatorManifest());
+    const invoked = await cli(["invoke", CALCULATOR, "calc_multiply", "--args", '{"a": 6, "b": 7}', "--json"], { bin: [binary], cwd: dir.path, env });
+    expect(invoked.code).toBe(0);
+    expect(invoked.json().result.output).toEqual({ content: "6 * 7 = 42", answer: 42 });
+  }, 30_000);
+});

@@ -1,0 +1,246 @@
+/**
+ * The plugin host end to end: real fixtures compiled from C, real plugin host processes.
+ */
+import { describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { CxError, Session } from "../../src/index.ts";
+import { CALCULATOR, fixture, freeCounts, tempDir } from "../helpers.ts";
+
+async function loadError(ref: string, env: Record<string, string> = {}): Promise<CxError> {
+  await using session = await Session.open({ env });
+  const error = await session.load(ref).then(
+    () => null,
+    (e) => e,
+  );
+  expect(error).toBeInstanceOf(CxError);
+  return error as CxError;
+}
+
+describe("the calculator", () => {
+  test("describes, starts, runs each tool and stops", async () => {
+    await using session = await Session.open();
+    const calc = await session.load(CALCULATOR);
+    expect(calc.name).toBe("calculator");
+    expect(calc.tools.map((t) => [t.name, t.gated])).toEqual([
+      ["calc_add", true],
+      ["calc_multiply", false],
+      ["calc_divide", "dynamic"],
+    ]);
+    const add = await calc.invoke("calc_add", { a: 2, b: 3 });
+    expect(add).toMatchObject({ success: true, output: { content: "2 + 3 = 5", answer: 5 } });
+    const multiply = await calc.invoke("calc_multiply", { a: 6, b: 7 });
+    expect(multiply.output).toEqual({ content: "6 * 7 = 42", answer: 42 });
+    const divide = await calc.invoke("calc_divide", { a: 1, b: 3 });
+    expect(divide.output.content).toBe("1 / 3 = 0.3333");
+    const byZero = await calc.invoke("calc_divide", { a: 1, b: 0 });
+    expect(byZero.success).toBe(false);
+    expect(byZero.errorMessage).toContain("division by zero");
+    const pid = calc.pid!;
+    await calc.stop();
+    expect(() => process.kill(pid, 0)).toThrow();
+  });
+
+  test("reads settings.precision, and falls back to the default on a bad value", async () => {
+    await using session = await Session.open();
+    const two = await session.load(CALCULATOR, { settings: { precision: 2 } });
+    expect((await two.invoke("calc_divide", { a: 1, b: 3 })).output.content).toBe("1 / 3 = 0.33");
+    await session.unload("calculator");
+    const bad = await session.load(CALCULATOR, { settings: { precision: "four" } });
+    expect((await bad.invoke("calc_divide", { a: 1, b: 3 })).output.content).toBe("1 / 3 = 0.3333");
+    await session.unload("calculator");
+    const clamped = await session.load(CALCULATOR, { settings: { precision: 99 } });
+    expect((await clamped.invoke("calc_divide", { a: 2, b: 3 })).output.content).toMatch(/^2 \/ 3 = 0\.6{11}7$/);
+  });
+
+  test("an argument that is not a number fails the call, and the plugin stays up", async () => {
+    await using session = await Session.open();
+    const calc = await session.load(CALCULATOR);
+    const error = await calc.invoke("calc_add", { a: "two", b: 3 }).catch((e) => e);
+    expect(error).toBeInstanceOf(CxError);
+    expect(error.code).toBe("E_PLUGIN_FAILED");
+    expect((await calc.invoke("calc_multiply", { a: 2, b: 2 })).output.answer).toBe(4);
+  });
+});
+
+describe("refusing a library", () => {
+  test("that does not exist", async () => {
+    const error = await loadError("/nonexistent/plugin.so");
+    expect(error.code).toBe("E_NOT_FOUND");
+    expect(error.message).toContain("/nonexistent/plugin.so");
+  });
+
+  test("that is not a shared library", async () => {
+    const error = await loadError(fixture("not-a-library"));
+    expect(error.code).toBe("E_LOAD");
+    expect(error.message).toContain("not-a-library.so");
+    expect(error.message).toMatch(/invalid ELF header|file too short/);
+  });
+
+  test("missing cxagent_plugin_invoke, naming it", async () => {
+    const error = await loadError(fixture("missing-invoke"));
+    expect(error.code).toBe("E_LOAD");
+    expect(error.message).toContain("does not export the mandatory function: cxagent_plugin_invoke");
+  });
+
+  test("missing three exports, naming all three in one message", async () => {
+    const error = await loadError(fixture("missing-three"));
+    expect(error.message).toContain("3 mandatory functions: cxagent_plugin_invoke, cxagent_plugin_gate, cxagent_plugin_stop");
+  });
+
+  test.each([
+    ["handshake-99", "99", "newer"],
+    ["handshake-1", "1", "older"],
+  ])("with handshake %s, naming both numbers and the range", async (name, version, why) => {
+    const error = await loadError(fixture(name));
+    expect(error.code).toBe("E_HANDSHAKE");
+    expect(error.message).toContain(`contract ${version}, which is ${why}`);
+    expect(error.message).toContain("accepts contracts 2 to 4");
+  });
+
+  test("whose manifest's pluginContract differs from the handshake", async () => {
+    const error = await loadError(fixture("contract-mismatch"));
+    expect(error.code).toBe("E_MANIFEST");
+    expect(error.message).toContain("pluginContract 3 but cxagent_plugin_abi_version returned 4");
+  });
+});
+
+describe("describe returning", () => {
+  const cases: [string, string | RegExp][] = [
+    ["invalid", /invalid JSON .*: \{"pluginContract": 4, "name": "describe-bad", oops/],
+    ["null", "the manifest is null, not a JSON object"],
+    ["null-pointer", "cxagent_plugin_describe returned NULL"],
+    ["unknown-key", "manifest declares 'providers', which this build does not service"],
+    ["sometimes", `tools[1].gated: must be true, false or "dynamic", not the string "sometimes" (tool 'bad_tool')`],
+    ["no-tools", "tools is required"],
+  ];
+  test.each(cases)("%s is refused with its path", async (mode, expected) => {
+    const error = await loadError(fixture("describe-bad"), { CXAGENT_FX_DESCRIBE: mode });
+    expect(error.code).toBe("E_MANIFEST");
+    if (typeof expected === "string") expect(error.message).toContain(expected);
+    else expect(error.message).toMatch(expected);
+  });
+
+  test("several problems are all reported at once", async () => {
+    const error = await loadError(fixture("describe-bad"), { CXAGENT_FX_DESCRIBE: "several" });
+    expect(error.message).toContain("has 5 problems");
+    expect(error.message).toContain("manifest declares 'observers', which this build does not service");
+    expect(error.message).toContain("name: the string \"bad name!\" is not a plugin name");
+    expect(error.message).toContain("version: must not be blank");
+    expect(error.message).toContain(`tools[0].gated: must be true, false or "dynamic", not number 1`);
+    expect(error.message).toContain("tools[0] declares 'extra', which this build does not service");
+  });
+});
+
+describe("invoke returning", () => {
+  const bad: [string, string][] = [
+    ["invalid_json", "cxagent_plugin_invoke returned invalid JSON (an unexpected end at byte 24): {\"ok\": true, \"result\": {"],
+    ["null_pointer", "cxagent_plugin_invoke returned NULL"],
+    ["number", "cxagent_plugin_invoke returned a number where a result envelope object belongs: 42"],
+    ["json_null", "cxagent_plugin_invoke returned null where a result envelope object belongs"],
+    ["no_ok", "returned an envelope without \"ok\""],
+    ["ok_string", "returned an envelope whose \"ok\" is not a boolean"],
+    ["ok_without_result", "returned ok:true without a \"result\""],
+    ["empty_string", "returned an empty string"],
+    ["result_not_object", "returned a result that is number 5, not a JobResult object"],
+  ];
+
+  test("malformed envelopes: each a clean failed call, the host alive; every string freed once", async () => {
+    using dir = tempDir();
+    const log = join(dir.path, "frees");
+    await using session = await Session.open({ env: { CXAGENT_FX_FREE_LOG: log } });
+    const plugin = await session.load(fixture("invoke-replies"));
+    const pid = plugin.pid;
+    let good = 0;
+    for (const [tool, message] of bad) {
+      const error = await plugin.invoke(tool).catch((e) => e);
+      expect(error).toBeInstanceOf(CxError);
+      expect(error.code).toBe("E_BAD_REPLY");
+      expect(error.message).toContain(message);
+      expect((await plugin.invoke("good", { n: good++ })).success).toBe(true);
+      expect(plugin.pid).toBe(pid);
+    }
+    const failed = await plugin.invoke("failed_without_error").catch((e) => e);
+    expect(failed.code).toBe("E_PLUGIN_FAILED");
+    expect(failed.message).toContain("reported a failure (ok:false) without an error message");
+    const failedWithError = await plugin.invoke("failed_with_error").catch((e) => e);
+    expect(failedWithError.message).toContain("failed_with_error failed: the backend is down");
+    await plugin.stop();
+    // describe + start + 9 malformed (8 non-NULL) + 9 good + 2 ok:false + stop
+    expect(freeCounts(log)).toEqual({ returned: 1 + 1 + 8 + 9 + 2 + 1, freed: 1 + 1 + 8 + 9 + 2 + 1 });
+  });
+
+  test("unknown extra fields are accepted, pretty-printed JSON and invalid UTF-8 too", async () => {
+    await using session = await Session.open();
+    const plugin = await session.load(fixture("invoke-replies"));
+    expect(await plugin.invoke("extra_fields")).toMatchObject({ success: true, output: { content: "fine" } });
+    expect((await plugin.invoke("pretty_printed")).output.content).toBe("line one\nline two");
+    expect((await plugin.invoke("invalid_utf8")).output.content).toBe("bad \ufffd\ufffd bytes");
+  });
+
+  test("a tool reporting success:false comes back as a result, not an error", async () => {
+    await using session = await Session.open();
+    const plugin = await session.load(fixture("invoke-replies"));
+    expect(await plugin.invoke("tool_failed")).toMatchObject({ success: false, exitCode: 2, errorMessage: "file not found" });
+  });
+});
+
+describe("crashes", () => {
+  test.each([
+    ["segfault", "signal SIGSEGV"],
+    ["abort", "signal SIGABRT"],
+    ["exit", "exit code 3"],
+  ])("a %s in invoke fails the call naming the cause; a plugin beside it keeps working", async (tool, cause) => {
+    await using session = await Session.open();
+    const crashing = await session.load(fixture("crash-in-invoke"));
+    const calc = await session.load(CALCULATOR);
+    const error = await crashing.invoke(tool).catch((e) => e);
+    expect(error.code).toBe("E_CRASHED");
+    expect(error.message).toContain(`crashed (${cause}) while cxagent_plugin_invoke of ${tool} was running`);
+    expect((await calc.invoke("calc_multiply", { a: 3, b: 3 })).output.answer).toBe(9);
+    // the next call starts a fresh plugin host
+    expect((await crashing.invoke("fine")).output.content).toBe("survived");
+  });
+
+  test("exit(3) in start refuses the load with the cause and the plugin's last words", async () => {
+    const error = await loadError(fixture("exit-in-start"));
+    expect(error.code).toBe("E_CRASHED");
+    expect(error.message).toContain("crashed (exit code 3) while cxagent_plugin_start was running");
+    expect(error.message).toContain("exit-in-start: giving up");
+  });
+});
+
+test("a plugin printing to stdout on every call: the protocol survives 1,000 calls and the text reaches the plugin's log", async () => {
+  const lines: string[] = [];
+  await using session = await Session.open({ onOutput: (plugin, line) => lines.push(`${plugin}: ${line}`) });
+  const plugin = await session.load(fixture("stdout-noise"));
+  for (let i = 0; i < 1000; i++) {
+    const result = await plugin.invoke("stdout_noise", { i });
+    expect(result.output).toEqual({ content: "quiet", arguments: { i } });
+  }
+  await plugin.stop();
+  expect(lines).toContain('stdout-noise: printf noise {"id":1,"ok":true} {"i":999}');
+  expect(lines.filter((l) => l === "stdout-noise: puts noise").length).toBe(1000);
+  expect(lines.filter((l) => l === "stdout-noise: write(1) noise").length).toBe(1000);
+});
+
+test("64 concurrent invokes each answering 1 MiB: every reply whole and matched to its id", async () => {
+  await using session = await Session.open();
+  const plugin = await session.load(fixture("big-reply"));
+  const results = await Promise.all(Array.from({ length: 64 }, (_, tag) => plugin.invoke("big_reply", { tag })));
+  results.forEach((result, tag) => {
+    expect(result.output.tag).toBe(tag);
+    const content = result.output.content as string;
+    expect(content.length).toBe(1 << 20);
+    expect(content.slice(0, 3)).toBe([0, 1, 2].map((i) => String.fromCharCode(97 + ((tag + i) % 26))).join(""));
+    expect(content.at(-1)).toBe(String.fromCharCode(97 + ((tag + (1 << 20) - 1) % 26)));
+  });
+});
+
+test("calls run at the same time: the first waits on a barrier only the second releases", async () => {
+  await using session = await Session.open();
+  const plugin = await session.load(fixture("barrier"));
+  const [first, second] = await Promise.all([plugin.invoke("barrier"), plugin.invoke("barrier")]);
+  expect(first.success).toBe(true);
+  expect(second.success).toBe(true);
+  expect([first.output.content, second.output.content].sort()).toEqual(["arrival 1", "arrival 2"]);
+});
