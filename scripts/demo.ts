@@ -15,7 +15,7 @@ let failures = 0;
 
 function step(title: string, args: string[], expectCode = 0) {
   const shown = args.map((a) => (/[\s{}"']/.test(a) ? `'${a}'` : a)).join(" ");
-  console.log(`\n\x1b[1m# ${title}\x1b[0m\n$ cxagent ${shown}`);
+  console.log(`\n\x1b[1m# ${title}\x1b[0m\n$ ${args[0] === "__build" ? "npm run examples" : `cxagent ${shown}`}`);
   const cmd = args[0] === "__build" ? [process.execPath, "scripts/build-native.ts", "examples"] : [process.execPath, "src/cli/main.ts", ...args];
   const proc = Bun.spawnSync(cmd, { cwd: root, env, stdout: "inherit", stderr: "inherit", stdin: "ignore" });
   if (proc.exitCode !== expectCode) {
@@ -26,7 +26,12 @@ function step(title: string, args: string[], expectCode = 0) {
 
 try {
   step("build the example plugins", ["__build"]);
-  step("what the calculator declares (read from its sidecar; none of its code runs)", ["describe", "examples/calculator"]);
+  step("what the calculator declares, and the hash of its files (none of its code runs)", ["describe", "examples/calculator"]);
+  // Nothing runs before a person approves those exact files: on a terminal `cxagent approve`
+  // asks; here, with no one to ask, the hash just shown is pinned instead.
+  const described = Bun.spawnSync([process.execPath, "src/cli/main.ts", "describe", "examples/calculator", "--json"], { cwd: root, env });
+  const hash = JSON.parse(described.stdout.toString()).hash as string;
+  step("approve exactly those files", ["approve", "examples/calculator", "--hash", hash]);
   step("multiply: never asks for permission", ["invoke", "examples/calculator", "calc_multiply", "--args", '{"a": 6, "b": 7}']);
   step("add: gated, so without a terminal to ask on it needs --allow", ["invoke", "examples/calculator", "calc_add", "--args", '{"a": 2, "b": 3}', "--allow"]);
   step("divide: asks only when the divisor is zero", ["invoke", "examples/calculator", "calc_divide", "--args", '{"a": 1, "b": 3}']);

@@ -11,6 +11,7 @@ export const EXIT_CODES = {
   E_CONFIG: 3, // config.json
   E_MANIFEST: 3, // a sidecar or a described manifest that breaks the schema
   E_NOT_FOUND: 3, // a plugin reference that resolves to nothing
+  E_DISABLED: 3, // enabled: false in config.json, and no --once
   E_UNKNOWN_TOOL: 3,
   E_STATE: 3, // a corrupt file in the state directory
   E_NOT_APPROVED: 4,

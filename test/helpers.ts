@@ -2,9 +2,15 @@
  * Shared test helpers: where the built fixtures are, throwaway folders, and running the CLI the
  * way a user does (a real process, real stdout, stderr and exit code).
  */
-import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { resolveReference, searchFolders } from "../src/discovery/discover.ts";
+import { EMPTY_CONFIG } from "../src/discovery/config.ts";
+import { readSidecar } from "../src/discovery/sidecar.ts";
+import { Session, type SessionOptions } from "../src/host/session.ts";
+import { recordApproval } from "../src/trust/approvals.ts";
+import { loadSetHash } from "../src/trust/hash.ts";
 
 export const ROOT = join(import.meta.dir, "..");
 export const FIXTURES = join(ROOT, "test/fixtures/build");
@@ -32,6 +38,31 @@ export function copyFixture(name: string, dir: string, as = name): string {
   return target;
 }
 
+/** Config and state folders for this test process, away from the user's own. */
+export const HOME = mkdtempSync(join(tmpdir(), "cxagent-home-"));
+export const CONFIG_DIR = join(HOME, "config");
+export const STATE_DIR = join(HOME, "state");
+mkdirSync(CONFIG_DIR, { recursive: true });
+mkdirSync(STATE_DIR, { recursive: true });
+process.on("exit", () => rmSync(HOME, { recursive: true, force: true }));
+
+/**
+ * A session for tests, in the test folders. Unapproved plugins are approved as if a person had
+ * said yes at the prompt (trust itself is tested through the CLI and its real prompt).
+ */
+export function openSession(options: SessionOptions = {}): Promise<Session> {
+  return Session.open({ configDir: CONFIG_DIR, stateDir: STATE_DIR, confirmTrust: async () => true, ...options });
+}
+
+/** Records an approval of a plugin's current files, as `cxagent approve --hash` would. */
+export function approve(ref: string, stateDir = STATE_DIR): string {
+  const location = resolveReference(ref, EMPTY_CONFIG, searchFolders(EMPTY_CONFIG, ROOT, CONFIG_DIR), ROOT);
+  const manifest = readSidecar(location.sidecar, location.library);
+  const { hash } = loadSetHash(location.folder, location.library);
+  recordApproval(stateDir, manifest.name, hash, location.folder);
+  return hash;
+}
+
 export interface CliResult {
   stdout: string;
   stderr: string;
@@ -44,7 +75,7 @@ export async function cli(args: string[], options: { env?: Record<string, string
   const proc = Bun.spawn({
     cmd: [...(options.bin ?? [process.execPath, join(ROOT, "src/cli/main.ts")]), ...args],
     cwd: options.cwd ?? ROOT,
-    env: { ...process.env, NO_COLOR: "1", ...options.env },
+    env: { ...process.env, NO_COLOR: "1", CXAGENT_CONFIG_DIR: CONFIG_DIR, CXAGENT_STATE_DIR: STATE_DIR, ...options.env },
     stdin: options.stdin === undefined ? "ignore" : new Blob([options.stdin]),
     stdout: "pipe",
     stderr: "pipe",
@@ -76,4 +107,52 @@ export function alive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+export interface TtyResult {
+  /** Everything the terminal showed (stdout and stderr together), without colour codes. */
+  output: string;
+  code: number;
+}
+
+/**
+ * Runs the CLI on a real pseudo-terminal. `answers` are sent one at a time, each once the screen
+ * shows its `after` text: the way a person answers a prompt.
+ */
+export async function tty(
+  args: string[],
+  answers: { after: string | RegExp; send: string }[],
+  options: { env?: Record<string, string>; cwd?: string } = {},
+): Promise<TtyResult> {
+  let screen = "";
+  const decoder = new TextDecoder();
+  let closed!: () => void;
+  const eof = new Promise<void>((resolve) => (closed = resolve));
+  const proc = Bun.spawn([process.execPath, join(ROOT, "src/cli/main.ts"), ...args], {
+    cwd: options.cwd ?? ROOT,
+    env: { ...process.env, NO_COLOR: "1", CXAGENT_CONFIG_DIR: CONFIG_DIR, CXAGENT_STATE_DIR: STATE_DIR, ...options.env },
+    terminal: {
+      cols: 200,
+      rows: 50,
+      data(_terminal, data) {
+        screen += decoder.decode(data, { stream: true });
+      },
+      exit: () => closed(),
+    },
+  });
+  let from = 0;
+  for (const answer of answers) {
+    const seen = () => {
+      const rest = screen.slice(from);
+      const at = typeof answer.after === "string" ? rest.indexOf(answer.after) : rest.search(answer.after);
+      if (at >= 0) from += at + 1;
+      return at >= 0;
+    };
+    await until(seen, 20_000, `the terminal to show ${String(answer.after)}; it shows:\n${screen}`);
+    proc.terminal!.write(answer.send);
+  }
+  const code = await proc.exited;
+  await eof; // the terminal's last bytes arrive after the exit
+  proc.terminal?.close();
+  return { output: screen.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "").replace(/\r\n/g, "\n"), code };
 }

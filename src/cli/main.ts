@@ -6,7 +6,7 @@
 const argv = process.argv.slice(2);
 if (argv[0] === "__host") {
   const { runPluginHost } = await import("../plugin-host/main.ts");
-  await runPluginHost(argv[1]);
+  await runPluginHost(argv.slice(1));
 } else {
   const { main } = await import("./run.ts");
   process.exitCode = await main(argv);

@@ -12,8 +12,13 @@ import { type CommandResult, printError, printResult, stripAnsi } from "./_outpu
 type Loader = () => Promise<{ default: CommandDef<ArgsDef> }>;
 
 const COMMANDS: Record<string, Loader> = {
+  list: () => import("./commands/list.ts") as never,
   describe: () => import("./commands/describe.ts") as never,
+  approve: () => import("./commands/approve.ts") as never,
+  revoke: () => import("./commands/revoke.ts") as never,
+  load: () => import("./commands/load.ts") as never,
   invoke: () => import("./commands/invoke.ts") as never,
+  instructions: () => import("./commands/instructions.ts") as never,
 };
 
 const SUMMARIES: Record<string, string> = {

@@ -18,7 +18,9 @@ import {
   type WireEvent,
 } from "../protocol/wire.ts";
 import * as v from "valibot";
+import { closeSync } from "node:fs";
 import { readLines } from "./lines.ts";
+import { sealedCopy } from "./memfd.ts";
 import { hostCommand } from "./self.ts";
 
 export const DEFAULTS = {
@@ -62,6 +64,8 @@ export interface ProcessHooks {
 
 export interface SpawnOptions extends ProcessHooks {
   library: string;
+  /** The library's approved bytes: loaded from a sealed copy of these, not from the file. */
+  libraryBytes?: Uint8Array;
   /** The plugin's name, for messages. */
   label: string;
   cwd: string;
@@ -108,6 +112,8 @@ export class PluginProcess {
   readonly pid: number;
   /** Resolves once the process has exited (and its protocol output has been read). */
   readonly exited: Promise<ExitInfo>;
+  /** When it was spawned, when each startup step began, when it was ready (performance.now()). */
+  readonly timings: { spawnAt: number; phases: { name: string; at: number }[]; readyAt: number } = { spawnAt: performance.now(), phases: [], readyAt: 0 };
   private readonly proc: Subprocess<"pipe", "pipe", "pipe">;
   private readonly hooks: ProcessHooks;
   private readonly poolCap: number;
@@ -130,8 +136,9 @@ export class PluginProcess {
     this.hooks = options;
     this.poolCap = options.poolCap ?? DEFAULTS.poolCap;
     this.stuckMs = options.stuckMs ?? DEFAULTS.stuckMs;
+    const sealed = options.libraryBytes ? sealedCopy(options.libraryBytes, options.label) : null;
     this.proc = Bun.spawn({
-      cmd: [...hostCommand(), options.library],
+      cmd: [...hostCommand(), options.library, ...(sealed === null ? [] : ["--library-fd", "3"])],
       cwd: options.cwd,
       env: {
         ...process.env,
@@ -140,11 +147,10 @@ export class PluginProcess {
         CXAGENT_POOL_CAP: String(this.poolCap),
         CXAGENT_POLL_MS: String(options.pollMs ?? 200),
       },
-      stdin: "pipe",
-      stdout: "pipe",
-      stderr: "pipe",
+      stdio: ["pipe", "pipe", "pipe", ...(sealed === null ? [] : [sealed])],
       detached: true, // its own process group, so shutdown can signal everything it started
-    });
+    }) as Subprocess<"pipe", "pipe", "pipe">;
+    if (sealed !== null) closeSync(sealed);
     this.pid = this.proc.pid;
     const protocol = this.readProtocol();
     void this.readStderr();
@@ -421,6 +427,7 @@ export class PluginProcess {
     }
     if ("event" in message) return this.onEvent(message);
     if ("ready" in message) {
+      this.timings.readyAt = performance.now();
       const parsed = v.safeParse(StartupLineSchema, message);
       this.startup?.(parsed.success ? parsed.output : new CxError("E_INTERNAL", `the plugin host sent a malformed startup line: ${preview(text)}`));
       return;
@@ -446,6 +453,7 @@ export class PluginProcess {
     const event: WireEvent = parsed.output;
     switch (event.event) {
       case "phase":
+        this.timings.phases.push({ name: event.name, at: performance.now() });
         this.phase = event.name === "dlopen" ? "loading the library (its constructors)" : event.name;
         return;
       case "submit":

@@ -18,6 +18,8 @@ export interface PluginSpec {
   name: string;
   /** The library the plugin host loads. */
   library: string;
+  /** Its approved bytes; every plugin host of this plugin loads exactly these. */
+  libraryBytes?: Uint8Array;
   /** The manifest the plugin is expected to describe (the sidecar), when one was read. */
   expected?: Manifest;
   settings: unknown;
@@ -52,6 +54,7 @@ export class Plugin {
   private quarantine: CxError | null = null;
   private stopped = false;
   private exportsValue: string[] = [];
+  private timingsValue = { spawnAt: 0, phases: [] as { name: string; at: number }[], readyAt: 0, startedAt: 0 };
 
   private constructor(spec: PluginSpec, manifest: Manifest, hooks: ProcessHooks) {
     this.spec = spec;
@@ -66,9 +69,10 @@ export class Plugin {
    * described manifest before start runs and may refuse it (sidecar comparison, name claims).
    */
   static async start(spec: PluginSpec, hooks: ProcessHooks, check?: (described: Manifest) => void): Promise<Plugin> {
-    const { process, manifest, exports } = await Plugin.launch(spec, hooks, check);
+    const { process, manifest, exports, startedAt } = await Plugin.launch(spec, hooks, check);
     const plugin = new Plugin(spec, manifest, hooks);
     plugin.exportsValue = exports;
+    plugin.timingsValue = { ...process.timings, startedAt };
     plugin.adopt(process);
     return plugin;
   }
@@ -76,6 +80,7 @@ export class Plugin {
   private static async launch(spec: PluginSpec, hooks: ProcessHooks, check?: (described: Manifest) => void) {
     const { process, ready } = await PluginProcess.spawn({
       library: spec.library,
+      libraryBytes: spec.libraryBytes,
       label: spec.name,
       cwd: spec.cwd,
       startupMs: spec.startupMs,
@@ -98,11 +103,16 @@ export class Plugin {
           hint: "check the plugin's settings in config.json and its output with --verbose",
         });
       }
-      return { process, manifest: checked.manifest, exports: ready.exports };
+      return { process, manifest: checked.manifest, exports: ready.exports, startedAt: performance.now() };
     } catch (error) {
       await process.shutdown({ stopMs: spec.stopMs, sendStop: isCxError(error, "E_PLUGIN_FAILED") });
       throw error;
     }
+  }
+
+  /** How long the first start took, step by step (performance.now() timestamps). */
+  get timings() {
+    return this.timingsValue;
   }
 
   get manifest(): Manifest {

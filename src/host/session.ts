@@ -2,13 +2,18 @@
  * A session: the plugins loaded together, the names they hold, and their lifetimes. Scripts use
  * it directly (`await using session = await Session.open()`); every CLI command runs inside one.
  */
+import { existsSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { CxError } from "../errors.ts";
 import { firstDifference } from "../protocol/compare.ts";
 import type { Manifest } from "../protocol/manifest.ts";
 import { type Logger, LEVEL_NAMES, silentLogger } from "../log.ts";
+import { type Config, readConfig } from "../discovery/config.ts";
+import { type Resolved, resolveReference, type SearchFolder, searchFolders } from "../discovery/discover.ts";
+import { type Folders, resolveFolders } from "../discovery/paths.ts";
 import { readSidecar } from "../discovery/sidecar.ts";
-import { looksLikePath, type PluginLocation, resolvePath } from "../discovery/resolve.ts";
+import { type ConfirmTrust, describeTrustRequest, ensureTrusted } from "../trust/check.ts";
+import { choose, isInteractive } from "../prompt.ts";
 import { Plugin, type PluginSpec } from "./plugin.ts";
 
 /** Tool names the agent itself provides; no plugin may claim them (SPEC §6.4). */
@@ -20,6 +25,16 @@ export const BUILTIN_TOOLS = [
 export interface SessionOptions {
   /** The project folder: plugins' working directory and the scope of grants. */
   cwd?: string;
+  /** Where config.json is (default: $CXAGENT_CONFIG_DIR, else ~/.config/cxagent). */
+  configDir?: string;
+  /** Where approvals, grants and session records are (default: $CXAGENT_STATE_DIR, else ~/.local/state/cxagent). */
+  stateDir?: string;
+  /**
+   * Asks a person whether to approve a plugin whose exact files were not approved yet; a true
+   * answer is recorded. Default: a prompt on the terminal when there is one, else refuse.
+   * Pass `null` to never ask.
+   */
+  confirmTrust?: ConfirmTrust | null;
   logger?: Logger;
   /** Every line a plugin writes to stdout or stderr. Default: the logger, at debug level. */
   onOutput?: (plugin: string, line: string) => void;
@@ -35,13 +50,17 @@ export interface SessionOptions {
 }
 
 export interface LoadOptions {
-  /** The plugin's settings, passed verbatim to start. */
+  /** The plugin's settings, passed verbatim to start (default: its settings in config.json). */
   settings?: unknown;
+  /** Load it even if config.json says enabled: false, for this session only. Trust still applies. */
+  once?: boolean;
 }
 
 export class Session implements AsyncDisposable {
   readonly cwd: string;
   readonly logger: Logger;
+  readonly folders: Folders;
+  readonly config: Config;
   private readonly options: SessionOptions;
   private readonly loaded = new Map<string, Plugin>();
   private closed = false;
@@ -50,10 +69,24 @@ export class Session implements AsyncDisposable {
     this.options = options;
     this.cwd = resolve(options.cwd ?? process.cwd());
     this.logger = options.logger ?? silentLogger;
+    this.folders = resolveFolders(options);
+    this.config = readConfig(this.folders.configDir);
   }
 
+  /** Opens a session: checks the project folder and reads (and validates) config.json. */
   static async open(options: SessionOptions = {}): Promise<Session> {
+    const cwd = resolve(options.cwd ?? process.cwd());
+    if (!existsSync(cwd) || !statSync(cwd).isDirectory()) {
+      throw new CxError("E_INVALID_INPUT", `the project folder ${cwd} does not exist or is not a folder`, {
+        hint: "give --cwd an existing folder",
+      });
+    }
     return new Session(options);
+  }
+
+  /** The folders searched for plugins, in order. */
+  get searchFolders(): SearchFolder[] {
+    return searchFolders(this.config, this.cwd, this.folders.configDir);
   }
 
   /** The loaded plugins, in load order. */
@@ -65,25 +98,46 @@ export class Session implements AsyncDisposable {
     return this.loaded.get(name);
   }
 
-  /** Resolves a reference to a plugin's files without running anything. */
-  locate(ref: string): PluginLocation {
-    if (looksLikePath(ref)) return resolvePath(ref, this.cwd);
-    throw new CxError("E_NOT_FOUND", `no plugin named '${ref}'`, {
-      hint: "give the path of the plugin's library, sidecar or folder",
-    });
+  /** Resolves a reference (config name, path, discovered name) without running anything. */
+  locate(ref: string): Resolved {
+    return resolveReference(ref, this.config, this.searchFolders, this.cwd);
   }
 
-  /** Loads a plugin: sidecar, name claims, spawn, describe, comparison, start. */
+  /**
+   * Loads a plugin: sidecar, config, name claims, trust, then spawn, handshake, describe,
+   * comparison with the sidecar, attach and start. No plugin code runs before trust is settled.
+   */
   async load(ref: string, options: LoadOptions = {}): Promise<Plugin> {
     if (this.closed) throw new CxError("E_STOPPED", "this session is closed");
     const location = this.locate(ref);
     const sidecar = readSidecar(location.sidecar, location.library);
+    if (location.configName !== null && location.configName !== sidecar.name) {
+      throw new CxError("E_CONFIG", `config.json configures plugin '${location.configName}', but the sidecar ${location.sidecar} names it '${sidecar.name}'`, {
+        hint: `rename the entry in config.json to '${sidecar.name}'`,
+      });
+    }
+    const configured = this.config.plugins[sidecar.name];
+    if (configured?.enabled === false && !options.once) {
+      throw new CxError("E_DISABLED", `plugin '${sidecar.name}' is disabled in config.json (enabled: false), so it was not loaded`, {
+        hint: "load it for this run only with --once (it still needs approval), or set enabled: true",
+      });
+    }
     this.claimNames(sidecar);
+    const loadSet = await ensureTrusted({
+      stateDir: this.folders.stateDir,
+      name: sidecar.name,
+      manifest: sidecar,
+      library: location.library,
+      folder: location.folder,
+      approveCommand: ref,
+      confirm: this.confirmTrust(),
+    });
     const spec: PluginSpec = {
       name: sidecar.name,
       library: location.library,
+      libraryBytes: loadSet.library,
       expected: sidecar,
-      settings: options.settings ?? {},
+      settings: options.settings ?? configured?.settings ?? {},
       cwd: this.cwd,
       startupMs: this.options.startupMs,
       startMs: this.options.startMs,
@@ -149,6 +203,23 @@ export class Session implements AsyncDisposable {
     }
   }
 
+  private confirmTrust(): ConfirmTrust | undefined {
+    if (this.options.confirmTrust !== undefined) return this.options.confirmTrust ?? undefined;
+    if (!isInteractive()) return undefined;
+    return async (request) => {
+      process.stderr.write(`${describeTrustRequest(request)}\n`);
+      return (await choose("Approve these exact files?", [{ key: "y", label: "yes", value: "yes" }, { key: "n", label: "no", value: "no" }], "no")) === "yes";
+    };
+  }
+
+  /**
+   * The instructions the loaded plugins add for the model (SPEC §6.4): each plugin's text under a
+   * heading naming its tools, in load order.
+   */
+  instructions(): string {
+    return composeInstructions(this.plugins.map((p) => p.manifest));
+  }
+
   private hooksFor(name: string) {
     const { onOutput, onLog } = this.options;
     const logger = this.logger.withTag(name);
@@ -161,4 +232,11 @@ export class Session implements AsyncDisposable {
       },
     };
   }
+}
+
+export function composeInstructions(manifests: readonly Manifest[]): string {
+  return manifests
+    .filter((m) => m.instructions)
+    .map((m) => `## ${m.tools.length ? m.tools.map((t) => t.name).join(", ") : `${m.name} (no tools)`}\n\n${m.instructions!.trim()}\n`)
+    .join("\n");
 }

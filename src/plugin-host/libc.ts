@@ -73,6 +73,7 @@ export function openLibc() {
       if (devNull !== fd) libc.symbols.close(devNull);
     },
     getppid: () => libc.symbols.getppid(),
+    close: (fd: number) => libc.symbols.close(fd),
     /** The kernel kills this process when the thread that spawned it goes away. */
     dieWithParent: () => libc.symbols.prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0),
     /** Opens a shared library; returns the handle or the loader's own explanation. */

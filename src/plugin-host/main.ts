@@ -17,7 +17,11 @@ const POOL_START = 2;
 const POOL_CAP = Number(process.env.CXAGENT_POOL_CAP ?? 16);
 const POLL_MS = Number(process.env.CXAGENT_POLL_MS ?? 200);
 
-export async function runPluginHost(libraryPath: string | undefined): Promise<never> {
+export async function runPluginHost(args: string[]): Promise<never> {
+  const libraryPath = args[0];
+  // With --library-fd, the parent passed the approved bytes as an open, sealed file.
+  const fdFlag = args.indexOf("--library-fd");
+  const libraryFd = fdFlag > 0 ? Number(args[fdFlag + 1]) : null;
   // 1. Before anything can print: keep the real stdout for the protocol and send fd 1 to stderr;
   //    take the requests off fd 0 too, so a process the plugin starts cannot read them.
   const libc = openLibc();
@@ -55,7 +59,8 @@ export async function runPluginHost(libraryPath: string | undefined): Promise<ne
 
   // 2. Load the library. Its static constructors run here; trust was settled by the parent.
   phase("dlopen");
-  const opened = libc.open(path);
+  const opened = libc.open(libraryFd === null ? path : `/proc/self/fd/${libraryFd}`);
+  if (libraryFd !== null) libc.close(libraryFd);
   if ("error" in opened) return refuse("load", `cannot load ${path} as a shared library: ${opened.error}`);
   const lib = opened.handle;
   const address = (name: string) => libc.symbol(lib, name);

@@ -5,7 +5,12 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { copyFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { checkManifest } from "../../src/protocol/manifest.ts";
-import { CALCULATOR, cli, fixture, ROOT, tempDir } from "../helpers.ts";
+import { approve, CALCULATOR, cli, fixture, ROOT, tempDir } from "../helpers.ts";
+
+beforeAll(() => {
+  for (const name of ["handshake-99", "crash-in-invoke", "invoke-replies", "slow-invoke"]) approve(fixture(name));
+  approve(CALCULATOR);
+});
 
 const calculatorManifest = () => {
   const checked = checkManifest(JSON.parse(readFileSync(join(CALCULATOR, "calculator.plugin.json"), "utf8")));
@@ -22,6 +27,9 @@ describe("describe", () => {
       library: join(CALCULATOR, "calculator.so"),
       sidecar: join(CALCULATOR, "calculator.plugin.json"),
       folder: CALCULATOR,
+      hash: expect.stringMatching(/^[0-9a-f]{64}$/),
+      trust: "approved",
+      files: ["README.md", "calculator.c", "calculator.plugin.json", "calculator.so"],
       manifest: calculatorManifest(),
       readme: readFileSync(join(CALCULATOR, "README.md"), "utf8"),
       live: null,

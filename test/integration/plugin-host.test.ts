@@ -3,11 +3,11 @@
  */
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { CxError, Session } from "../../src/index.ts";
-import { CALCULATOR, fixture, freeCounts, tempDir } from "../helpers.ts";
+import { CxError } from "../../src/index.ts";
+import { CALCULATOR, fixture, freeCounts, openSession, tempDir } from "../helpers.ts";
 
 async function loadError(ref: string, env: Record<string, string> = {}): Promise<CxError> {
-  await using session = await Session.open({ env });
+  await using session = await openSession({ env });
   const error = await session.load(ref).then(
     () => null,
     (e) => e,
@@ -18,7 +18,7 @@ async function loadError(ref: string, env: Record<string, string> = {}): Promise
 
 describe("the calculator", () => {
   test("describes, starts, runs each tool and stops", async () => {
-    await using session = await Session.open();
+    await using session = await openSession();
     const calc = await session.load(CALCULATOR);
     expect(calc.name).toBe("calculator");
     expect(calc.tools.map((t) => [t.name, t.gated])).toEqual([
@@ -41,7 +41,7 @@ describe("the calculator", () => {
   });
 
   test("reads settings.precision, and falls back to the default on a bad value", async () => {
-    await using session = await Session.open();
+    await using session = await openSession();
     const two = await session.load(CALCULATOR, { settings: { precision: 2 } });
     expect((await two.invoke("calc_divide", { a: 1, b: 3 })).output.content).toBe("1 / 3 = 0.33");
     await session.unload("calculator");
@@ -53,7 +53,7 @@ describe("the calculator", () => {
   });
 
   test("an argument that is not a number fails the call, and the plugin stays up", async () => {
-    await using session = await Session.open();
+    await using session = await openSession();
     const calc = await session.load(CALCULATOR);
     const error = await calc.invoke("calc_add", { a: "two", b: 3 }).catch((e) => e);
     expect(error).toBeInstanceOf(CxError);
@@ -147,7 +147,7 @@ describe("invoke returning", () => {
   test("malformed envelopes: each a clean failed call, the host alive; every string freed once", async () => {
     using dir = tempDir();
     const log = join(dir.path, "frees");
-    await using session = await Session.open({ env: { CXAGENT_FX_FREE_LOG: log } });
+    await using session = await openSession({ env: { CXAGENT_FX_FREE_LOG: log } });
     const plugin = await session.load(fixture("invoke-replies"));
     const pid = plugin.pid;
     let good = 0;
@@ -170,7 +170,7 @@ describe("invoke returning", () => {
   });
 
   test("unknown extra fields are accepted, pretty-printed JSON and invalid UTF-8 too", async () => {
-    await using session = await Session.open();
+    await using session = await openSession();
     const plugin = await session.load(fixture("invoke-replies"));
     expect(await plugin.invoke("extra_fields")).toMatchObject({ success: true, output: { content: "fine" } });
     expect((await plugin.invoke("pretty_printed")).output.content).toBe("line one\nline two");
@@ -178,7 +178,7 @@ describe("invoke returning", () => {
   });
 
   test("a tool reporting success:false comes back as a result, not an error", async () => {
-    await using session = await Session.open();
+    await using session = await openSession();
     const plugin = await session.load(fixture("invoke-replies"));
     expect(await plugin.invoke("tool_failed")).toMatchObject({ success: false, exitCode: 2, errorMessage: "file not found" });
   });
@@ -190,7 +190,7 @@ describe("crashes", () => {
     ["abort", "signal SIGABRT"],
     ["exit", "exit code 3"],
   ])("a %s in invoke fails the call naming the cause; a plugin beside it keeps working", async (tool, cause) => {
-    await using session = await Session.open();
+    await using session = await openSession();
     const crashing = await session.load(fixture("crash-in-invoke"));
     const calc = await session.load(CALCULATOR);
     const error = await crashing.invoke(tool).catch((e) => e);
@@ -211,7 +211,7 @@ describe("crashes", () => {
 
 test("a plugin printing to stdout on every call: the protocol survives 1,000 calls and the text reaches the plugin's log", async () => {
   const lines: string[] = [];
-  await using session = await Session.open({ onOutput: (plugin, line) => lines.push(`${plugin}: ${line}`) });
+  await using session = await openSession({ onOutput: (plugin, line) => lines.push(`${plugin}: ${line}`) });
   const plugin = await session.load(fixture("stdout-noise"));
   for (let i = 0; i < 1000; i++) {
     const result = await plugin.invoke("stdout_noise", { i });
@@ -224,7 +224,7 @@ test("a plugin printing to stdout on every call: the protocol survives 1,000 cal
 });
 
 test("64 concurrent invokes each answering 1 MiB: every reply whole and matched to its id", async () => {
-  await using session = await Session.open();
+  await using session = await openSession();
   const plugin = await session.load(fixture("big-reply"));
   const results = await Promise.all(Array.from({ length: 64 }, (_, tag) => plugin.invoke("big_reply", { tag })));
   results.forEach((result, tag) => {
@@ -237,7 +237,7 @@ test("64 concurrent invokes each answering 1 MiB: every reply whole and matched 
 });
 
 test("calls run at the same time: the first waits on a barrier only the second releases", async () => {
-  await using session = await Session.open();
+  await using session = await openSession();
   const plugin = await session.load(fixture("barrier"));
   const [first, second] = await Promise.all([plugin.invoke("barrier"), plugin.invoke("barrier")]);
   expect(first.success).toBe(true);

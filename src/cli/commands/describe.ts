@@ -4,6 +4,8 @@ import { join } from "node:path";
 import { readSidecar } from "../../discovery/sidecar.ts";
 import { firstDifference } from "../../protocol/compare.ts";
 import type { Manifest } from "../../protocol/manifest.ts";
+import { readApprovals, trustState } from "../../trust/approvals.ts";
+import { loadSetHash } from "../../trust/hash.ts";
 import { globalOptions, pluginArg } from "../_args.ts";
 import type { CommandResult } from "../_output.ts";
 import { openSession } from "../_session.ts";
@@ -19,6 +21,8 @@ export default defineCommand({
     await using session = await openSession(options);
     const location = session.locate(args.plugin);
     const manifest = readSidecar(location.sidecar, location.library);
+    const { hash, files } = loadSetHash(location.folder);
+    const trust = trustState(readApprovals(session.folders.stateDir), manifest.name, hash);
     const readmePath = join(location.folder, "README.md");
     const readme = existsSync(readmePath) ? readFileSync(readmePath, "utf8") : null;
     let live: { manifest: Manifest; matches: boolean; difference: string | null } | null = null;
@@ -28,8 +32,10 @@ export default defineCommand({
       live = { manifest: plugin.manifest, matches: difference === null, difference };
     }
     return {
-      json: { name: manifest.name, library: location.library, sidecar: location.sidecar, folder: location.folder, manifest, readme, live },
-      text: renderManifest(manifest, location.library) + (readme ? `\n${renderMarkdown(readme)}` : "") + (live ? `\nlive: describe ${live.matches ? "matches the sidecar" : `differs: ${live.difference}`}\n` : ""),
+      json: { name: manifest.name, library: location.library, sidecar: location.sidecar, folder: location.folder, hash, trust, files, manifest, readme, live },
+      text:
+        renderManifest(manifest, location.library) +
+        `folder: ${location.folder} (${files.length} file${files.length === 1 ? "" : "s"})\nhash: ${hash}\ntrust: ${trust === "approved" ? "approved" : trust === "changed" ? "changed since it was approved" : "not approved"}\n` + (readme ? `\n${renderMarkdown(readme)}` : "") + (live ? `\nlive: describe ${live.matches ? "matches the sidecar" : `differs: ${live.difference}`}\n` : ""),
     };
   },
 });

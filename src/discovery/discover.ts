@@ -1,0 +1,130 @@
+/**
+ * Finding plugins (SPEC §6.1). Search folders, first match wins: each `pluginPaths` entry, then
+ * `<project>/.cxagent/plugins`, then `<config>/plugins`. In each folder a library directly in it
+ * comes first, then each immediate subfolder in byte order; never deeper; dot folders skipped.
+ * The folder a library sits in is its load set.
+ */
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { isAbsolute, join, resolve } from "node:path";
+import { CxError } from "../errors.ts";
+import type { Config } from "./config.ts";
+import { expandPath } from "./paths.ts";
+import { type PluginLocation, locationOf, resolvePath } from "./resolve.ts";
+import { isLibraryFile, libraryOfSidecar, SIDECAR_SUFFIX } from "./sidecar.ts";
+
+export interface SearchFolder {
+  path: string;
+  origin: "pluginPaths" | "project" | "config";
+}
+
+export interface Found extends PluginLocation {
+  /** The name discovery knows it by: the stem of its sidecar. */
+  name: string;
+  origin: SearchFolder["origin"];
+}
+
+export function searchFolders(config: Config, projectDir: string, configDir: string): SearchFolder[] {
+  const folders: SearchFolder[] = config.pluginPaths.map((p) => {
+    const expanded = expandPath(p);
+    return { path: isAbsolute(expanded) ? expanded : resolve(projectDir, expanded), origin: "pluginPaths" as const };
+  });
+  folders.push({ path: join(projectDir, ".cxagent", "plugins"), origin: "project" });
+  folders.push({ path: join(configDir, "plugins"), origin: "config" });
+  return folders;
+}
+
+const byteOrder = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function listSorted(dir: string): string[] {
+  try {
+    return readdirSync(dir).sort(byteOrder);
+  } catch {
+    return [];
+  }
+}
+
+/** Plugins directly in `dir`: a sidecar with a library of the same stem. */
+function pluginsIn(dir: string): PluginLocation[] {
+  return listSorted(dir)
+    .filter((n) => n.endsWith(SIDECAR_SUFFIX) && !n.startsWith("."))
+    .map((n) => libraryOfSidecar(join(dir, n)))
+    .filter((l): l is string => l !== null)
+    .map(locationOf);
+}
+
+/** Every plugin in the search folders, in search order; a later one of the same name is shadowed. */
+export function discoverAll(folders: SearchFolder[]): { found: Found[]; shadowed: Found[] } {
+  const found: Found[] = [];
+  const shadowed: Found[] = [];
+  const seen = new Set<string>();
+  for (const folder of folders) {
+    if (!isDirectory(folder.path)) continue;
+    const candidates = [
+      ...pluginsIn(folder.path),
+      ...listSorted(folder.path)
+        .filter((n) => !n.startsWith(".") && isDirectory(join(folder.path, n)))
+        .flatMap((n) => pluginsIn(join(folder.path, n))),
+    ];
+    for (const location of candidates) {
+      const name = location.sidecar.slice(location.folder.length + 1, -SIDECAR_SUFFIX.length);
+      const entry = { ...location, name, origin: folder.origin };
+      if (seen.has(name)) shadowed.push(entry);
+      else {
+        seen.add(name);
+        found.push(entry);
+      }
+    }
+  }
+  return { found, shadowed };
+}
+
+/** Finds the file a config entry names: directly in a search folder first, then one level down. */
+export function findFile(file: string, folders: SearchFolder[]): PluginLocation | null {
+  for (const folder of folders) {
+    if (!isDirectory(folder.path)) continue;
+    const direct = join(folder.path, file);
+    if (existsSync(direct)) return locationOf(direct);
+    for (const sub of listSorted(folder.path)) {
+      if (sub.startsWith(".")) continue;
+      const nested = join(folder.path, sub, file);
+      if (existsSync(nested) && isDirectory(join(folder.path, sub))) return locationOf(nested);
+    }
+  }
+  return null;
+}
+
+export type Resolved = PluginLocation & { configName: string | null; how: "config" | "path" | "discovery" };
+
+/**
+ * Resolves what a person typed, in SPEC §6.1's order: a name in config.json, a path to a library,
+ * sidecar or folder, a name found by discovery.
+ */
+export function resolveReference(ref: string, config: Config, folders: SearchFolder[], cwd: string): Resolved {
+  const configured = Object.hasOwn(config.plugins, ref) ? config.plugins[ref] : undefined;
+  if (configured) {
+    const location = findFile(configured.file, folders);
+    if (!location) {
+      throw new CxError("E_NOT_FOUND", `plugin '${ref}' is configured with file '${configured.file}', which is in none of the plugin folders`, {
+        hint: `searched: ${folders.map((f) => f.path).join(", ")}`,
+      });
+    }
+    return { ...location, configName: ref, how: "config" };
+  }
+  const asPath = resolve(cwd, ref);
+  if (existsSync(asPath) || ref.includes("/") || ref.endsWith(SIDECAR_SUFFIX) || isLibraryFile(ref)) {
+    return { ...resolvePath(ref, cwd), configName: null, how: "path" };
+  }
+  const match = discoverAll(folders).found.find((f) => f.name === ref);
+  if (match) return { ...match, configName: null, how: "discovery" };
+  throw new CxError("E_NOT_FOUND", `no plugin named '${ref}'`, {
+    hint: `it is not in config.json, not a path, and not in the plugin folders (${folders.map((f) => f.path).join(", ")}); see cxagent list`,
+  });
+}

@@ -1,0 +1,49 @@
+/**
+ * Files cxagent owns: written atomically (a temp file beside the target, then rename) and read
+ * strictly. A corrupt file is reported by path and left alone for inspection, never replaced.
+ */
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import * as v from "valibot";
+import { CxError } from "./errors.ts";
+import { describeProblems } from "./protocol/manifest.ts";
+import { toProblems } from "./protocol/issues.ts";
+
+export function writeJsonAtomic(path: string, value: unknown): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  const temp = join(dirname(path), `.${process.pid}.${Date.now()}.${Math.random().toString(36).slice(2)}.tmp`);
+  try {
+    writeFileSync(temp, JSON.stringify(value, null, 2) + "\n", { mode: 0o600 });
+    renameSync(temp, path);
+  } catch (error) {
+    rmSync(temp, { force: true });
+    throw new CxError("E_INTERNAL", `cannot write ${path}: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+/** Reads and validates a JSON file; `fallback` when it does not exist. */
+export function readJsonStrict<S extends v.GenericSchema>(path: string, schema: S, fallback: v.InferOutput<S>, what: string): v.InferOutput<S> {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return fallback;
+    throw new CxError("E_STATE", `cannot read ${what} ${path}: ${(error as Error).message}`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw corrupt(path, what, `it is not valid JSON (${(error as Error).message})`);
+  }
+  const result = v.safeParse(schema, parsed);
+  if (!result.success) throw corrupt(path, what, `it does not have the expected shape:\n${describeProblems(toProblems(result.issues, what))}`);
+  return result.output;
+}
+
+function corrupt(path: string, what: string, why: string): CxError {
+  return new CxError("E_STATE", `the ${what} ${path} is corrupt: ${why}`, {
+    hint: "it was left untouched for you to inspect; fix it by hand, or move it away to start from an empty one",
+    details: { path },
+  });
+}

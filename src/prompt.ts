@@ -1,0 +1,45 @@
+/**
+ * The one terminal prompt: a question on stderr, answered with a single key. Enter takes the
+ * default; Ctrl-C, Ctrl-D and Escape take the safe answer. Never used without a terminal (a prompt
+ * with nobody to answer it would hang), so callers check isInteractive() first.
+ */
+
+export interface Choice<T extends string> {
+  key: string;
+  label: string;
+  value: T;
+}
+
+export function isInteractive(): boolean {
+  return process.stdin.isTTY === true && process.stderr.isTTY === true;
+}
+
+export async function choose<T extends string>(question: string, choices: Choice<T>[], fallback: T): Promise<T> {
+  const keys = choices.map((c) => (c.value === fallback ? c.key.toUpperCase() : c.key.toLowerCase())).join("/");
+  process.stderr.write(`${question} [${keys}] `);
+  const stdin = process.stdin;
+  const wasRaw = stdin.isRaw;
+  stdin.setRawMode(true);
+  stdin.resume();
+  try {
+    const answer = await new Promise<T>((resolve) => {
+      const onData = (data: Buffer) => {
+        const key = data.toString("utf8");
+        let value: T | undefined;
+        if (key === "\r" || key === "\n") value = fallback;
+        else if (key === "\x03" || key === "\x04" || key === "\x1b") value = fallback;
+        else value = choices.find((c) => c.key.toLowerCase() === key.toLowerCase())?.value;
+        if (value === undefined) return; // any other key: keep waiting
+        stdin.off("data", onData);
+        const label = choices.find((c) => c.value === value)?.label ?? value;
+        process.stderr.write(`${key === "\x03" ? "^C → " : ""}${label}\n`);
+        resolve(value);
+      };
+      stdin.on("data", onData);
+    });
+    return answer;
+  } finally {
+    stdin.setRawMode(wasRaw);
+    stdin.pause();
+  }
+}

@@ -1,0 +1,99 @@
+import { expect, test } from "bun:test";
+import { createHash } from "node:crypto";
+import { cpSync, mkdirSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { loadSetHash } from "../../src/trust/hash.ts";
+import { tempDir } from "../helpers.ts";
+
+/** SPEC §6.3 written out a second time, byte by byte, to check the implementation against. */
+function referenceHash(files: [string, string | Buffer][]): string {
+  const h = createHash("sha256");
+  const sorted = files.map(([p, c]) => [Buffer.from(p), Buffer.from(c)] as const).sort((a, b) => Buffer.compare(a[0], b[0]));
+  for (const [path, content] of sorted) {
+    const len = Buffer.alloc(4);
+    len.writeInt32LE(path.length);
+    const size = Buffer.alloc(8);
+    size.writeBigInt64LE(BigInt(content.length));
+    h.update(len).update(path).update(size).update(content);
+  }
+  return h.digest("hex");
+}
+
+function makeLoadSet(dir: string) {
+  mkdirSync(join(dir, "lib", "deep"), { recursive: true });
+  writeFileSync(join(dir, "plugin.so"), Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0, 1, 2, 255]));
+  writeFileSync(join(dir, "plugin.plugin.json"), '{"name":"x"}');
+  writeFileSync(join(dir, "lib", "deep", "data.bin"), "deep");
+  writeFileSync(join(dir, "Zeta"), "capital letters sort before lowercase");
+  writeFileSync(join(dir, "émoji-é"), "utf-8 names are hashed as bytes");
+  writeFileSync(join(dir, ".hidden"), "dot files are part of the load set");
+}
+
+const CONTENTS: [string, string | Buffer][] = [
+  ["plugin.so", Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0, 1, 2, 255])],
+  ["plugin.plugin.json", '{"name":"x"}'],
+  ["lib/deep/data.bin", "deep"],
+  ["Zeta", "capital letters sort before lowercase"],
+  ["émoji-é", "utf-8 names are hashed as bytes"],
+  [".hidden", "dot files are part of the load set"],
+];
+
+test("matches the algorithm of SPEC §6.3, byte for byte", () => {
+  using dir = tempDir();
+  makeLoadSet(dir.path);
+  const set = loadSetHash(dir.path, join(dir.path, "plugin.so"));
+  expect(set.hash).toBe(referenceHash(CONTENTS));
+  expect(set.files).toEqual([".hidden", "Zeta", "lib/deep/data.bin", "plugin.plugin.json", "plugin.so", "émoji-é"]);
+  expect(set.library).toEqual(Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0, 1, 2, 255]));
+});
+
+test("moving the folder keeps the hash; a byte, a name, a new README or a swapped library change it", () => {
+  using dir = tempDir();
+  const a = join(dir.path, "a");
+  mkdirSync(a);
+  makeLoadSet(a);
+  const original = loadSetHash(a).hash;
+  const moved = join(dir.path, "elsewhere", "b");
+  mkdirSync(join(dir.path, "elsewhere"));
+  renameSync(a, moved);
+  expect(loadSetHash(moved).hash).toBe(original);
+
+  const variant = (name: string, change: (d: string) => void) => {
+    const d = join(dir.path, name);
+    cpSync(moved, d, { recursive: true });
+    change(d);
+    return loadSetHash(d).hash;
+  };
+  const changed = [
+    variant("byte", (d) => writeFileSync(join(d, "lib/deep/data.bin"), "deeP")),
+    variant("name", (d) => renameSync(join(d, "Zeta"), join(d, "Zeta2"))),
+    variant("readme", (d) => writeFileSync(join(d, "README.md"), "# hello")),
+    variant("swap", (d) => writeFileSync(join(d, "plugin.so"), "another library")),
+    variant("empty-file", (d) => writeFileSync(join(d, "empty"), "")),
+  ];
+  for (const h of changed) expect(h).not.toBe(original);
+  expect(new Set(changed).size).toBe(changed.length);
+});
+
+test("a symbolic link is hashed by its target text and must stay inside the folder", () => {
+  using dir = tempDir();
+  const set = join(dir.path, "set");
+  mkdirSync(set);
+  writeFileSync(join(set, "real.so.1"), "library bytes");
+  symlinkSync("real.so.1", join(set, "plugin.so"));
+  const withLink = loadSetHash(set, join(set, "plugin.so"));
+  expect(withLink.hash).toBe(referenceHash([["real.so.1", "library bytes"], ["plugin.so", "real.so.1"]]));
+  // the library's bytes are those of the file the link points to
+  expect(withLink.library?.toString()).toBe("library bytes");
+
+  writeFileSync(join(dir.path, "outside"), "not in the load set");
+  symlinkSync("../outside", join(set, "escape"));
+  expect(() => loadSetHash(set)).toThrow("holds a symbolic link 'escape' → '../outside', and it points outside the folder");
+});
+
+test("a dangling symbolic link refuses the load set", () => {
+  using dir = tempDir();
+  writeFileSync(join(dir.path, "a"), "a");
+  symlinkSync("nowhere", join(dir.path, "broken"));
+  expect(() => loadSetHash(dir.path)).toThrow("'broken' → 'nowhere', and it points nowhere");
+});
