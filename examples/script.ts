@@ -1,5 +1,7 @@
 /**
- * Using cxagent from a script: `bun run examples/script.ts` (after `npm run examples`).
+ * Using cxagent from a script: `bun run examples/script.ts`, after `npm run examples` and after
+ * approving the calculator once (`bun run cxagent approve examples/calculator`: nothing of a
+ * plugin runs before a person approved its exact files; on a terminal, the load itself asks).
  *
  * A session loads plugins, each in its own process; `await using` stops them all at the end,
  * even when something throws.
@@ -15,7 +17,8 @@ const product = await calc.invoke("calc_multiply", { a: 6, b: 7 });
 console.log(product.output.content, "→ answer", product.output.answer);
 
 // A tool can fail on its own terms: that is a result with success:false, not an exception.
-const quotient = await calc.invoke("calc_divide", { a: 1, b: 0 });
+// calc_divide asks for a zero divisor; a script answers such questions itself (default: deny).
+const quotient = await calc.invoke("calc_divide", { a: 1, b: 0 }, { approve: ({ decision }) => (console.log(`allowing: ${decision.display}`), "once") });
 console.log(quotient.success ? quotient.output.content : `failed: ${quotient.errorMessage}`);
 
 // A call that cannot produce a result at all throws a CxError with a stable code.

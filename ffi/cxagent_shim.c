@@ -916,13 +916,13 @@ done:
   return succeeded;
 }
 
-/* gate and command answer with any JSON value, or NULL; the parent interprets it (SPEC §4.5). */
+/* gate and command answer with any JSON value, or NULL; the parent interprets it (SPEC §4.5).
+ * A reply without the member means NULL. */
 static void reply_value(buf *r, i64 id, const char *export_name, const char *member, const char *raw) {
   if (!raw) {
+    /* NULL leaves the member out, so the parent can tell it from a JSON null. */
     reply_head(r, id, 1);
-    buf_str(r, ",\"");
-    buf_str(r, member);
-    buf_str(r, "\":null}\n");
+    buf_str(r, "}\n");
     return;
   }
   json_parser p;

@@ -4,6 +4,7 @@
 export { Session, BUILTIN_TOOLS, type SessionOptions, type LoadOptions } from "./host/session.ts";
 export { Plugin, type InvokeOptions } from "./host/plugin.ts";
 export type { CallEvent } from "./host/plugin-process.ts";
+export type { Approval, Approver, GateDecision, PermissionRequest } from "./host/gate.ts";
 export { CxError, EXIT_CODES, type ErrorCode, isCxError } from "./errors.ts";
 export type { Manifest, Tool, Command } from "./protocol/manifest.ts";
 export type { JobResult } from "./protocol/result.ts";

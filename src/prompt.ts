@@ -24,12 +24,15 @@ export async function choose<T extends string>(question: string, choices: Choice
   try {
     const answer = await new Promise<T>((resolve) => {
       const onData = (data: Buffer) => {
-        const key = data.toString("utf8");
         let value: T | undefined;
-        if (key === "\r" || key === "\n") value = fallback;
-        else if (key === "\x03" || key === "\x04" || key === "\x1b") value = fallback;
-        else value = choices.find((c) => c.key.toLowerCase() === key.toLowerCase())?.value;
-        if (value === undefined) return; // any other key: keep waiting
+        let key = "";
+        // Keys typed ahead arrive together: the first one that answers wins, others are ignored.
+        for (key of data.toString("utf8")) {
+          if (key === "\r" || key === "\n" || key === "\x03" || key === "\x04" || key === "\x1b") value = fallback;
+          else value = choices.find((c) => c.key.toLowerCase() === key.toLowerCase())?.value;
+          if (value !== undefined) break;
+        }
+        if (value === undefined) return; // no key that answers: keep waiting
         stdin.off("data", onData);
         const label = choices.find((c) => c.value === value)?.label ?? value;
         process.stderr.write(`${key === "\x03" ? "^C → " : ""}${label}\n`);

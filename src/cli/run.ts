@@ -18,6 +18,8 @@ const COMMANDS: Record<string, Loader> = {
   revoke: () => import("./commands/revoke.ts") as never,
   load: () => import("./commands/load.ts") as never,
   invoke: () => import("./commands/invoke.ts") as never,
+  gate: () => import("./commands/gate.ts") as never,
+  grants: () => import("./commands/grants.ts") as never,
   instructions: () => import("./commands/instructions.ts") as never,
 };
 

@@ -8,7 +8,9 @@ import { CxError, isCxError } from "../errors.ts";
 import { describeValue } from "../protocol/issues.ts";
 import type { Manifest, Tool } from "../protocol/manifest.ts";
 import { CONTRACT_CURRENT } from "../protocol/manifest.ts";
-import { type JobResult, toJobResult } from "../protocol/result.ts";
+import { deniedResult, type JobResult, toJobResult } from "../protocol/result.ts";
+import { addGrant, hasGrant } from "../trust/grants.ts";
+import { type Approval, type Approver, decide, type GateAnswer, type GateDecision } from "./gate.ts";
 import type { Reply } from "../protocol/wire.ts";
 import { type CallEvent, DEFAULTS, PluginProcess, type ProcessHooks } from "./plugin-process.ts";
 
@@ -24,6 +26,12 @@ export interface PluginSpec {
   expected?: Manifest;
   settings: unknown;
   cwd: string;
+  /** Where grants are stored; grants are scoped to `cwd`. */
+  stateDir: string;
+  /** How long a gate may take before it counts as failed (default 500 ms). */
+  gateMs?: number;
+  /** Who decides calls that need permission when the call names nobody (default: deny). */
+  approve?: Approver | Approval;
   startupMs?: number;
   startMs?: number;
   stopMs?: number;
@@ -33,6 +41,11 @@ export interface PluginSpec {
 }
 
 export interface InvokeOptions {
+  /**
+   * Decides the call when it needs permission: a function (a prompt, a policy) or a fixed answer.
+   * Without one, such a call is denied by policy. "always" stores a grant when Always is offered.
+   */
+  approve?: Approver | Approval;
   signal?: AbortSignal;
   /** Milliseconds before the call is abandoned with E_TIMEOUT. No deadline unless given. */
   timeoutMs?: number;
@@ -146,10 +159,42 @@ export class Plugin {
     return tool;
   }
 
-  /** Runs a tool. Resolves with its JobResult (also when the tool reports success:false). */
-  async invoke(tool: string, args: unknown = {}, options: InvokeOptions = {}): Promise<JobResult> {
-    this.tool(tool);
+  /**
+   * The permission decision for a call, without making it (SPEC §7): the manifest's ceiling, the
+   * gate's narrowing for "dynamic" tools, and whether a stored grant already allows it.
+   */
+  async gate(tool: string, args: unknown = {}): Promise<GateDecision> {
+    const declared = this.tool(tool);
     const argumentsObject = requireObject(args, `arguments for ${tool}`);
+    const answer = declared.gated === "dynamic" ? await this.askGate(tool, argumentsObject) : null;
+    return decide(this.name, declared, argumentsObject, answer, (rule) => hasGrant(this.spec.stateDir, this.spec.cwd, rule));
+  }
+
+  private async askGate(tool: string, args: Record<string, unknown>): Promise<GateAnswer> {
+    const deadline = this.spec.gateMs ?? 500;
+    try {
+      const reply = await this.call((process) => process.request({ kind: "gate", tool, arguments: args }, { timeoutMs: deadline }));
+      if (!reply.ok) return { kind: "failed", why: reply.error };
+      return "gate" in reply ? { kind: "value", value: reply.gate } : { kind: "null" };
+    } catch (error) {
+      if (!(error instanceof CxError) || error.code === "E_QUARANTINED" || error.code === "E_STOPPED") throw error;
+      const why = error.code === "E_TIMEOUT" ? `it took longer than ${deadline} ms` : error.code === "E_CRASHED" ? `the plugin crashed: ${error.message.split("\n")[0]}` : error.message;
+      return { kind: "failed", why };
+    }
+  }
+
+  /**
+   * Runs a tool. Resolves with its JobResult (also when the tool reports success:false, and when
+   * permission was denied: then it never reached the plugin).
+   */
+  async invoke(tool: string, args: unknown = {}, options: InvokeOptions = {}): Promise<JobResult> {
+    const declared = this.tool(tool);
+    const argumentsObject = requireObject(args, `arguments for ${tool}`);
+    if (declared.gated !== false) {
+      const denied = await this.permit(tool, argumentsObject, options.approve ?? this.spec.approve);
+      if (denied) return denied;
+    }
+    if (options.signal?.aborted) throw new CxError("E_CANCELLED", `plugin '${this.name}': ${tool} was cancelled before it started`);
     const started = performance.now();
     const reply = await this.call(
       (process) => process.request({ kind: "invoke", tool, arguments: argumentsObject }, options),
@@ -162,6 +207,20 @@ export class Plugin {
       });
     }
     return toJobResult(reply.result as Record<string, unknown>, elapsed);
+  }
+
+  /** Settles permission for a gated call; returns the denied result, or null to go ahead. */
+  private async permit(tool: string, args: Record<string, unknown>, approve: Approver | Approval | undefined): Promise<JobResult | null> {
+    const decision = await this.gate(tool, args);
+    if (!decision.ask || decision.granted) return null;
+    if (approve === undefined) {
+      return deniedResult("policy", `${tool} was not run: it needs permission (${decision.display}) and there was no one to ask`);
+    }
+    let answer = typeof approve === "function" ? await approve({ plugin: this.name, tool, arguments: args, decision }) : approve;
+    if (answer === "always" && !decision.alwaysOffered) answer = "once";
+    if (answer === "deny") return deniedResult("user", `${tool} was not run: permission was denied`);
+    if (answer === "always") addGrant(this.spec.stateDir, this.spec.cwd, decision.rule!);
+    return null;
   }
 
   /** Stops the plugin: stop (bounded), then the process ends. Idempotent. */

@@ -14,6 +14,7 @@ import { type Folders, resolveFolders } from "../discovery/paths.ts";
 import { readSidecar } from "../discovery/sidecar.ts";
 import { type ConfirmTrust, describeTrustRequest, ensureTrusted } from "../trust/check.ts";
 import { choose, isInteractive } from "../prompt.ts";
+import type { Approval, Approver } from "./gate.ts";
 import { Plugin, type PluginSpec } from "./plugin.ts";
 
 /** Tool names the agent itself provides; no plugin may claim them (SPEC §6.4). */
@@ -40,6 +41,13 @@ export interface SessionOptions {
   onOutput?: (plugin: string, line: string) => void;
   /** Log reports a plugin makes outside a call, and host messages about it. */
   onLog?: (plugin: string, level: number, text: string) => void;
+  /**
+   * Decides calls that need permission when the call itself names nobody. Default: deny — a
+   * script decides its own prompts.
+   */
+  approve?: Approver | Approval;
+  /** How long a "dynamic" tool's gate may take before it counts as failed (default 500 ms). */
+  gateMs?: number;
   /** Extra environment variables for every plugin host this session starts. */
   env?: Record<string, string>;
   /** Deadlines, for tests and impatient scripts. */
@@ -139,6 +147,9 @@ export class Session implements AsyncDisposable {
       expected: sidecar,
       settings: options.settings ?? configured?.settings ?? {},
       cwd: this.cwd,
+      stateDir: this.folders.stateDir,
+      gateMs: this.options.gateMs,
+      approve: this.options.approve,
       startupMs: this.options.startupMs,
       startMs: this.options.startMs,
       stopMs: this.options.stopMs,

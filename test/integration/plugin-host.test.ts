@@ -18,7 +18,8 @@ async function loadError(ref: string, env: Record<string, string> = {}): Promise
 
 describe("the calculator", () => {
   test("describes, starts, runs each tool and stops", async () => {
-    await using session = await openSession();
+    // calc_add and a zero divisor ask for permission: this script allows them
+    await using session = await openSession({ approve: "once" });
     const calc = await session.load(CALCULATOR);
     expect(calc.name).toBe("calculator");
     expect(calc.tools.map((t) => [t.name, t.gated])).toEqual([
@@ -53,7 +54,7 @@ describe("the calculator", () => {
   });
 
   test("an argument that is not a number fails the call, and the plugin stays up", async () => {
-    await using session = await openSession();
+    await using session = await openSession({ approve: "once" });
     const calc = await session.load(CALCULATOR);
     const error = await calc.invoke("calc_add", { a: "two", b: 3 }).catch((e) => e);
     expect(error).toBeInstanceOf(CxError);

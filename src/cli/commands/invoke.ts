@@ -6,6 +6,7 @@ import type { JobResult } from "../../protocol/result.ts";
 import { globalOptions, pluginArg } from "../_args.ts";
 import type { CommandResult } from "../_output.ts";
 import { openSession } from "../_session.ts";
+import { cliApprover } from "../_approve.ts";
 
 export default defineCommand({
   meta: { name: "invoke", description: "Call one of a plugin's tools" },
@@ -34,7 +35,7 @@ export default defineCommand({
     };
     let result: JobResult;
     try {
-      result = await plugin.invoke(args.tool, input, { timeoutMs, signal: interrupted.signal, onEvent });
+      result = await plugin.invoke(args.tool, input, { timeoutMs, signal: interrupted.signal, onEvent, approve: cliApprover(args.allow === true) });
     } catch (error) {
       if (jsonl && error instanceof CxError) {
         process.stdout.write(JSON.stringify({ ok: false, result: null, error: error.toJSON() }) + "\n");
@@ -46,10 +47,17 @@ export default defineCommand({
       process.off("SIGINT", onSigint);
     }
     const envelope = { ok: true, result, error: null };
-    const exitCode = result.success ? 0 : 1;
+    const exitCode = result.permissionDenied ? 4 : result.success ? 0 : 1;
     if (jsonl) {
       process.stdout.write(JSON.stringify(envelope) + "\n");
       return { json: undefined, exitCode };
+    }
+    if (result.permissionDenied) {
+      if (!options.json) {
+        const how = result.decidedBy === "policy" ? "\nhint: there was no terminal to ask on; pass --allow to allow this one call" : "";
+        process.stderr.write(`${result.errorMessage}${how}\n`);
+      }
+      return { json: envelope, exitCode };
     }
     if (!result.success && result.errorMessage && !options.json) process.stderr.write(`${args.tool} failed: ${result.errorMessage}\n`);
     return { json: envelope, text: contentOf(result), exitCode };

@@ -1,0 +1,30 @@
+/**
+ * How the CLI decides calls that need permission (SPEC §9): ask on a terminal; without one, allow
+ * only with --allow (the display goes to stderr so the log shows what was allowed), else deny.
+ */
+import type { Approver } from "../host/gate.ts";
+import { type Choice, choose, isInteractive } from "../prompt.ts";
+
+export function cliApprover(allow: boolean): Approver | undefined {
+  if (isInteractive()) return promptApprover;
+  if (allow) {
+    return ({ decision }) => {
+      process.stderr.write(`allowed by --allow: ${decision.display}\n`);
+      return "once";
+    };
+  }
+  return undefined;
+}
+
+const promptApprover: Approver = async ({ decision }) => {
+  const choices: Choice<"once" | "always" | "deny">[] = [
+    { key: "o", label: "allow once", value: "once" },
+    ...(decision.alwaysOffered ? [{ key: "a", label: "always", value: "always" as const }] : []),
+    { key: "d", label: "deny", value: "deny" },
+  ];
+  const legend = decision.alwaysOffered
+    ? `o = allow once, a = always allow ${decision.rule} in this project, d = deny`
+    : "o = allow once, d = deny";
+  process.stderr.write(`${decision.display}\n${legend}\n`);
+  return choose("Allow this call?", choices, "deny");
+};

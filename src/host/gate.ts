@@ -1,0 +1,76 @@
+/**
+ * The per-call permission decision (SPEC §7). The manifest's `gated` is the ceiling; a "dynamic"
+ * tool's gate export may only narrow beneath it. The plugin's `display` is wording, never scope:
+ * the host builds the rule itself, and a gate that fails in any way asks, with no Always.
+ */
+import { preview } from "../protocol/issues.ts";
+import type { Tool } from "../protocol/manifest.ts";
+import { ruleFor } from "../trust/grants.ts";
+
+export interface GateDecision {
+  /** Whether a person (or the caller's policy) must allow this call. */
+  ask: boolean;
+  /** What to show when asking. */
+  display: string | null;
+  /** Whether "Always" may be offered (and a stored grant may answer). */
+  alwaysOffered: boolean;
+  /** The rule an Always grant would store: `plugin <name> tool <tool>`. */
+  rule: string | null;
+  source: "manifest" | "gate" | "gate-failed";
+  /** Whether a stored grant already allows it in this project. */
+  granted: boolean;
+}
+
+/** What the gate export answered, as the plugin host relayed it. */
+export type GateAnswer = { kind: "null" } | { kind: "value"; value: unknown } | { kind: "failed"; why: string };
+
+export function genericDisplay(plugin: string, tool: string, args: unknown): string {
+  const shown = JSON.stringify(args);
+  return `${plugin} wants to run ${tool}${shown && shown !== "{}" ? ` with ${preview(shown, 200)}` : ""}`;
+}
+
+/**
+ * Decides from the manifest and, for "dynamic" tools, the gate's answer. `granted` tells whether
+ * a stored grant exists for the rule in this project.
+ */
+export function decide(plugin: string, tool: Tool, args: unknown, answer: GateAnswer | null, granted: (rule: string) => boolean): GateDecision {
+  const rule = ruleFor(plugin, tool.name);
+  if (tool.gated === false) return { ask: false, display: null, alwaysOffered: false, rule: null, source: "manifest", granted: false };
+  if (tool.gated === true) {
+    const alwaysOffered = tool.alwaysAskable;
+    return { ask: true, display: genericDisplay(plugin, tool.name, args), alwaysOffered, rule, source: "manifest", granted: alwaysOffered && granted(rule) };
+  }
+  const failed = (why: string): GateDecision => ({
+    ask: true,
+    display: `${genericDisplay(plugin, tool.name, args)} — its permission check did not answer (${why}), so it cannot be allowed for always`,
+    alwaysOffered: false,
+    rule,
+    source: "gate-failed",
+    granted: false,
+  });
+  if (!answer) return failed("no answer");
+  if (answer.kind === "failed") return failed(answer.why);
+  if (answer.kind === "null") return { ask: false, display: null, alwaysOffered: false, rule: null, source: "gate", granted: false };
+  const value = answer.value;
+  if (value === null) return failed("it returned JSON null, which is not NULL");
+  if (typeof value !== "object" || Array.isArray(value)) return failed(`it returned ${Array.isArray(value) ? "an array" : typeof value}, not an object`);
+  const { display, alwaysAskable } = value as { display?: unknown; alwaysAskable?: unknown };
+  if (typeof display !== "string") return failed("its answer has no string display");
+  if (alwaysAskable !== undefined && typeof alwaysAskable !== "boolean") return failed("its alwaysAskable is not a boolean");
+  // alwaysAskable only narrows: the manifest's false stays false.
+  const alwaysOffered = tool.alwaysAskable && alwaysAskable !== false;
+  return { ask: true, display, alwaysOffered, rule, source: "gate", granted: alwaysOffered && granted(rule) };
+}
+
+/** How a call that needs permission was answered. */
+export type Approval = "once" | "always" | "deny";
+
+export interface PermissionRequest {
+  plugin: string;
+  tool: string;
+  arguments: Record<string, unknown>;
+  decision: GateDecision;
+}
+
+/** Decides a call that needs permission: a person at a prompt, or a script's own policy. */
+export type Approver = (request: PermissionRequest) => Approval | Promise<Approval>;

@@ -1,0 +1,156 @@
+/**
+ * Per-call permission (SPEC §7) through the library: every row of the table with a real gate.
+ */
+import { describe, expect, test } from "bun:test";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import type { GateDecision, PermissionRequest } from "../../src/index.ts";
+import { readGrants } from "../../src/trust/grants.ts";
+import { CALCULATOR, fixture, freeCounts, openSession, tempDir, until } from "../helpers.ts";
+
+const RULE = (tool: string) => `plugin gates tool ${tool}`;
+
+describe("the decision", () => {
+  const rows: [string, Partial<GateDecision>, string][] = [
+    ["manifest_false", { ask: false, display: null, alwaysOffered: false, rule: null, source: "manifest" }, ""],
+    ["manifest_true", { ask: true, alwaysOffered: true, rule: RULE("manifest_true"), source: "manifest" }, 'gates wants to run manifest_true with {"x":1}'],
+    ["manifest_true_narrow", { ask: true, alwaysOffered: false, source: "manifest" }, ""],
+    ["null_gate", { ask: false, display: null, alwaysOffered: false, rule: null, source: "gate" }, ""],
+    ["asks", { ask: true, display: "asks about these arguments", alwaysOffered: true, rule: RULE("asks"), source: "gate" }, ""],
+    ["asks_narrow", { ask: true, display: "a sharp edge", alwaysOffered: false, source: "gate" }, ""],
+    ["widen", { ask: true, display: "trying to widen", alwaysOffered: false, source: "gate" }, ""],
+    ["json_null", { ask: true, alwaysOffered: false, rule: RULE("json_null"), source: "gate-failed" }, "it returned JSON null"],
+    ["garbage", { ask: true, alwaysOffered: false, source: "gate-failed" }, "returned invalid JSON"],
+    ["non_object", { ask: true, alwaysOffered: false, source: "gate-failed" }, "it returned an array, not an object"],
+    ["no_display", { ask: true, alwaysOffered: false, source: "gate-failed" }, "its answer has no string display"],
+    ["bad_always", { ask: true, alwaysOffered: false, source: "gate-failed" }, "its alwaysAskable is not a boolean"],
+  ];
+  test.each(rows)("%s", async (tool, expected, display) => {
+    await using session = await openSession();
+    const gates = await session.load(fixture("gates"));
+    const decision = await gates.gate(tool, { x: 1 });
+    expect(decision).toMatchObject({ ...expected, granted: false });
+    if (display) expect(decision.display).toContain(display);
+    if (decision.source === "gate-failed") expect(decision.display).toContain("gates wants to run " + tool);
+  });
+
+  test("a gate past its deadline asks with no Always; its late answer is freed and dropped", async () => {
+    using dir = tempDir();
+    const log = join(dir.path, "frees");
+    await using session = await openSession({ gateMs: 200, env: { CXAGENT_FX_FREE_LOG: log } });
+    const gates = await session.load(fixture("gates"));
+    const decision = await gates.gate("sleeps", { ms: 600 });
+    expect(decision).toMatchObject({ ask: true, alwaysOffered: false, source: "gate-failed" });
+    expect(decision.display).toContain("it took longer than 200 ms");
+    // describe + start + the late gate answer: each returned string freed exactly once
+    await until(() => freeCounts(log).returned === 3, 5000, "the late gate answer");
+    expect(freeCounts(log)).toEqual({ returned: 3, freed: 3 });
+  });
+
+  test("a gate that segfaults: ask with no Always; the next call starts a fresh plugin host and works", async () => {
+    await using session = await openSession();
+    const gates = await session.load(fixture("gates"));
+    const first = gates.pid;
+    const decision = await gates.gate("segfault");
+    expect(decision).toMatchObject({ ask: true, alwaysOffered: false, source: "gate-failed" });
+    expect(decision.display).toContain("the plugin crashed");
+    expect(decision.display).toContain("SIGSEGV");
+    expect((await gates.invoke("manifest_false", { after: "crash" })).output.arguments).toEqual({ after: "crash" });
+    expect(gates.pid).not.toBe(first);
+  });
+
+  test("the calculator's calc_divide asks only for a zero divisor", async () => {
+    await using session = await openSession();
+    const calc = await session.load(CALCULATOR);
+    expect((await calc.gate("calc_divide", { a: 1, b: 2 })).ask).toBe(false);
+    expect(await calc.gate("calc_divide", { a: 7, b: 0 })).toMatchObject({ ask: true, display: "calc_divide: divide 7 by zero", source: "gate" });
+  });
+});
+
+describe("concurrency", () => {
+  test("a gate stuck for 10 s delays nothing but its own decision: 20 invokes finish meanwhile", async () => {
+    await using session = await openSession({ gateMs: 30_000 });
+    const gates = await session.load(fixture("gates"));
+    let gateSettled = false;
+    const stuck = gates.gate("sleeps", { ms: 10_000 }).finally(() => (gateSettled = true));
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => gates.invoke("manifest_false", { i })));
+    expect(results.map((r) => r.output.arguments)).toEqual(Array.from({ length: 20 }, (_, i) => ({ i })));
+    expect(gateSettled).toBe(false);
+    await session.close();
+    await stuck.catch(() => {});
+  });
+
+  test("gates for many calls are asked at once", async () => {
+    await using session = await openSession({ gateMs: 20_000 });
+    const gates = await session.load(fixture("gates"));
+    const decisions = await Promise.all(Array.from({ length: 6 }, () => gates.gate("together", { n: 6 })));
+    expect(decisions.map((d) => d.display)).toEqual(Array(6).fill("all arrived"));
+  });
+});
+
+describe("approval of a gated call", () => {
+  test("without an approver the call is denied by policy and never reaches invoke", async () => {
+    await using session = await openSession();
+    const gates = await session.load(fixture("gates"));
+    const result = await gates.invoke("manifest_true", { x: 1 });
+    expect(result).toMatchObject({ success: false, permissionDenied: true, decidedBy: "policy" });
+    expect(result.output.arguments).toBeUndefined(); // the echo never happened
+  });
+
+  test("once, deny, and always — which stores a grant that later calls honour without asking", async () => {
+    using dir = tempDir();
+    const project = join(dir.path, "project");
+    mkdirSync(project);
+    const state = join(dir.path, "state");
+    await using session = await openSession({ cwd: project, stateDir: state });
+    const gates = await session.load(fixture("gates"));
+    const asked: PermissionRequest[] = [];
+    const answer = (a: "once" | "always" | "deny") => (request: PermissionRequest) => {
+      asked.push(request);
+      return a;
+    };
+    expect((await gates.invoke("asks", { n: 1 }, { approve: answer("once") })).output.arguments).toEqual({ n: 1 });
+    expect(await gates.invoke("asks", { n: 2 }, { approve: answer("deny") })).toMatchObject({ permissionDenied: true, decidedBy: "user" });
+    expect(readGrants(state)).toEqual([]);
+    expect((await gates.invoke("asks", { n: 3 }, { approve: answer("always") })).success).toBe(true);
+    expect(readGrants(state)).toEqual([{ scope: project, rule: RULE("asks"), grantedAt: expect.any(String) }]);
+    expect(asked.map((r) => [r.tool, r.decision.display])).toEqual(Array(3).fill(["asks", "asks about these arguments"]));
+    // the grant answers from now on: no approver needed
+    expect((await gates.invoke("asks", { n: 4 })).output.arguments).toEqual({ n: 4 });
+    expect((await gates.gate("asks")).granted).toBe(true);
+  });
+
+  test("Always is not stored where it is not offered", async () => {
+    using dir = tempDir();
+    const state = join(dir.path, "state");
+    await using session = await openSession({ stateDir: state });
+    const gates = await session.load(fixture("gates"));
+    expect((await gates.invoke("widen", {}, { approve: "always" })).success).toBe(true);
+    expect((await gates.invoke("json_null", {}, { approve: "always" })).success).toBe(true);
+    expect(readGrants(state)).toEqual([]);
+  });
+
+  test("a grant is scoped to its project folder and to its plugin's name", async () => {
+    using dir = tempDir();
+    const state = join(dir.path, "state");
+    const [one, two] = ["one", "two"].map((p) => join(dir.path, p));
+    for (const p of [one!, two!]) mkdirSync(p);
+    {
+      await using session = await openSession({ cwd: one, stateDir: state });
+      const gates = await session.load(fixture("gates"));
+      await gates.invoke("manifest_true", {}, { approve: "always" });
+      expect((await gates.invoke("manifest_true")).success).toBe(true);
+    }
+    {
+      await using session = await openSession({ cwd: two, stateDir: state });
+      const gates = await session.load(fixture("gates"));
+      expect((await gates.invoke("manifest_true")).permissionDenied).toBe(true);
+    }
+    {
+      // another plugin declaring the same tool name starts from no permission
+      await using session = await openSession({ cwd: one, stateDir: state });
+      const twin = await session.load(fixture("gated-twin"));
+      expect(await twin.invoke("manifest_true")).toMatchObject({ permissionDenied: true, decidedBy: "policy" });
+    }
+  });
+});
