@@ -1261,10 +1261,17 @@ static void *pool_thread(void *unused) {
         g_idle--;
         unlock(&g_pool_mu);
       } else if (threads > 2) {
+        /* One thread above the parent's limit stays free to read a stop request. */
         buf m = {0};
-        buf_str(&m, "worker pool grew to ");
-        buf_i64(&m, threads);
-        buf_str(&m, threads == g_cap ? " threads, its cap: calls beyond this many at once are refused" : " threads: that many calls are running at once");
+        if (threads == g_cap) {
+          buf_str(&m, "the worker pool reached its cap: ");
+          buf_i64(&m, threads - 1);
+          buf_str(&m, " calls are running at once; more wait until one finishes");
+        } else {
+          buf_str(&m, "the worker pool grew to ");
+          buf_i64(&m, threads);
+          buf_str(&m, " threads");
+        }
         emit(EV_LOG, "0", threads == g_cap ? 3 : 1, m.p ? m.p : "");
         buf_free(&m);
       }

@@ -36,6 +36,9 @@ try {
   step("add: gated, so without a terminal to ask on it needs --allow", ["invoke", "examples/calculator", "calc_add", "--args", '{"a": 2, "b": 3}', "--allow"]);
   step("divide: asks only when the divisor is zero", ["invoke", "examples/calculator", "calc_divide", "--args", '{"a": 1, "b": 3}']);
   step("the same call as JSON, for pipelines", ["invoke", "examples/calculator", "calc_divide", "--args", '{"a": 22, "b": 7}', "--json"]);
+  const reporter = Bun.spawnSync([process.execPath, "src/cli/main.ts", "describe", "examples/reporter", "--json"], { cwd: root, env });
+  step("approve the reporter example", ["approve", "examples/reporter", "--hash", JSON.parse(reporter.stdout.toString()).hash]);
+  step("a call that reports while it runs: each report a JSON line, then the result", ["invoke", "examples/reporter", "reporter_count", "--args", '{"to": 5, "delayMs": 100}', "--jsonl"]);
 } finally {
   rmSync(state, { recursive: true, force: true });
 }

@@ -44,6 +44,9 @@ export type CallEvent =
 
 export interface RequestOptions {
   timeoutMs?: number;
+  /** Each progress report restarts the timeout, up to `maxMs` in all (default 10 × timeoutMs). */
+  resetOnProgress?: boolean;
+  maxMs?: number;
   signal?: AbortSignal;
   onEvent?: (event: CallEvent) => void;
 }
@@ -240,17 +243,35 @@ export class PluginProcess {
         options.signal?.removeEventListener("abort", onAbort);
       };
       this.pending.set(id, { kind: body.kind, what, line, resolve, reject, onEvent: options.onEvent, cleanup });
+      let onEvent = options.onEvent;
       if (options.timeoutMs !== undefined) {
-        timer = setTimeout(() => {
-          this.abandon(
-            id,
-            new CxError("E_TIMEOUT", `plugin '${this.label}': ${what} did not answer within ${options.timeoutMs} ms`, {
-              hint: "the native call runs on and its late answer will be discarded; give a longer --timeout if it needs more time",
-            }),
-          );
-        }, options.timeoutMs);
+        const timeoutMs = options.timeoutMs;
+        const began = performance.now();
+        const capMs = options.maxMs ?? timeoutMs * 10;
+        const arm = (ms: number, why: string) => {
+          if (timer) clearTimeout(timer);
+          timer = setTimeout(() => {
+            this.abandon(
+              id,
+              new CxError("E_TIMEOUT", `plugin '${this.label}': ${what} ${why}`, {
+                hint: "the native call runs on and its late answer will be discarded; give a longer --timeout if it needs more time",
+              }),
+            );
+          }, ms);
+        };
+        arm(Math.min(timeoutMs, capMs), options.resetOnProgress ? `reported no progress for ${timeoutMs} ms` : `did not answer within ${timeoutMs} ms`);
+        if (options.resetOnProgress) {
+          onEvent = (event) => {
+            if (event.type === "progress") {
+              const left = capMs - (performance.now() - began);
+              arm(Math.min(timeoutMs, Math.max(left, 0)), left < timeoutMs ? `did not finish within its cap of ${capMs} ms` : `reported no progress for ${timeoutMs} ms`);
+            }
+            options.onEvent?.(event);
+          };
+        }
       }
       options.signal?.addEventListener("abort", onAbort, { once: true });
+      this.pending.get(id)!.onEvent = onEvent;
       if (full) {
         this.queue.push(id);
         this.watchQueue();

@@ -37,6 +37,7 @@ export interface PluginSpec {
   stopMs?: number;
   pollMs?: number;
   poolCap?: number;
+  stuckMs?: number;
   env?: Record<string, string>;
 }
 
@@ -49,6 +50,9 @@ export interface InvokeOptions {
   signal?: AbortSignal;
   /** Milliseconds before the call is abandoned with E_TIMEOUT. No deadline unless given. */
   timeoutMs?: number;
+  /** Each progress report restarts the timeout, up to `maxMs` in all (default 10 × timeoutMs). */
+  resetOnProgress?: boolean;
+  maxMs?: number;
   onEvent?: (event: CallEvent) => void;
 }
 
@@ -66,6 +70,7 @@ export class Plugin {
   private readonly counted = new WeakSet<PluginProcess>();
   private quarantine: CxError | null = null;
   private stopped = false;
+  private deliberate = false;
   private exportsValue: string[] = [];
   private timingsValue = { spawnAt: 0, phases: [] as { name: string; at: number }[], readyAt: 0, startedAt: 0 };
 
@@ -99,6 +104,7 @@ export class Plugin {
       startupMs: spec.startupMs,
       pollMs: spec.pollMs,
       poolCap: spec.poolCap,
+      stuckMs: spec.stuckMs,
       env: spec.env,
       ...hooks,
     });
@@ -223,6 +229,19 @@ export class Plugin {
     return null;
   }
 
+  /**
+   * Replaces the plugin host with a fresh one (spawn, handshake, describe, attach, start): the way
+   * out when calls are stuck in native code, which cannot be interrupted. Pending calls fail.
+   */
+  async restart(): Promise<void> {
+    if (this.stopped) throw new CxError("E_STOPPED", `plugin '${this.name}' has been stopped`);
+    const old = this.process;
+    this.process = null;
+    this.deliberate = true;
+    if (old) await old.kill();
+    await this.running();
+  }
+
   /** Stops the plugin: stop (bounded), then the process ends. Idempotent. */
   async stop(): Promise<void> {
     this.stopped = true;
@@ -248,14 +267,15 @@ export class Plugin {
     if (this.stopped) throw new CxError("E_STOPPED", `plugin '${this.name}' has been stopped`);
     if (this.quarantine) throw this.quarantine;
     if (this.process?.alive) return this.process;
-    this.starting ??= this.restart().finally(() => {
+    this.starting ??= this.relaunch().finally(() => {
       this.starting = null;
     });
     return this.starting;
   }
 
-  private async restart(): Promise<PluginProcess> {
-    this.hooks.onLog?.(3, `restarting plugin '${this.name}' after its plugin host ended`);
+  private async relaunch(): Promise<PluginProcess> {
+    this.hooks.onLog?.(this.deliberate ? 2 : 3, `starting a new plugin host for '${this.name}'${this.deliberate ? "" : " after the last one ended"}`);
+    this.deliberate = false;
     const previous = this.manifestValue;
     const { process } = await Plugin.launch(this.spec, this.hooks, (described) => {
       if (JSON.stringify(described) !== JSON.stringify(previous)) {

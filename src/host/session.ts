@@ -50,6 +50,10 @@ export interface SessionOptions {
   gateMs?: number;
   /** Extra environment variables for every plugin host this session starts. */
   env?: Record<string, string>;
+  /** At most this many calls of one plugin in native code at once (default 16). */
+  poolCap?: number;
+  /** When every one of those has run this long, further calls fail at once with E_BUSY (default 1000 ms). */
+  stuckMs?: number;
   /** Deadlines, for tests and impatient scripts. */
   startupMs?: number;
   startMs?: number;
@@ -154,6 +158,8 @@ export class Session implements AsyncDisposable {
       startMs: this.options.startMs,
       stopMs: this.options.stopMs,
       pollMs: this.options.pollMs,
+      poolCap: this.options.poolCap,
+      stuckMs: this.options.stuckMs,
       env: this.options.env,
     };
     const plugin = await Plugin.start(spec, this.hooksFor(sidecar.name), (described) => {

@@ -7,6 +7,7 @@ import { globalOptions, pluginArg } from "../_args.ts";
 import type { CommandResult } from "../_output.ts";
 import { openSession } from "../_session.ts";
 import { cliApprover } from "../_approve.ts";
+import { progressView } from "../_progress.ts";
 
 export default defineCommand({
   meta: { name: "invoke", description: "Call one of a plugin's tools" },
@@ -30,8 +31,10 @@ export default defineCommand({
     const interrupted = new AbortController();
     const onSigint = () => interrupted.abort();
     process.once("SIGINT", onSigint);
+    const view = jsonl ? null : progressView(plugin.name, options.verbose);
     const onEvent = (event: CallEvent) => {
       if (jsonl) process.stdout.write(JSON.stringify({ event: event.type, ...withoutType(event) }) + "\n");
+      view?.onEvent(event);
     };
     let result: JobResult;
     try {
@@ -45,6 +48,7 @@ export default defineCommand({
       throw error;
     } finally {
       process.off("SIGINT", onSigint);
+      view?.finish();
     }
     const envelope = { ok: true, result, error: null };
     const exitCode = result.permissionDenied ? 4 : result.success ? 0 : 1;
