@@ -32,12 +32,14 @@ typedef union { char bytes[64]; long long align; } shim_cond_t;
 typedef unsigned long shim_thread_t;
 typedef unsigned int shim_key_t;
 struct shim_pollfd { int fd; short events; short revents; };
+struct shim_timespec { long tv_sec; long tv_nsec; };
 
 #define SHIM_EINTR 4
 #define SHIM_EAGAIN 11
 #define SHIM_POLLIN 1
 #define SHIM_POLLOUT 4
 #define SHIM_O_RDONLY 0
+#define SHIM_CLOCK_REALTIME 0
 
 /* The libc entry points the shim uses, in the order shim_imports() receives them. */
 #define SHIM_IMPORT_LIST(X)                                                          \
@@ -60,7 +62,9 @@ struct shim_pollfd { int fd; short events; short revents; };
   X(int, pthread_mutex_unlock, (shim_mutex_t *))                                     \
   X(int, pthread_cond_init, (shim_cond_t *, const void *))                           \
   X(int, pthread_cond_wait, (shim_cond_t *, shim_mutex_t *))                         \
-  X(int, pthread_cond_broadcast, (shim_cond_t *))
+  X(int, pthread_cond_broadcast, (shim_cond_t *))                                   \
+  X(int, pthread_cond_timedwait, (shim_cond_t *, shim_mutex_t *, const struct shim_timespec *)) \
+  X(int, clock_gettime, (int, struct shim_timespec *))
 
 #define SHIM_DECLARE(ret, name, args) static ret(*x_##name) args;
 SHIM_IMPORT_LIST(SHIM_DECLARE)
@@ -118,6 +122,7 @@ static call *g_active;
 static int g_threads, g_idle, g_cap;
 static int g_exit_requested, g_exit_code;
 static int g_poll_state; /* 0 not started, 1 running, 2 asked to end, 3 ended */
+static i64 g_child_seq, g_child_acked; /* register_child: sent and confirmed, under g_pool_mu */
 
 /* Counters for tests and diagnostics, read with shim_stat(). */
 enum { STAT_DROPPED, STAT_EVENTS, STAT_REPLIES, STAT_THREADS, STAT_FREES, STAT_BAD_REQUESTS, STAT_COUNT };
@@ -759,6 +764,10 @@ static int read_start_time(i64 pid, buf *out) {
   return 1;
 }
 
+/* Records a process the plugin started: the parent writes it to the session record and confirms
+ * with an "ack" request, which this waits for (at most 5 s), so the record is on disk before
+ * register_child returns. Before the pool serves (during attach) nobody could read the
+ * confirmation, so the event goes out unconfirmed. */
 static void host_register_child(i64 pid) {
   if (pid <= 0) return;
   buf start = {0};
@@ -767,15 +776,31 @@ static void host_register_child(i64 pid) {
     emit(EV_LOG, "0", 3, "register_child: that process does not exist (or has already exited); nothing was recorded");
     return;
   }
+  lock(&g_pool_mu);
+  i64 seq = ++g_child_seq;
+  int serving = g_threads > 0;
+  unlock(&g_pool_mu);
   buf line = {0};
   buf_str(&line, "{\"event\":\"child\",\"pid\":");
   buf_i64(&line, pid);
   buf_str(&line, ",\"startTime\":\"");
   buf_put(&line, start.p, start.n);
-  buf_str(&line, "\"}\n");
+  buf_str(&line, "\",\"ack\":");
+  buf_i64(&line, serving ? seq : 0);
+  buf_str(&line, "}\n");
   write_line(&line);
   buf_free(&line);
   buf_free(&start);
+  if (!serving) return;
+  struct shim_timespec deadline;
+  x_clock_gettime(SHIM_CLOCK_REALTIME, &deadline);
+  deadline.tv_sec += 5;
+  int timed_out = 0;
+  lock(&g_pool_mu);
+  while (g_child_acked < seq && !g_exit_requested && !timed_out)
+    timed_out = x_pthread_cond_timedwait(&g_pool_cv, &g_pool_mu, &deadline) != 0 && g_child_acked < seq;
+  unlock(&g_pool_mu);
+  if (timed_out) emit(EV_LOG, "0", 3, "register_child: the parent did not confirm the record within 5 s");
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1059,9 +1084,9 @@ static void bad_request(const char *why, const char *line, size_t n) {
 }
 
 static void handle(const char *line, size_t n) {
-  enum { F_ID, F_KIND, F_TOOL, F_ARGS, F_CONTEXT, F_NAME, F_TEXT, F_COUNT };
+  enum { F_ID, F_KIND, F_TOOL, F_ARGS, F_CONTEXT, F_NAME, F_TEXT, F_SEQ, F_COUNT };
   json_field f[F_COUNT] = {{"id", 0, 0},      {"kind", 0, 0}, {"tool", 0, 0}, {"arguments", 0, 0},
-                           {"context", 0, 0}, {"name", 0, 0}, {"text", 0, 0}};
+                           {"context", 0, 0}, {"name", 0, 0}, {"text", 0, 0}, {"seq", 0, 0}};
   json_parser p;
   buf req = {0}, kind = {0}, a = {0}, b = {0}, r = {0};
   i64 id = -1;
@@ -1080,7 +1105,17 @@ static void handle(const char *line, size_t n) {
     bad_request("no positive integer id or no kind", line, n);
     goto done;
   }
-  if (str_is(kind.p, kind.n, "invoke") || str_is(kind.p, kind.n, "gate")) {
+  if (str_is(kind.p, kind.n, "ack")) {
+    /* the parent recorded a registered child: wake register_child (no reply) */
+    buf seq = {0};
+    field_copy(&seq, &req, &f[F_SEQ], "");
+    i64 n = seq.p ? parse_call_id(seq.p) : -1;
+    buf_free(&seq);
+    lock(&g_pool_mu);
+    if (n > g_child_acked) g_child_acked = n;
+    x_pthread_cond_broadcast(&g_pool_cv);
+    unlock(&g_pool_mu);
+  } else if (str_is(kind.p, kind.n, "invoke") || str_is(kind.p, kind.n, "gate")) {
     int is_invoke = kind.p[0] == 'i';
     field_string(&a, &req, &f[F_TOOL]);
     field_copy(&b, &req, &f[F_ARGS], "{}");

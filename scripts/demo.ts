@@ -39,6 +39,10 @@ try {
   const reporter = Bun.spawnSync([process.execPath, "src/cli/main.ts", "describe", "examples/reporter", "--json"], { cwd: root, env });
   step("approve the reporter example", ["approve", "examples/reporter", "--hash", JSON.parse(reporter.stdout.toString()).hash]);
   step("a call that reports while it runs: each report a JSON line, then the result", ["invoke", "examples/reporter", "reporter_count", "--args", '{"to": 5, "delayMs": 100}', "--jsonl"]);
+  const spawner = Bun.spawnSync([process.execPath, "src/cli/main.ts", "describe", "examples/spawner", "--json"], { cwd: root, env });
+  step("approve the spawner example", ["approve", "examples/spawner", "--hash", JSON.parse(spawner.stdout.toString()).hash]);
+  step("a plugin with a helper process of its own, registered so it never outlives the session", ["invoke", "examples/spawner", "spawner_ping", "--args", '{"text": "hello, helper"}']);
+  step("nothing is left behind to reap", ["reap"]);
 } finally {
   rmSync(state, { recursive: true, force: true });
 }

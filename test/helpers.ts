@@ -99,11 +99,11 @@ export async function until(check: () => boolean | Promise<boolean>, ms = 10_000
   }
 }
 
-/** True while a process with this pid exists. */
+/** True while a process with this pid exists and is not a zombie waiting to be collected. */
 export function alive(pid: number): boolean {
   try {
-    process.kill(pid, 0);
-    return true;
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
   } catch {
     return false;
   }

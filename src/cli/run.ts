@@ -20,6 +20,7 @@ const COMMANDS: Record<string, Loader> = {
   invoke: () => import("./commands/invoke.ts") as never,
   gate: () => import("./commands/gate.ts") as never,
   grants: () => import("./commands/grants.ts") as never,
+  reap: () => import("./commands/reap.ts") as never,
   instructions: () => import("./commands/instructions.ts") as never,
 };
 

@@ -21,6 +21,8 @@ import * as v from "valibot";
 import { closeSync } from "node:fs";
 import { readLines } from "./lines.ts";
 import { sealedCopy } from "./memfd.ts";
+import { groupMembers } from "../reaper/proc.ts";
+import { type Target, terminate } from "../reaper/terminate.ts";
 import { hostCommand } from "./self.ts";
 
 export const DEFAULTS = {
@@ -35,7 +37,8 @@ export const DEFAULTS = {
   stderrTailLines: 30,
 };
 
-type RequestBody = Request extends infer R ? (R extends { id: number } ? Omit<R, "id"> : never) : never;
+type AnyBody = Request extends infer R ? (R extends { id: number } ? Omit<R, "id"> : never) : never;
+type RequestBody = Exclude<AnyBody, { kind: "ack" }>;
 
 export type CallEvent =
   | { type: "progress"; percent: number; text: string }
@@ -62,7 +65,12 @@ export interface ProcessHooks {
   /** A log report with no call (id 0), or a message from the host itself. */
   onLog?: (level: number, text: string) => void;
   onSubmit?: (submit: { goal?: unknown; wantResult?: unknown }) => void;
+  /** The plugin host was spawned (before anything else happens). */
+  onSpawn?: (pid: number) => void;
+  /** The plugin registered a process; it is confirmed to the plugin once this returns. */
   onChild?: (child: { pid: number; startTime: string }) => void;
+  /** These processes (the host, its registered children) have ended and need no reaping. */
+  onGone?: (pids: number[]) => void;
 }
 
 export interface SpawnOptions extends ProcessHooks {
@@ -133,6 +141,8 @@ export class PluginProcess {
   private exit: ExitInfo | null = null;
   private closing = false;
   private startup: ((line: StartupLine | CxError) => void) | null = null;
+  /** Processes the plugin registered. */
+  private readonly children: Target[] = [];
 
   private constructor(options: SpawnOptions) {
     this.label = options.label;
@@ -155,6 +165,7 @@ export class PluginProcess {
     }) as Subprocess<"pipe", "pipe", "pipe">;
     if (sealed !== null) closeSync(sealed);
     this.pid = this.proc.pid;
+    this.hooks.onSpawn?.(this.pid);
     const protocol = this.readProtocol();
     void this.readStderr();
     this.exited = this.proc.exited.then(async () => {
@@ -165,6 +176,9 @@ export class PluginProcess {
       await within(protocol, 250);
       this.exit = exit;
       this.failAll(exit);
+      // What the plugin registered dies with its host: whatever is left is ended now.
+      await terminate(this.children, DEFAULTS.graceMs, new Set([this.pid]));
+      this.hooks.onGone?.([this.pid, ...this.children.map((c) => c.pid)]);
       return exit;
     });
   }
@@ -276,20 +290,29 @@ export class PluginProcess {
         this.queue.push(id);
         this.watchQueue();
       } else {
-        this.send(id);
+        this.transmit(id);
       }
     });
   }
 
-  private send(id: number) {
+  private transmit(id: number) {
     const p = this.pending.get(id);
     if (!p) return;
     this.unanswered.set(id, performance.now());
+    this.write(p.line);
+  }
+
+  /** A request that gets no reply. */
+  private send(body: { kind: "ack"; seq: number }) {
+    this.write(JSON.stringify({ id: this.nextId++, ...body }) + "\n");
+  }
+
+  private write(line: string) {
     try {
-      this.proc.stdin.write(p.line);
+      this.proc.stdin.write(line);
       this.proc.stdin.flush();
     } catch {
-      // the host is gone; its exit handler fails this call with the cause
+      // the host is gone; its exit handler fails pending calls with the cause
     }
   }
 
@@ -297,7 +320,7 @@ export class PluginProcess {
   private drainQueue() {
     while (this.queue.length && this.unanswered.size < this.poolCap) {
       const id = this.queue.shift()!;
-      if (this.pending.has(id)) this.send(id);
+      if (this.pending.has(id)) this.transmit(id);
     }
     if (!this.queue.length && this.queueTimer) {
       clearTimeout(this.queueTimer);
@@ -384,9 +407,10 @@ export class PluginProcess {
     }
     await this.exited;
     // Whatever is still in the host's process group was started by the plugin and outlived it.
-    if (this.signalGroup("SIGTERM")) {
-      await Bun.sleep(Math.min(graceMs, 500));
-      this.signalGroup("SIGKILL");
+    if (groupMembers(this.pid).length && this.signalGroup("SIGTERM")) {
+      const deadline = performance.now() + graceMs;
+      while (groupMembers(this.pid).length && performance.now() < deadline) await Bun.sleep(10);
+      if (groupMembers(this.pid).length) this.signalGroup("SIGKILL");
     }
   }
 
@@ -481,7 +505,12 @@ export class PluginProcess {
         this.hooks.onSubmit?.(event);
         return;
       case "child":
-        this.hooks.onChild?.(event);
+        this.children.push({ pid: event.pid, startTime: event.startTime });
+        try {
+          this.hooks.onChild?.(event);
+        } finally {
+          if (event.ack) this.send({ kind: "ack", seq: event.ack });
+        }
         return;
       case "log":
         if (event.id === 0) {

@@ -15,6 +15,8 @@ import { readSidecar } from "../discovery/sidecar.ts";
 import { type ConfirmTrust, describeTrustRequest, ensureTrusted } from "../trust/check.ts";
 import { choose, isInteractive } from "../prompt.ts";
 import type { Approval, Approver } from "./gate.ts";
+import { reap, type ReapReport } from "../reaper/reap.ts";
+import { SessionRecord } from "../reaper/record.ts";
 import { Plugin, type PluginSpec } from "./plugin.ts";
 
 /** Tool names the agent itself provides; no plugin may claim them (SPEC §6.4). */
@@ -48,6 +50,8 @@ export interface SessionOptions {
   approve?: Approver | Approval;
   /** How long a "dynamic" tool's gate may take before it counts as failed (default 500 ms). */
   gateMs?: number;
+  /** End processes left behind by sessions that died, before this one starts (default true). */
+  reap?: boolean;
   /** Extra environment variables for every plugin host this session starts. */
   env?: Record<string, string>;
   /** At most this many calls of one plugin in native code at once (default 16). */
@@ -76,6 +80,9 @@ export class Session implements AsyncDisposable {
   private readonly options: SessionOptions;
   private readonly loaded = new Map<string, Plugin>();
   private closed = false;
+  private record: SessionRecord | null = null;
+  /** What reaping found when this session opened. */
+  reaped: ReapReport = { entries: [], live: [], corrupt: [] };
 
   private constructor(options: SessionOptions) {
     this.options = options;
@@ -93,7 +100,15 @@ export class Session implements AsyncDisposable {
         hint: "give --cwd an existing folder",
       });
     }
-    return new Session(options);
+    const session = new Session(options);
+    if (options.reap !== false) {
+      session.reaped = await reap({ stateDir: session.folders.stateDir });
+      for (const e of session.reaped.entries) {
+        session.logger.warn(`${e.outcome === "reused" ? "left alone" : "ended"} ${e.kind === "host" ? "the plugin host" : "a process"} of plugin '${e.plugin}' (pid ${e.pid}) ${e.outcome === "reused" ? "whose pid now belongs to another process" : "left by a session that died"}`);
+      }
+      for (const c of session.reaped.corrupt) session.logger.warn(`a session record could not be read and was kept: ${c.problem}`);
+    }
+    return session;
   }
 
   /** The folders searched for plugins, in order. */
@@ -162,7 +177,7 @@ export class Session implements AsyncDisposable {
       stuckMs: this.options.stuckMs,
       env: this.options.env,
     };
-    const plugin = await Plugin.start(spec, this.hooksFor(sidecar.name), (described) => {
+    const plugin = await Plugin.start(spec, this.hooksFor(sidecar), (described) => {
       const difference = firstDifference(sidecar, described);
       if (difference) {
         throw new CxError("E_MISMATCH", `plugin '${sidecar.name}' was refused: ${difference}`, {
@@ -188,6 +203,7 @@ export class Session implements AsyncDisposable {
     const plugins = this.plugins.reverse();
     this.loaded.clear();
     await Promise.all(plugins.map((p) => p.stop()));
+    this.record?.close();
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -237,16 +253,27 @@ export class Session implements AsyncDisposable {
     return composeInstructions(this.plugins.map((p) => p.manifest));
   }
 
-  private hooksFor(name: string) {
+  private hooksFor(manifest: Manifest) {
     const { onOutput, onLog } = this.options;
+    const name = manifest.name;
     const logger = this.logger.withTag(name);
+    const log = (level: number, text: string) => {
+      if (onLog) return onLog(name, level, text);
+      const method = level >= 4 ? "error" : level === 3 ? "warn" : level === 2 ? "info" : "debug";
+      logger[method](`${LEVEL_NAMES[level] ?? level}: ${text}`);
+    };
+    const record = () => (this.record ??= new SessionRecord(this.folders.stateDir));
     return {
       onOutput: (line: string) => (onOutput ? onOutput(name, line) : logger.debug(line)),
-      onLog: (level: number, text: string) => {
-        if (onLog) return onLog(name, level, text);
-        const method = level >= 4 ? "error" : level === 3 ? "warn" : level === 2 ? "info" : "debug";
-        logger[method](`${LEVEL_NAMES[level] ?? level}: ${text}`);
+      onLog: log,
+      onSpawn: (pid: number) => {
+        record().add(pid, name, "host");
       },
+      onChild: (child: { pid: number; startTime: string }) => {
+        if (!manifest.spawns) log(3, `registered process ${child.pid} although its manifest says spawns: false; it was recorded anyway`);
+        record().add(child.pid, name, "child", child.startTime);
+      },
+      onGone: (pids: number[]) => this.record?.remove(pids),
     };
   }
 }

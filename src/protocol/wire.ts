@@ -48,7 +48,8 @@ export const EventSchema = v.variant("event", [
   v.object({ event: v.literal("log"), id: v.number(), level: v.number(), text: v.string() }),
   v.object({ event: v.literal("stream"), id: v.number(), text: v.string() }),
   v.object({ event: v.literal("submit"), goal: v.optional(v.unknown()), wantResult: v.optional(v.unknown()) }),
-  v.object({ event: v.literal("child"), pid: v.number(), startTime: v.string() }),
+  /** A process the plugin registered; `ack` > 0 asks the parent to confirm once it is recorded. */
+  v.object({ event: v.literal("child"), pid: v.number(), startTime: v.string(), ack: v.optional(v.number()) }),
   /** Written before each startup step, so a crash there can name the export it happened in. */
   v.object({ event: v.literal("phase"), name: v.string() }),
 ]);
@@ -59,10 +60,11 @@ export type Request =
   | { id: number; kind: "invoke"; tool: string; arguments: object }
   | { id: number; kind: "gate"; tool: string; arguments: object }
   | { id: number; kind: "command"; name: string; text: string }
-  | { id: number; kind: "stop" };
+  | { id: number; kind: "stop" }
+  | { id: number; kind: "ack"; seq: number };
 
 /** The export each request kind calls, for messages. */
-export const EXPORT_OF: Record<Request["kind"], string> = {
+export const EXPORT_OF: Record<Exclude<Request["kind"], "ack">, string> = {
   start: "cxagent_plugin_start",
   invoke: "cxagent_plugin_invoke",
   gate: "cxagent_plugin_gate",

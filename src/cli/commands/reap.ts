@@ -1,0 +1,26 @@
+import { defineCommand } from "citty";
+import { resolveFolders } from "../../discovery/paths.ts";
+import { reap } from "../../reaper/reap.ts";
+import { globalOptions } from "../_args.ts";
+import type { CommandResult } from "../_output.ts";
+
+export default defineCommand({
+  meta: { name: "reap", description: "End processes left behind by sessions that died (every run does this first)" },
+  args: {
+    "dry-run": { type: "boolean", description: "Report what would be ended, signal nothing" },
+  },
+  async run({ args }): Promise<CommandResult> {
+    const options = globalOptions(args);
+    const { stateDir } = resolveFolders(options);
+    const dryRun = args["dry-run"] === true;
+    const report = await reap({ stateDir, dryRun });
+    const verb = (o: string) => (o === "killed" ? "ended" : o === "would-kill" ? "would end" : "left alone (pid reused by another process)");
+    const lines = report.entries.map((e) => `${verb(e.outcome)}: ${e.kind === "host" ? "plugin host" : "process"} ${e.pid} of plugin '${e.plugin}'`);
+    for (const c of report.corrupt) lines.push(`kept for inspection: ${c.problem}`);
+    if (report.live.length) lines.push(`left ${report.live.length} record${report.live.length === 1 ? "" : "s"} of running sessions alone`);
+    return {
+      json: { dryRun, ...report },
+      text: lines.length ? lines.join("\n") : "nothing to reap",
+    };
+  },
+});

@@ -1,0 +1,86 @@
+/**
+ * The session record (SPEC §8): `<state>/sessions/<id>.json` names the session's own process and
+ * every process it is responsible for — each plugin host it spawned and each process a plugin
+ * registered — by pid and start time, so a later run can end them if this one dies. Every change
+ * is written atomically before the caller goes on.
+ */
+import { readdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import * as v from "valibot";
+import { readJsonStrict, writeJsonAtomic } from "../files.ts";
+import { startTimeOf } from "./proc.ts";
+
+export const RecordedProcessSchema = v.strictObject({
+  pid: v.pipe(v.number(), v.integer(), v.minValue(1)),
+  startTime: v.pipe(v.string(), v.regex(/^\d+$/)),
+  plugin: v.string(),
+  kind: v.picklist(["host", "child"]),
+});
+export type RecordedProcess = v.InferOutput<typeof RecordedProcessSchema>;
+
+export const SessionRecordSchema = v.strictObject({
+  owner: v.strictObject({ pid: v.pipe(v.number(), v.integer(), v.minValue(1)), startTime: v.string() }),
+  createdAt: v.string(),
+  processes: v.array(RecordedProcessSchema),
+});
+export type SessionRecordData = v.InferOutput<typeof SessionRecordSchema>;
+
+export function sessionsDir(stateDir: string): string {
+  return join(stateDir, "sessions");
+}
+
+export function recordFiles(stateDir: string): string[] {
+  try {
+    return readdirSync(sessionsDir(stateDir))
+      .filter((f) => f.endsWith(".json") && !f.startsWith("."))
+      .sort()
+      .map((f) => join(sessionsDir(stateDir), f));
+  } catch {
+    return [];
+  }
+}
+
+export function readRecord(path: string): SessionRecordData {
+  return readJsonStrict(path, SessionRecordSchema, null as never, "session record");
+}
+
+export class SessionRecord {
+  readonly path: string;
+  private data: SessionRecordData | null = null;
+
+  constructor(stateDir: string) {
+    const startTime = startTimeOf(process.pid) ?? "0";
+    this.path = join(sessionsDir(stateDir), `${process.pid}-${startTime}-${Math.random().toString(36).slice(2, 8)}.json`);
+  }
+
+  get processes(): readonly RecordedProcess[] {
+    return this.data?.processes ?? [];
+  }
+
+  /** Records a process (when it still exists); returns false when it is already gone. */
+  add(pid: number, plugin: string, kind: RecordedProcess["kind"], startTime = startTimeOf(pid)): boolean {
+    if (startTime === null) return false;
+    this.data ??= {
+      owner: { pid: process.pid, startTime: startTimeOf(process.pid) ?? "0" },
+      createdAt: new Date().toISOString(),
+      processes: [],
+    };
+    this.data.processes = this.data.processes.filter((p) => p.pid !== pid);
+    this.data.processes.push({ pid, startTime, plugin, kind });
+    writeJsonAtomic(this.path, this.data);
+    return true;
+  }
+
+  remove(pids: readonly number[]): void {
+    if (!this.data || pids.length === 0) return;
+    const before = this.data.processes.length;
+    this.data.processes = this.data.processes.filter((p) => !pids.includes(p.pid));
+    if (this.data.processes.length !== before) writeJsonAtomic(this.path, this.data);
+  }
+
+  /** A clean end: nothing is left to reap. */
+  close(): void {
+    rmSync(this.path, { force: true });
+    this.data = null;
+  }
+}
