@@ -42,6 +42,9 @@ try {
   const spawner = Bun.spawnSync([process.execPath, "src/cli/main.ts", "describe", "examples/spawner", "--json"], { cwd: root, env });
   step("approve the spawner example", ["approve", "examples/spawner", "--hash", JSON.parse(spawner.stdout.toString()).hash]);
   step("a plugin with a helper process of its own, registered so it never outlives the session", ["invoke", "examples/spawner", "spawner_ping", "--args", '{"text": "hello, helper"}']);
+  const scheduler = Bun.spawnSync([process.execPath, "src/cli/main.ts", "describe", "examples/scheduler", "--json"], { cwd: root, env });
+  step("approve the scheduler example", ["approve", "examples/scheduler", "--hash", JSON.parse(scheduler.stdout.toString()).hash]);
+  step("a plugin that starts work on its own: a command sets a reminder, poll hands it back", ["watch", "examples/scheduler", "--command", "remind in 1s run the tests", "--count", "1", "--for", "5000"]);
   step("nothing is left behind to reap", ["reap"]);
 } finally {
   rmSync(state, { recursive: true, force: true });

@@ -5,7 +5,7 @@
  */
 
 export const EXIT_CODES = {
-  E_TOOL_FAILED: 1, // the tool ran and reported success:false
+  E_TOOL_FAILED: 1, // the tool ran and reported success:false (or a command refused)
   E_USAGE: 2,
   E_INVALID_INPUT: 3, // arguments, a JSON value given on the command line
   E_CONFIG: 3, // config.json
@@ -13,6 +13,7 @@ export const EXIT_CODES = {
   E_NOT_FOUND: 3, // a plugin reference that resolves to nothing
   E_DISABLED: 3, // enabled: false in config.json, and no --once
   E_UNKNOWN_TOOL: 3,
+  E_UNKNOWN_COMMAND: 3,
   E_STATE: 3, // a corrupt file in the state directory
   E_NOT_APPROVED: 4,
   E_DENIED: 4,

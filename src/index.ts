@@ -7,5 +7,5 @@ export type { CallEvent } from "./host/plugin-process.ts";
 export type { Approval, Approver, GateDecision, PermissionRequest } from "./host/gate.ts";
 export { CxError, EXIT_CODES, type ErrorCode, isCxError } from "./errors.ts";
 export type { Manifest, Tool, Command } from "./protocol/manifest.ts";
-export type { JobResult } from "./protocol/result.ts";
+export type { JobResult, CommandResult, Submit } from "./protocol/result.ts";
 export { createLogger } from "./log.ts";

@@ -13,7 +13,7 @@ export interface CommandResult {
 }
 
 export function printResult(result: CommandResult, json: boolean) {
-  if (json) process.stdout.write(JSON.stringify(result.json, null, 2) + "\n");
+  if (json && result.json !== undefined) process.stdout.write(JSON.stringify(result.json, null, 2) + "\n");
   else if (result.text) process.stdout.write(result.text.endsWith("\n") ? result.text : result.text + "\n");
 }
 

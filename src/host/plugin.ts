@@ -8,7 +8,9 @@ import { CxError, isCxError } from "../errors.ts";
 import { describeValue } from "../protocol/issues.ts";
 import type { Manifest, Tool } from "../protocol/manifest.ts";
 import { CONTRACT_CURRENT } from "../protocol/manifest.ts";
-import { deniedResult, type JobResult, toJobResult } from "../protocol/result.ts";
+import * as v from "valibot";
+import { type CommandResult, CommandResultSchema, deniedResult, type JobResult, type Submit, toJobResult } from "../protocol/result.ts";
+import { preview } from "../protocol/issues.ts";
 import { addGrant, hasGrant } from "../trust/grants.ts";
 import { type Approval, type Approver, decide, type GateAnswer, type GateDecision } from "./gate.ts";
 import type { Reply } from "../protocol/wire.ts";
@@ -68,6 +70,8 @@ export class Plugin {
   private starting: Promise<PluginProcess> | null = null;
   private readonly crashes: number[] = [];
   private readonly counted = new WeakSet<PluginProcess>();
+  private readonly submitListeners = new Set<(submit: Submit) => void>();
+  private readonly stopListeners = new Set<() => void>();
   private quarantine: CxError | null = null;
   private stopped = false;
   private deliberate = false;
@@ -87,8 +91,17 @@ export class Plugin {
    * described manifest before start runs and may refuse it (sidecar comparison, name claims).
    */
   static async start(spec: PluginSpec, hooks: ProcessHooks, check?: (described: Manifest) => void): Promise<Plugin> {
-    const { process, manifest, exports, startedAt } = await Plugin.launch(spec, hooks, check);
-    const plugin = new Plugin(spec, manifest, hooks);
+    // Submits can arrive as soon as start succeeds: they wait here until the plugin object exists.
+    type RawSubmit = { goal?: unknown; wantResult?: unknown };
+    const early: RawSubmit[] = [];
+    let deliver: (submit: RawSubmit) => void = (submit) => {
+      early.push(submit);
+    };
+    const routed: ProcessHooks = { ...hooks, onSubmit: (submit) => deliver(submit) };
+    const { process, manifest, exports, startedAt } = await Plugin.launch(spec, routed, check);
+    const plugin = new Plugin(spec, manifest, routed);
+    deliver = (submit) => plugin.receive(submit);
+    for (const submit of early.splice(0)) plugin.receive(submit);
     plugin.exportsValue = exports;
     plugin.timingsValue = { ...process.timings, startedAt };
     plugin.adopt(process);
@@ -242,9 +255,77 @@ export class Plugin {
     await this.running();
   }
 
+  /**
+   * Runs one of the plugin's commands, as a person typed it: `text` is everything after the name
+   * (trimmed). Reports made while it runs reach `onEvent`, like an invoke's.
+   */
+  async command(name: string, text = "", options: { onEvent?: InvokeOptions["onEvent"]; timeoutMs?: number; signal?: AbortSignal } = {}): Promise<CommandResult> {
+    if (!this.manifestValue.commands.some((c) => c.name === name)) {
+      const known = this.manifestValue.commands.map((c) => c.name).join(", ") || "none";
+      throw new CxError("E_UNKNOWN_COMMAND", `plugin '${this.name}' declares no command '${name}'`, { hint: `its commands: ${known}` });
+    }
+    const reply = await this.call((process) => process.request({ kind: "command", name, text: text.trim() }, options));
+    if (!reply.ok) throw this.replyError(reply, `command '${name}' failed`);
+    if (!("command" in reply)) return { message: null, status: "reported" };
+    const parsed = v.safeParse(CommandResultSchema, reply.command);
+    if (!parsed.success) {
+      throw new CxError("E_BAD_REPLY", `plugin '${this.name}': cxagent_plugin_command returned ${preview(JSON.stringify(reply.command))}, not {"message": string or null, "status": "reported", "changed" or "refused"}`, {
+        hint: "see cxagent_plugin_command in ffi/cxagent_plugin.h",
+      });
+    }
+    return parsed.output;
+  }
+
+  /** Calls `listener` with each piece of work the plugin submits; returns the unsubscribe. */
+  onSubmit(listener: (submit: Submit) => void): () => void {
+    this.submitListeners.add(listener);
+    return () => this.submitListeners.delete(listener);
+  }
+
+  /** The plugin's submits as an async iterator, until `signal` aborts or the plugin stops. */
+  async *submits(signal?: AbortSignal): AsyncGenerator<Submit> {
+    const queue: Submit[] = [];
+    let wake: (() => void) | null = null;
+    const off = this.onSubmit((s) => {
+      queue.push(s);
+      wake?.();
+    });
+    const onAbort = () => wake?.();
+    signal?.addEventListener("abort", onAbort);
+    this.stopListeners.add(onAbort);
+    try {
+      while (!signal?.aborted && !this.stopped) {
+        if (queue.length) {
+          yield queue.shift()!;
+          continue;
+        }
+        await new Promise<void>((resolve) => (wake = resolve));
+        wake = null;
+      }
+    } finally {
+      off();
+      signal?.removeEventListener("abort", onAbort);
+      this.stopListeners.delete(onAbort);
+    }
+  }
+
+  /** A submit from poll: checked (SPEC §4.5), then handed to the listeners, or refused in the log. */
+  private receive(raw: { goal?: unknown; wantResult?: unknown }) {
+    const refuse = (why: string) => this.hooks.onLog?.(3, `a submit was refused: ${why}`);
+    if (!this.manifestValue.client) return refuse("the plugin's manifest does not say client: true, so it may not start work");
+    if (raw.wantResult === true) {
+      return refuse(`wantResult: true is not supported by this host (the goal ${preview(JSON.stringify(raw.goal), 80)} was dropped, not downgraded)`);
+    }
+    if (raw.wantResult !== undefined && raw.wantResult !== false) return refuse(`wantResult must be false or left out, not ${preview(JSON.stringify(raw.wantResult), 40)}`);
+    if (typeof raw.goal !== "string" || raw.goal.trim() === "") return refuse(`its goal must be a non-empty string, not ${preview(JSON.stringify(raw.goal) ?? "nothing", 40)}`);
+    const submit: Submit = { plugin: this.name, goal: raw.goal, wantResult: false };
+    for (const listener of this.submitListeners) listener(submit);
+  }
+
   /** Stops the plugin: stop (bounded), then the process ends. Idempotent. */
   async stop(): Promise<void> {
     this.stopped = true;
+    for (const wake of this.stopListeners) wake();
     const process = this.process ?? (await this.starting?.catch(() => null)) ?? null;
     this.process = null;
     if (!process) return;

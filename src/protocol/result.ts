@@ -43,3 +43,17 @@ export interface StartContext {
   settings: unknown;
   hostContract: number;
 }
+
+/** What a command answers (SPEC §4.5); NULL from the plugin reads as "reported, nothing to say". */
+export const CommandResultSchema = v.strictObject({
+  message: v.nullable(v.string()),
+  status: v.picklist(["reported", "changed", "refused"]),
+});
+export type CommandResult = v.InferOutput<typeof CommandResultSchema>;
+
+/** Work a client plugin submits through poll (SPEC §4.5). */
+export interface Submit {
+  plugin: string;
+  goal: string;
+  wantResult: false;
+}
