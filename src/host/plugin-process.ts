@@ -377,7 +377,11 @@ export class PluginProcess {
       this.closing = true;
       try {
         const reply = await this.request({ kind: "stop" }, { timeoutMs: options.stopMs ?? DEFAULTS.stopMs });
-        if (!reply.ok) stopError = new CxError("E_PLUGIN_FAILED", `plugin '${this.label}': cxagent_plugin_stop failed: ${reply.error}`);
+        if (!reply.ok) {
+          stopError = reply.fault
+            ? new CxError("E_BAD_REPLY", `plugin '${this.label}': ${reply.error}`)
+            : new CxError("E_PLUGIN_FAILED", `plugin '${this.label}': cxagent_plugin_stop failed: ${reply.error}`);
+        }
       } catch (error) {
         stopError = error as CxError;
       }
@@ -438,7 +442,11 @@ export class PluginProcess {
     });
   }
 
+  /** Whether any call was waiting when the process ended (so its error already told the caller). */
+  hadPendingAtExit = false;
+
   private failAll(exit: ExitInfo) {
+    this.hadPendingAtExit = this.pending.size > 0;
     for (const [id, p] of this.pending) {
       this.pending.delete(id);
       p.cleanup();

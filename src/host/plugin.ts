@@ -330,7 +330,7 @@ export class Plugin {
     this.process = null;
     if (!process) return;
     const error = await process.shutdown({ stopMs: this.spec.stopMs });
-    if (error && error.code !== "E_CRASHED") this.hooks.onLog?.(3, error.message);
+    if (error) this.hooks.onLog?.(3, error.message);
   }
 
   /** Runs one request on a live plugin host, starting a fresh one after a crash. */
@@ -372,8 +372,15 @@ export class Plugin {
   private adopt(process: PluginProcess) {
     this.process = process;
     // Any end we did not ask for is a crash, whatever the exit code.
-    void process.exited.then(() => {
-      if (this.process === process && !this.stopped) this.noteCrash(process);
+    void process.exited.then((exit) => {
+      if (this.process !== process || this.stopped) return;
+      if (!process.hadPendingAtExit) {
+        this.hooks.onLog?.(
+          4,
+          `the plugin host of '${this.name}' ended unexpectedly (${exit.signal ? `signal ${exit.signal}` : `exit code ${exit.code}`}) while no call was waiting on it — in cxagent_plugin_poll or a thread of the plugin's own; the next call starts a new one`,
+        );
+      }
+      this.noteCrash(process);
     });
   }
 

@@ -1,0 +1,156 @@
+/**
+ * The fault matrix: every misbehaviour × export of fault-matrix.cases.ts, through the real
+ * `faulty` fixture. Each row checks the outcome the SPEC gives, that the session and another
+ * plugin in it carry on, that every string returned was freed once, and that no process is left.
+ */
+import { expect, test } from "bun:test";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { CxError, type Submit } from "../../src/index.ts";
+import { CALCULATOR, fixture, fixtureLibrary, freeCounts, openSession, tempDir, until } from "../helpers.ts";
+import { FAULT_NAMES, ROWS, type Row } from "./fault-matrix.cases.ts";
+
+const BIG = 50 * 1024 * 1024;
+const LIBRARY = fixtureLibrary("faulty");
+
+/** Processes whose command line names the faulty fixture: plugin hosts of it, alive. */
+function faultyHosts(): number[] {
+  return readdirSync("/proc")
+    .filter((d) => /^\d+$/.test(d))
+    .filter((d) => {
+      try {
+        const stat = readFileSync(`/proc/${d}/stat`, "utf8");
+        return !stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z") && readFileSync(`/proc/${d}/cmdline`, "utf8").includes(LIBRARY);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+async function outcome<T>(promise: Promise<T>): Promise<T | CxError> {
+  return promise.catch((e) => {
+    if (!(e instanceof CxError)) throw e;
+    return e;
+  });
+}
+
+function expectError(value: unknown, code: string, says: string) {
+  expect(value).toBeInstanceOf(CxError);
+  expect((value as CxError).code).toBe(code);
+  expect((value as CxError).message).toContain(says);
+}
+
+async function run(row: Row, dir: string) {
+  const logs: string[] = [];
+  const output: string[] = [];
+  const submits: Submit[] = [];
+  const session = await openSession({
+    env: { CXAGENT_FX_FAULT: `${row.export}:${row.fault}`, CXAGENT_FX_FREE_LOG: join(dir, "frees"), CXAGENT_FX_FAULT_ONCE: join(dir, "once") },
+    startupMs: 1500,
+    startMs: 1000,
+    stopMs: 1000,
+    // A 50 MB gate answer takes longer to arrive than a gate may; its row checks the wording path.
+    gateMs: row.export === "gate" && row.fault === "big" ? 20_000 : 300,
+    pollMs: 50,
+    approve: "once",
+    onLog: (_p, _l, text) => logs.push(text),
+    onOutput: (plugin, line) => plugin === "faulty" && output.push(line),
+  });
+  const e = row.expected;
+  try {
+    const calc = await session.load(CALCULATOR);
+    const loaded = await outcome(session.load(fixture("faulty")));
+    if ("error" in e && (row.export === "describe" || row.export === "start")) {
+      expectError(loaded, e.error, e.says);
+    } else {
+      if (loaded instanceof CxError) throw loaded;
+      const plugin = loaded;
+      plugin.onSubmit((s) => submits.push(s));
+      switch (row.export) {
+        case "invoke": {
+          const r = await outcome(plugin.invoke("work", {}, { timeoutMs: 500 }));
+          if ("error" in e) expectError(r, e.error, e.says);
+          else if ("result" in e) {
+            if (r instanceof CxError) throw r;
+            const content = r.output.content as string;
+            if (e.result === "big") expect(content.length).toBe(BIG);
+            else expect(content).toBe(e.result === "fine" ? "fine" : "bad \ufffd bytes");
+          }
+          break;
+        }
+        case "gate": {
+          const d = await plugin.gate("work");
+          if (!("decision" in e)) throw new Error("a gate row expects a decision");
+          if (e.decision === "no prompt") expect(d).toMatchObject({ ask: false, source: "gate" });
+          else if (e.decision === "failed") {
+            expect(d).toMatchObject({ ask: true, alwaysOffered: false, source: "gate-failed" });
+            expect(d.display).toContain(e.says!);
+          } else if (e.decision === "big") expect(d.display!.length).toBe(BIG);
+          else expect(d.display).toBe("bad \ufffd bytes");
+          expect((await plugin.invoke("work")).output.content).toBe("fine"); // the next call works
+          break;
+        }
+        case "poll": {
+          if ("submit" in e) {
+            await until(() => submits.length > 0, 10_000, "the submit");
+            const goal = submits[0]!.goal;
+            if (e.submit === "big") expect(goal.length).toBe(BIG);
+            else expect(goal).toBe(e.submit === "polled" ? "polled" : "bad \ufffd bytes");
+          } else if ("pollLog" in e) {
+            await until(() => logs.some((l) => l.startsWith(e.pollLog)), 5000, "the poll log");
+          } else if ("pollCrash" in e) {
+            await until(() => logs.some((l) => l.includes(`ended unexpectedly (${e.pollCrash}) while no call was waiting`)), 5000, "the crash report");
+            expect((await plugin.invoke("work")).output.content).toBe("fine");
+          } else {
+            // poll hangs: other calls go on
+            expect((await plugin.invoke("work")).output.content).toBe("fine");
+          }
+          break;
+        }
+        case "command": {
+          const r = await outcome(plugin.command("say", "", { timeoutMs: 500 }));
+          if ("error" in e) expectError(r, e.error, e.says);
+          else if ("command" in e) {
+            if (r instanceof CxError) throw r;
+            if (e.command === "null") expect(r).toEqual({ message: null, status: "reported" });
+            else if (e.command === "big") expect(r.message!.length).toBe(BIG);
+            else expect(r.message).toBe(e.command === "fine" ? "fine" : "bad \ufffd bytes");
+          }
+          break;
+        }
+        case "stop": {
+          await session.unload("faulty");
+          if (!("stopLog" in e)) throw new Error("a stop row expects a log");
+          const warned = logs.filter((l) => l.includes("cxagent_plugin_stop"));
+          if (e.stopLog === null) expect(warned).toEqual([]);
+          else expect(warned.some((l) => l.includes(e.stopLog!))).toBe(true);
+          break;
+        }
+      }
+      if (row.fault === "stdout") await until(() => output.some((l) => l.includes(`noise from ${row.export}`)), 5000, "the stdout text in the log");
+      if (row.fault === "stderr") await until(() => output.filter((l) => l.startsWith("eeee")).length >= 10 * 1024, 10_000, "10 MB of stderr in the log");
+    }
+    // the session and the other plugin in it carry on
+    expect((await calc.invoke("calc_multiply", { a: 3, b: 4 })).output.answer).toBe(12);
+  } finally {
+    await session.close();
+  }
+}
+
+test.each(ROWS.map((r) => [`${r.export} × ${FAULT_NAMES[r.fault]}`, r] as const))(
+  "%s",
+  async (_name, row) => {
+    using dir = tempDir();
+    await run(row, dir.path);
+    // nothing leaked: every string the last plugin host returned was freed exactly once
+    const frees = join(dir.path, "frees");
+    if (existsSync(frees)) {
+      const counts = freeCounts(frees);
+      expect(counts.freed).toBe(counts.returned);
+    }
+    // no orphan: no plugin host of the fixture is left
+    await until(() => faultyHosts().length === 0, 5000, "every plugin host of the faulty fixture to be gone");
+  },
+  30_000,
+);
