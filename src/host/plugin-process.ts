@@ -10,7 +10,7 @@ import {
   EventSchema,
   EXPORT_OF,
   LINE_CAP,
-  ReplySchema,
+  parseReply,
   type Reply,
   type Request,
   type StartupLine,
@@ -133,6 +133,7 @@ export class PluginProcess {
   private readonly unanswered = new Map<number, number>();
   /** Requests waiting for a free worker. */
   private readonly queue: number[] = [];
+  private readonly outbox: string[] = [];
   private queueTimer: ReturnType<typeof setTimeout> | null = null;
   private readonly stuckMs: number;
   private readonly tail: string[] = [];
@@ -307,9 +308,24 @@ export class PluginProcess {
     this.write(JSON.stringify({ id: this.nextId++, ...body }) + "\n");
   }
 
+  /**
+   * Requests made in the same turn of the event loop go out in one write: every write wakes a
+   * thread of the plugin host, and on a VM a wake-up costs more than the write itself.
+   */
   private write(line: string) {
+    this.outbox.push(line);
+    if (this.outbox.length > 1) return;
+    // Alone, a request goes out at once; with calls in flight, replies keep arriving, so waiting
+    // for the event loop's turn collects the requests they trigger into one write.
+    if (this.unanswered.size > 1) setImmediate(() => this.flushOutbox());
+    else queueMicrotask(() => this.flushOutbox());
+  }
+
+  private flushOutbox() {
+    const text = this.outbox.length === 1 ? this.outbox[0]! : this.outbox.join("");
+    this.outbox.length = 0;
     try {
-      this.proc.stdin.write(line);
+      this.proc.stdin.write(text);
       this.proc.stdin.flush();
     } catch {
       // the host is gone; its exit handler fails pending calls with the cause
@@ -458,13 +474,13 @@ export class PluginProcess {
 
   private async readProtocol() {
     try {
-      for await (const line of readLines(this.proc.stdout, LINE_CAP)) {
+      await readLines(this.proc.stdout, LINE_CAP, (line) => {
         if (line.cut > 0) {
           this.hooks.onLog?.(4, `the plugin host wrote a protocol line over the ${LINE_CAP >> 20} MiB cap (${line.text.length + line.cut} bytes); it was dropped`);
-          continue;
+        } else if (line.text) {
+          this.dispatch(line.text);
         }
-        if (line.text) this.dispatch(line.text);
-      }
+      });
     } catch (error) {
       this.hooks.onLog?.(4, `reading the plugin host's output failed: ${String(error)}`);
     }
@@ -485,12 +501,11 @@ export class PluginProcess {
       this.startup?.(parsed.success ? parsed.output : new CxError("E_INTERNAL", `the plugin host sent a malformed startup line: ${preview(text)}`));
       return;
     }
-    const parsed = v.safeParse(ReplySchema, message);
-    if (!parsed.success) {
+    const reply = parseReply(message);
+    if (!reply) {
       this.hooks.onLog?.(4, `the plugin host sent a malformed reply: ${preview(text)}`);
       return;
     }
-    const reply = parsed.output;
     this.unanswered.delete(reply.id);
     this.drainQueue();
     const p = this.pending.get(reply.id);
@@ -538,12 +553,12 @@ export class PluginProcess {
 
   private async readStderr() {
     try {
-      for await (const line of readLines(this.proc.stderr, DEFAULTS.stderrLineCap)) {
+      await readLines(this.proc.stderr, DEFAULTS.stderrLineCap, (line) => {
         const text = line.cut ? `${line.text}… [${line.cut} more bytes]` : line.text;
         this.tail.push(text.length > 400 ? text.slice(0, 400) + "…" : text);
         if (this.tail.length > DEFAULTS.stderrTailLines) this.tail.shift();
         this.hooks.onOutput?.(text);
-      }
+      });
     } catch {
       // the pipe broke: the exit handler reports why
     }

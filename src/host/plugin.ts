@@ -335,7 +335,8 @@ export class Plugin {
 
   /** Runs one request on a live plugin host, starting a fresh one after a crash. */
   protected async call(send: (process: PluginProcess) => Promise<Reply>): Promise<Reply> {
-    const process = await this.running();
+    const live = this.process;
+    const process = live?.alive && !this.stopped && !this.quarantine ? live : await this.running();
     try {
       return await send(process);
     } catch (error) {

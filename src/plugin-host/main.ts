@@ -16,6 +16,8 @@ import { loadShim, type Shim } from "./shim.ts";
 const POOL_START = 2;
 const POOL_CAP = Number(process.env.CXAGENT_POOL_CAP ?? 16);
 const POLL_MS = Number(process.env.CXAGENT_POLL_MS ?? 200);
+/** How long a request thread looks for the next request before it sleeps (0 = never; see the shim). */
+const SPIN_US = Number(process.env.CXAGENT_HOST_SPIN_US ?? 100);
 
 export async function runPluginHost(args: string[]): Promise<never> {
   const libraryPath = args[0];
@@ -44,7 +46,7 @@ export async function runPluginHost(args: string[]): Promise<never> {
   }
   // The shim serves one request pool thread more than the parent will ever have calls in
   // flight, so a stop request always finds a reader.
-  if (shim.init(protocolFd, requestFd, CONTRACT_CURRENT, POOL_CAP + 1, POLL_MS, LINE_CAP) !== 0) {
+  if (shim.init(protocolFd, requestFd, CONTRACT_CURRENT, POOL_CAP + 1, POLL_MS, LINE_CAP, SPIN_US) !== 0) {
     process.stderr.write("cxagent plugin host: the shim could not initialise its locks\n");
     process.exit(1);
   }

@@ -20,7 +20,7 @@ const IMPORTS = [
 const SYMBOLS = {
   shim_imports: { args: [FFIType.ptr], returns: FFIType.void },
   shim_import_count: { args: [], returns: FFIType.i32 },
-  shim_init: { args: [FFIType.i32, FFIType.i32, FFIType.i32, FFIType.i32, FFIType.i32, FFIType.i64], returns: FFIType.i32 },
+  shim_init: { args: [FFIType.i32, FFIType.i32, FFIType.i32, FFIType.i32, FFIType.i32, FFIType.i64, FFIType.i32], returns: FFIType.i32 },
   shim_set_exports: { args: [FFIType.ptr], returns: FFIType.void },
   shim_table: { args: [], returns: FFIType.ptr },
   shim_write: { args: [FFIType.ptr, FFIType.i64], returns: FFIType.i32 },
@@ -75,8 +75,8 @@ export async function loadShim(libc: Libc) {
   const keep: unknown[] = [lib, imports];
   return {
     how,
-    init: (outFd: number, inFd: number, contract: number, poolCap: number, pollMs: number, lineCap: number) =>
-      s.shim_init(outFd, inFd, contract, poolCap, pollMs, lineCap),
+    init: (outFd: number, inFd: number, contract: number, poolCap: number, pollMs: number, lineCap: number, spinUs: number) =>
+      s.shim_init(outFd, inFd, contract, poolCap, pollMs, lineCap, spinUs),
     setExports(addresses: readonly (bigint | number | null)[]) {
       const table = new BigUint64Array(addresses.map((a) => BigInt(a ?? 0)));
       keep.push(table);

@@ -19,10 +19,25 @@ export const JobResultSchema = v.object({
 });
 export type JobResult = Omit<v.InferOutput<typeof JobResultSchema>, "durationMs"> & { durationMs: number };
 
-/** Normalizes a plugin's `result` object; the host's own measured duration fills a missing one. */
-export function toJobResult(result: Record<string, unknown>, measuredMs: number): JobResult {
-  const parsed = v.parse(JobResultSchema, result);
-  return { ...parsed, durationMs: parsed.durationMs ?? Math.round(measuredMs) };
+const isPlainObject = (x: unknown): x is Record<string, unknown> => x !== null && typeof x === "object" && !Array.isArray(x);
+
+/**
+ * Normalizes a plugin's `result` object exactly as JobResultSchema does (a test holds the two
+ * together), written out by hand because it runs on every call. The host's own measured duration
+ * fills a missing one.
+ */
+export function toJobResult(r: Record<string, unknown>, measuredMs: number): JobResult {
+  const d = r.durationMs;
+  return {
+    success: typeof r.success === "boolean" ? r.success : false,
+    exitCode: Number.isInteger(r.exitCode) ? (r.exitCode as number) : 0,
+    errorMessage: typeof r.errorMessage === "string" ? r.errorMessage : null,
+    permissionDenied: typeof r.permissionDenied === "boolean" ? r.permissionDenied : false,
+    decidedBy: r.decidedBy === "user" || r.decidedBy === "policy" ? r.decidedBy : null,
+    output: isPlainObject(r.output) ? r.output : {},
+    logFile: typeof r.logFile === "string" ? r.logFile : null,
+    durationMs: Number.isInteger(d) && (d as number) >= 0 ? (d as number) : Math.round(measuredMs),
+  };
 }
 
 export function deniedResult(decidedBy: "user" | "policy", message: string): JobResult {

@@ -43,6 +43,22 @@ export const ReplySchema = v.variant("ok", [
 ]);
 export type Reply = v.InferOutput<typeof ReplySchema>;
 
+/**
+ * Reads a reply: the common shapes are checked by hand (this runs on every call), anything else
+ * through ReplySchema, so the outcome is the schema's either way.
+ */
+export function parseReply(m: Record<string, unknown>): Reply | null {
+  if (typeof m.id === "number") {
+    if (m.ok === true && !("error" in m) && !("fault" in m)) return m as Reply;
+    if (m.ok === false && typeof m.error === "string" && (m.fault === undefined || isFault(m.fault))) return m as Reply;
+  }
+  const parsed = v.safeParse(ReplySchema, m);
+  return parsed.success ? parsed.output : null;
+}
+
+const FAULTS = new Set<unknown>(FaultSchema.options);
+const isFault = (x: unknown) => FAULTS.has(x);
+
 export const EventSchema = v.variant("event", [
   v.object({ event: v.literal("progress"), id: v.number(), percent: v.number(), text: v.string() }),
   v.object({ event: v.literal("log"), id: v.number(), level: v.number(), text: v.string() }),

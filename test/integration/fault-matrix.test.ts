@@ -37,7 +37,7 @@ async function outcome<T>(promise: Promise<T>): Promise<T | CxError> {
 
 function expectError(value: unknown, code: string, says: string) {
   expect(value).toBeInstanceOf(CxError);
-  expect((value as CxError).code).toBe(code);
+  expect((value as CxError).code as string).toBe(code);
   expect((value as CxError).message).toContain(says);
 }
 

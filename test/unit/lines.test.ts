@@ -1,24 +1,17 @@
 import { expect, test } from "bun:test";
-import { readLines } from "../../src/host/lines.ts";
+import { type Line, LineSplitter, readLines } from "../../src/host/lines.ts";
 
-function streamOf(chunks: string[]): ReadableStream<Uint8Array> {
+function split(chunks: string[], cap = 1024): Line[] {
+  const out: Line[] = [];
+  const splitter = new LineSplitter(cap);
   const encoder = new TextEncoder();
-  return new ReadableStream({
-    start(controller) {
-      for (const c of chunks) controller.enqueue(encoder.encode(c));
-      controller.close();
-    },
-  });
-}
-
-async function collect(chunks: string[], cap = 1024) {
-  const out = [];
-  for await (const line of readLines(streamOf(chunks), cap)) out.push(line);
+  for (const c of chunks) splitter.push(encoder.encode(c), (l) => out.push(l));
+  splitter.end((l) => out.push(l));
   return out;
 }
 
-test("splits lines across and within chunks", async () => {
-  expect(await collect(["a\nb", "c\n\nd"])).toEqual([
+test("splits lines across and within chunks", () => {
+  expect(split(["a\nb", "c\n\nd"])).toEqual([
     { text: "a", cut: 0 },
     { text: "bc", cut: 0 },
     { text: "", cut: 0 },
@@ -26,10 +19,14 @@ test("splits lines across and within chunks", async () => {
   ]);
 });
 
-test("keeps the head of an over-long line and counts the rest", async () => {
-  expect(await collect(["abcdef", "ghij\nxy\n"], 4)).toEqual([
+test("keeps the head of an over-long line and counts the rest", () => {
+  expect(split(["abcdef", "ghij\nxy\n"], 4)).toEqual([
     { text: "abcd", cut: 6 },
     { text: "xy", cut: 0 },
+  ]);
+  expect(split(["abcdefgh\nok\n"], 4)).toEqual([
+    { text: "abcd", cut: 4 },
+    { text: "ok", cut: 0 },
   ]);
 });
 
@@ -42,7 +39,7 @@ test("a multi-byte character split between chunks survives", async () => {
       c.close();
     },
   });
-  const out = [];
-  for await (const line of readLines(stream, 100)) out.push(line.text);
+  const out: string[] = [];
+  await readLines(stream, 100, (l) => out.push(l.text));
   expect(out).toEqual(["é"]);
 });
