@@ -2,13 +2,15 @@
  * Shared test helpers: where the built fixtures are, throwaway folders, and running the CLI the
  * way a user does (a real process, real stdout, stderr and exit code).
  */
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { resolveReference, searchFolders } from "../src/discovery/discover.ts";
 import { EMPTY_CONFIG } from "../src/discovery/config.ts";
 import { readSidecar } from "../src/discovery/sidecar.ts";
 import { Session, type SessionOptions } from "../src/host/session.ts";
+import { CxError } from "../src/errors.ts";
+import { expect } from "bun:test";
 import { recordApproval } from "../src/trust/approvals.ts";
 import { loadSetHash } from "../src/trust/hash.ts";
 
@@ -52,6 +54,16 @@ process.on("exit", () => rmSync(HOME, { recursive: true, force: true }));
  */
 export function openSession(options: SessionOptions = {}): Promise<Session> {
   return Session.open({ configDir: CONFIG_DIR, stateDir: STATE_DIR, confirmTrust: async () => true, ...options });
+}
+
+/** The CxError a promise rejects with (the test fails if it resolves, or rejects otherwise). */
+export async function refusal(promise: Promise<unknown>): Promise<CxError> {
+  const error = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(CxError);
+  return error as CxError;
 }
 
 /** Records an approval of a plugin's current files, as `cxagent approve --hash` would. */
@@ -155,4 +167,23 @@ export async function tty(
   await eof; // the terminal's last bytes arrive after the exit
   proc.terminal?.close();
   return { output: screen.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "").replace(/\r\n/g, "\n"), code };
+}
+
+/** Live processes whose command line names `library`: plugin hosts of that plugin. */
+export function hostsOf(library: string): number[] {
+  let pids: string[];
+  try {
+    pids = readdirSync("/proc").filter((d) => /^\d+$/.test(d));
+  } catch {
+    return [];
+  }
+  return pids
+    .filter((pid) => {
+      try {
+        return alive(Number(pid)) && readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(library);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
 }

@@ -4,6 +4,8 @@
  */
 import * as v from "valibot";
 
+const isPlainObject = (x: unknown): x is Record<string, unknown> => x !== null && typeof x === "object" && !Array.isArray(x);
+
 const orDefault = <T extends v.GenericSchema>(schema: T, value: v.InferOutput<T>) =>
   v.optional(v.fallback(schema, value as never), value as never);
 
@@ -13,13 +15,14 @@ export const JobResultSchema = v.object({
   errorMessage: orDefault(v.nullable(v.string()), null),
   permissionDenied: orDefault(v.boolean(), false),
   decidedBy: orDefault(v.nullable(v.picklist(["user", "policy"])), null),
-  output: orDefault(v.record(v.string(), v.unknown()), {}),
+  output: orDefault(
+    v.custom<Record<string, unknown>>((x) => isPlainObject(x), "output must be a JSON object"),
+    {},
+  ),
   logFile: orDefault(v.nullable(v.string()), null),
-  durationMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
+  durationMs: v.optional(v.fallback(v.pipe(v.number(), v.integer(), v.minValue(0)), undefined as never)),
 });
 export type JobResult = Omit<v.InferOutput<typeof JobResultSchema>, "durationMs"> & { durationMs: number };
-
-const isPlainObject = (x: unknown): x is Record<string, unknown> => x !== null && typeof x === "object" && !Array.isArray(x);
 
 /**
  * Normalizes a plugin's `result` object exactly as JobResultSchema does (a test holds the two

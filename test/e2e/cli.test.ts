@@ -2,10 +2,10 @@
  * The CLI as a user runs it: real processes, stdout parsed as whole documents, exit codes.
  */
 import { beforeAll, describe, expect, test } from "bun:test";
-import { copyFileSync, readFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { checkManifest } from "../../src/protocol/manifest.ts";
-import { approve, CALCULATOR, cli, fixture, ROOT, tempDir } from "../helpers.ts";
+import { approve, CALCULATOR, cli, copyFixture, fixture, hostsOf, ROOT, tempDir, tty, until } from "../helpers.ts";
 
 beforeAll(() => {
   for (const name of ["handshake-99", "crash-in-invoke", "invoke-replies", "slow-invoke"]) approve(fixture(name));
@@ -145,6 +145,18 @@ describe("help and version", () => {
     for (const flag of ["--args", "--args-file", "--timeout", "--allow", "--jsonl", "--json"]) expect(invoke.stdout).toContain(flag);
   });
 
+  test("every command has --help, naming its options", async () => {
+    const commands = ["list", "describe", "approve", "revoke", "load", "invoke", "gate", "command", "watch", "instructions", "grants", "reap"];
+    const top = await cli(["--help"]);
+    for (const name of commands) {
+      expect(top.stdout).toContain(name);
+      const r = await cli([name, "--help"]);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain(`cxagent ${name}`);
+      expect(r.stdout).toContain("--json");
+    }
+  });
+
   test("--version prints the package version", async () => {
     const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
     expect(await cli(["--version"])).toMatchObject({ code: 0, stdout: `${pkg.version}\n` });
@@ -171,4 +183,35 @@ describe("the compiled binary", () => {
     expect(invoked.code).toBe(0);
     expect(invoked.json().result.output).toEqual({ content: "6 * 7 = 42", answer: 42 });
   }, 30_000);
+});
+
+describe("global options", () => {
+  test("--config-dir and --state-dir replace the folders from the environment", async () => {
+    using dir = tempDir();
+    const config = join(dir.path, "my-config");
+    const state = join(dir.path, "my-state");
+    mkdirSync(join(config, "plugins"), { recursive: true });
+    copyFixture("echo", join(config, "plugins"));
+    const hash = approve(join(config, "plugins", "echo"), state);
+    const r = await cli(["invoke", "echo", "echo_this", "--config-dir", config, "--state-dir", state, "--json"]);
+    expect(r.code).toBe(0);
+    expect(r.json().result.output.content).toBe("echo_this: ok");
+    const listed = await cli(["list", "--json", "--config-dir", config, "--state-dir", state]);
+    expect(listed.json().plugins).toEqual([expect.objectContaining({ name: "echo", trust: "approved", hash })]);
+  });
+
+  test("--cwd names the project folder; one that does not exist is invalid input", async () => {
+    const r = await cli(["list", "--cwd", "/no/such/folder", "--json"]);
+    expect(r.code).toBe(3);
+    expect(r.json().error.message).toContain("the project folder /no/such/folder does not exist");
+  });
+});
+
+test("Ctrl-C on a terminal abandons the call: exit 130, and the plugin host is gone", async () => {
+  const reporter = join(ROOT, "examples/reporter");
+  approve(reporter);
+  const r = await tty(["invoke", reporter, "reporter_count", "--args", '{"to": 200, "delayMs": 50}'], [{ after: "counted to 2 of 200", send: "\x03" }]);
+  expect(r.code).toBe(130);
+  expect(r.output).toContain("the call to reporter_count was interrupted");
+  await until(() => hostsOf(join(reporter, "reporter.so")).length === 0, 5000, "the plugin host to be gone");
 });

@@ -4,29 +4,14 @@
  * plugin in it carry on, that every string returned was freed once, and that no process is left.
  */
 import { expect, test } from "bun:test";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { CxError, type Submit } from "../../src/index.ts";
-import { CALCULATOR, fixture, fixtureLibrary, freeCounts, openSession, tempDir, until } from "../helpers.ts";
+import { CALCULATOR, fixture, fixtureLibrary, freeCounts, hostsOf, openSession, tempDir, until } from "../helpers.ts";
 import { FAULT_NAMES, ROWS, type Row } from "./fault-matrix.cases.ts";
 
 const BIG = 50 * 1024 * 1024;
 const LIBRARY = fixtureLibrary("faulty");
-
-/** Processes whose command line names the faulty fixture: plugin hosts of it, alive. */
-function faultyHosts(): number[] {
-  return readdirSync("/proc")
-    .filter((d) => /^\d+$/.test(d))
-    .filter((d) => {
-      try {
-        const stat = readFileSync(`/proc/${d}/stat`, "utf8");
-        return !stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z") && readFileSync(`/proc/${d}/cmdline`, "utf8").includes(LIBRARY);
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
 
 async function outcome<T>(promise: Promise<T>): Promise<T | CxError> {
   return promise.catch((e) => {
@@ -150,7 +135,7 @@ test.each(ROWS.map((r) => [`${r.export} × ${FAULT_NAMES[r.fault]}`, r] as const
       expect(counts.freed).toBe(counts.returned);
     }
     // no orphan: no plugin host of the fixture is left
-    await until(() => faultyHosts().length === 0, 5000, "every plugin host of the faulty fixture to be gone");
+    await until(() => hostsOf(LIBRARY).length === 0, 5000, "every plugin host of the faulty fixture to be gone");
   },
   30_000,
 );

@@ -4,16 +4,11 @@
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { CxError } from "../../src/index.ts";
-import { CALCULATOR, fixture, freeCounts, openSession, tempDir } from "../helpers.ts";
+import { CALCULATOR, fixture, freeCounts, openSession, refusal, tempDir } from "../helpers.ts";
 
 async function loadError(ref: string, env: Record<string, string> = {}): Promise<CxError> {
   await using session = await openSession({ env });
-  const error = await session.load(ref).then(
-    () => null,
-    (e) => e,
-  );
-  expect(error).toBeInstanceOf(CxError);
-  return error as CxError;
+  return refusal(session.load(ref));
 }
 
 describe("the calculator", () => {

@@ -5,7 +5,7 @@ import { describe, expect, test } from "bun:test";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CxError, Session } from "../../src/index.ts";
-import { CALCULATOR, copyFixture, fixture, openSession, tempDir } from "../helpers.ts";
+import { CALCULATOR, copyFixture, fixture, openSession, refusal, tempDir } from "../helpers.ts";
 
 /** A session in its own config and state folders. */
 function isolated(dir: string, options: Parameters<typeof Session.open>[0] = {}) {
@@ -14,14 +14,6 @@ function isolated(dir: string, options: Parameters<typeof Session.open>[0] = {})
   return Session.open({ cwd: join(dir, "project"), configDir: join(dir, "config"), stateDir: join(dir, "state"), confirmTrust: null, ...options });
 }
 
-async function refusal(promise: Promise<unknown>): Promise<CxError> {
-  const error = await promise.then(
-    () => null,
-    (e) => e,
-  );
-  expect(error).toBeInstanceOf(CxError);
-  return error as CxError;
-}
 
 describe("no plugin code before trust", () => {
   test("a refused load never maps the library: its constructor's marker does not exist", async () => {
