@@ -43,18 +43,20 @@
  * therefore costs calls, not the session. Repeated crashes (currently 3
  * within 5 minutes) quarantine the plugin for the rest of the session.
  *
- * The host subprocess talks to its parent over its own stdin and stdout.
- * Before it loads your library it redirects file descriptor 1 to standard
- * error, so printf, puts and std::cout are safe: they cannot corrupt the
- * protocol, and what they print ends up in the plugin's log, attributed to
- * the plugin by name. The same goes for anything written to stderr. Never read
- * from stdin and never close or reopen descriptors 0, 1 or 2: stdin carries the
- * host's requests.
+ * The host subprocess talks to its parent over private copies of its stdin
+ * and stdout. Before it loads your library it points file descriptor 1 at
+ * standard error and descriptor 0 at /dev/null, so printf, puts and std::cout
+ * are safe: they cannot corrupt the protocol, and what they print ends up in
+ * the plugin's log, attributed to the plugin by name. The same goes for
+ * anything written to stderr. Processes you start inherit neither protocol
+ * descriptor. Do not close or reopen descriptors 0, 1 or 2.
  *
- * The library is loaded once per process. Calls arrive on several threads of a
+ * The library is loaded once per process. Calls arrive on the threads of a
  * worker pool, all bound to that one instance, so static variables are shared
- * by every call. Any static state that changes after start needs a lock or
- * atomics.
+ * by every call. Quick calls are usually served one after another on one
+ * thread; a call that runs longer than about a millisecond lets the next ones
+ * start on other threads, so several calls run at once. Any static state that
+ * changes after start needs a lock or atomics.
  *
  * Strings and JSON
  * ----------------
@@ -401,7 +403,9 @@ typedef struct cxagent_host {
      * still needs cleaning up, and registering it only after a successful
      * handshake would miss exactly that case.
      * Before it returns, the host reads the process's start time and records
-     * pid and start time durably in the session's record on disk. When the
+     * pid and start time durably in the session's record on disk (it waits
+     * for that, at most 5 s; called from attach, before the host serves
+     * requests, it cannot wait, and the record follows a moment later). When the
      * plugin stops, registered children that are still alive are terminated
      * (SIGTERM, a grace period, then SIGKILL). If the whole session dies
      * without stopping the plugin (kill -9, a power cut), the next cxagent run

@@ -20,11 +20,6 @@ export function locationOf(library: string): PluginLocation {
   return { library, sidecar: sidecarPathOf(library), folder: dirname(library) };
 }
 
-/** True when `ref` reads as a path rather than a name. */
-export function looksLikePath(ref: string): boolean {
-  return ref.includes("/") || ref.includes("\\") || ref.startsWith(".") || ref.endsWith(SIDECAR_SUFFIX) || isLibraryFile(ref);
-}
-
 /** Resolves a path reference; throws E_NOT_FOUND when it names nothing usable. */
 export function resolvePath(ref: string, cwd: string): PluginLocation {
   const path = resolve(cwd, ref);

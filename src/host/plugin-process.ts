@@ -226,11 +226,6 @@ export class PluginProcess {
     return this.exit === null;
   }
 
-  /** Calls whose native code may still be running, including ones the caller gave up on. */
-  get busyCount(): number {
-    return this.unanswered.size;
-  }
-
   /**
    * Sends one request and waits for its reply, its deadline, its cancellation, or the host's end.
    * At most `poolCap` requests are in native code at once; more wait their turn, unless every one

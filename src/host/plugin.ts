@@ -24,8 +24,6 @@ export interface PluginSpec {
   library: string;
   /** Its approved bytes; every plugin host of this plugin loads exactly these. */
   libraryBytes?: Uint8Array;
-  /** The manifest the plugin is expected to describe (the sidecar), when one was read. */
-  expected?: Manifest;
   settings: unknown;
   cwd: string;
   /** Where grants are stored; grants are scoped to `cwd`. */

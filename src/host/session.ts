@@ -163,7 +163,6 @@ export class Session implements AsyncDisposable {
       name: sidecar.name,
       library: location.library,
       libraryBytes: loadSet.library,
-      expected: sidecar,
       settings: options.settings ?? configured?.settings ?? {},
       cwd: this.cwd,
       stateDir: this.folders.stateDir,

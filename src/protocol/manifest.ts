@@ -13,9 +13,6 @@ const PLUGIN_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const COMMAND_NAME = /^[^\s/][^\s]{0,63}$/;
 
-/** Hook kinds other builds of cxagent know; refused with the same "does not service" message. */
-export const OTHER_BUILDS_HOOKS = ["completions", "providers", "observers"] as const;
-
 const Gated = v.union([v.boolean(), v.literal("dynamic")], (issue) =>
   `must be true, false or "dynamic", not ${describeValue(issue.input)}`);
 

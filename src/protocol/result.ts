@@ -56,11 +56,6 @@ export function deniedResult(decidedBy: "user" | "policy", message: string): Job
   };
 }
 
-export interface StartContext {
-  workingDirectory: string;
-  settings: unknown;
-  hostContract: number;
-}
 
 /** What a command answers (SPEC §4.5); NULL from the plugin reads as "reported, nothing to say". */
 export const CommandResultSchema = v.strictObject({

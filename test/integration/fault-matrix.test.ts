@@ -27,6 +27,8 @@ function expectError(value: unknown, code: string, says: string) {
 }
 
 async function run(row: Row, dir: string) {
+  // A call's deadline: short, so hang rows end fast; long for 50 MB, which takes its time to cross.
+  const timeoutMs = row.fault === "big" ? 20_000 : 500;
   const logs: string[] = [];
   const output: string[] = [];
   const submits: Submit[] = [];
@@ -54,7 +56,7 @@ async function run(row: Row, dir: string) {
       plugin.onSubmit((s) => submits.push(s));
       switch (row.export) {
         case "invoke": {
-          const r = await outcome(plugin.invoke("work", {}, { timeoutMs: 500 }));
+          const r = await outcome(plugin.invoke("work", {}, { timeoutMs }));
           if ("error" in e) expectError(r, e.error, e.says);
           else if ("result" in e) {
             if (r instanceof CxError) throw r;
@@ -94,7 +96,7 @@ async function run(row: Row, dir: string) {
           break;
         }
         case "command": {
-          const r = await outcome(plugin.command("say", "", { timeoutMs: 500 }));
+          const r = await outcome(plugin.command("say", "", { timeoutMs }));
           if ("error" in e) expectError(r, e.error, e.says);
           else if ("command" in e) {
             if (r instanceof CxError) throw r;

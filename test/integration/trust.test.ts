@@ -4,7 +4,7 @@
 import { describe, expect, test } from "bun:test";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { CxError, Session } from "../../src/index.ts";
+import { Session } from "../../src/index.ts";
 import { CALCULATOR, copyFixture, fixture, openSession, refusal, tempDir } from "../helpers.ts";
 
 /** A session in its own config and state folders. */
