@@ -24,6 +24,9 @@ import { sealedCopy } from "./memfd.ts";
 import { groupMembers } from "../reaper/proc.ts";
 import { type Target, terminate } from "../reaper/terminate.ts";
 import { hostCommand } from "./self.ts";
+import { Calls, type RequestOptions } from "./calls.ts";
+
+export type { CallEvent, RequestOptions } from "./calls.ts";
 
 export const DEFAULTS = {
   startupMs: 10_000,
@@ -39,20 +42,6 @@ export const DEFAULTS = {
 
 type AnyBody = Request extends infer R ? (R extends { id: number } ? Omit<R, "id"> : never) : never;
 type RequestBody = Exclude<AnyBody, { kind: "ack" }>;
-
-export type CallEvent =
-  | { type: "progress"; percent: number; text: string }
-  | { type: "log"; level: number; text: string }
-  | { type: "stream"; text: string };
-
-export interface RequestOptions {
-  timeoutMs?: number;
-  /** Each progress report restarts the timeout, up to `maxMs` in all (default 10 × timeoutMs). */
-  resetOnProgress?: boolean;
-  maxMs?: number;
-  signal?: AbortSignal;
-  onEvent?: (event: CallEvent) => void;
-}
 
 export interface ExitInfo {
   code: number | null;
@@ -87,16 +76,6 @@ export interface SpawnOptions extends ProcessHooks {
   env?: Record<string, string | undefined>;
 }
 
-interface Pending {
-  kind: Request["kind"];
-  what: string;
-  line: string;
-  resolve: (reply: Reply) => void;
-  reject: (error: CxError) => void;
-  onEvent?: (event: CallEvent) => void;
-  cleanup: () => void;
-}
-
 /** Waits for `promise` at most `ms`; true if it settled in time. Leaves no timer behind. */
 async function within(promise: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -127,17 +106,9 @@ export class PluginProcess {
   readonly timings: { spawnAt: number; phases: { name: string; at: number }[]; readyAt: number } = { spawnAt: performance.now(), phases: [], readyAt: 0 };
   private readonly proc: Subprocess<"pipe", "pipe", "pipe">;
   private readonly hooks: ProcessHooks;
-  private readonly poolCap: number;
-  private readonly pending = new Map<number, Pending>();
-  /** Requests whose native call may still be running (sent, not answered yet), by send time. */
-  private readonly unanswered = new Map<number, number>();
-  /** Requests waiting for a free worker. */
-  private readonly queue: number[] = [];
+  private readonly calls: Calls;
   private readonly outbox: string[] = [];
-  private queueTimer: ReturnType<typeof setTimeout> | null = null;
-  private readonly stuckMs: number;
   private readonly tail: string[] = [];
-  private nextId = 1;
   private phase = "startup";
   private exit: ExitInfo | null = null;
   private closing = false;
@@ -148,8 +119,7 @@ export class PluginProcess {
   private constructor(options: SpawnOptions) {
     this.label = options.label;
     this.hooks = options;
-    this.poolCap = options.poolCap ?? DEFAULTS.poolCap;
-    this.stuckMs = options.stuckMs ?? DEFAULTS.stuckMs;
+    this.calls = new Calls(options.label, options.poolCap ?? DEFAULTS.poolCap, options.stuckMs ?? DEFAULTS.stuckMs, (line) => this.write(line));
     const sealed = options.libraryBytes ? sealedCopy(options.libraryBytes, options.label) : null;
     this.proc = Bun.spawn({
       cmd: [...hostCommand(), options.library, ...(sealed === null ? [] : ["--library-fd", "3"])],
@@ -158,7 +128,7 @@ export class PluginProcess {
         ...process.env,
         ...options.env,
         CXAGENT_PARENT_PID: String(process.pid),
-        CXAGENT_POOL_CAP: String(this.poolCap),
+        CXAGENT_POOL_CAP: String(options.poolCap ?? DEFAULTS.poolCap),
         CXAGENT_POLL_MS: String(options.pollMs ?? 200),
       },
       stdio: ["pipe", "pipe", "pipe", ...(sealed === null ? [] : [sealed])],
@@ -227,9 +197,8 @@ export class PluginProcess {
   }
 
   /**
-   * Sends one request and waits for its reply, its deadline, its cancellation, or the host's end.
-   * At most `poolCap` requests are in native code at once; more wait their turn, unless every one
-   * running has been stuck for `stuckMs`, in which case they fail at once with E_BUSY.
+   * Sends one request and waits for its reply, its deadline, its cancellation, or the host's end
+   * (see Calls for the limit on calls in native code). A stop is never held back by that limit.
    */
   request(body: RequestBody, options: RequestOptions = {}): Promise<Reply> {
     const what = describeRequest(body);
@@ -237,70 +206,16 @@ export class PluginProcess {
     if (this.closing && body.kind !== "stop") {
       return Promise.reject(new CxError("E_STOPPED", `plugin '${this.label}' is stopping; ${what} was not sent`));
     }
-    if (options.signal?.aborted) return Promise.reject(cancelled(this.label, what));
-    const id = this.nextId++;
-    const line = JSON.stringify({ id, ...body }) + "\n";
-    if (line.length > LINE_CAP) {
-      return Promise.reject(new CxError("E_INVALID_INPUT", `the request for ${what} is ${line.length} bytes, over the ${LINE_CAP >> 20} MiB line cap`));
+    const size = JSON.stringify(body).length;
+    if (size > LINE_CAP - 64) {
+      return Promise.reject(new CxError("E_INVALID_INPUT", `the request for ${what} is ${size} bytes, over the ${LINE_CAP >> 20} MiB line cap`));
     }
-    const full = body.kind !== "stop" && this.unanswered.size >= this.poolCap;
-    if (full && this.allStuck()) return Promise.reject(this.busyError(what));
-    return new Promise<Reply>((resolve, reject) => {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const onAbort = () => this.abandon(id, cancelled(this.label, what));
-      const cleanup = () => {
-        if (timer) clearTimeout(timer);
-        options.signal?.removeEventListener("abort", onAbort);
-      };
-      this.pending.set(id, { kind: body.kind, what, line, resolve, reject, onEvent: options.onEvent, cleanup });
-      let onEvent = options.onEvent;
-      if (options.timeoutMs !== undefined) {
-        const timeoutMs = options.timeoutMs;
-        const began = performance.now();
-        const capMs = options.maxMs ?? timeoutMs * 10;
-        const arm = (ms: number, why: string) => {
-          if (timer) clearTimeout(timer);
-          timer = setTimeout(() => {
-            this.abandon(
-              id,
-              new CxError("E_TIMEOUT", `plugin '${this.label}': ${what} ${why}`, {
-                hint: "the native call runs on and its late answer will be discarded; give a longer --timeout if it needs more time",
-              }),
-            );
-          }, ms);
-        };
-        arm(Math.min(timeoutMs, capMs), options.resetOnProgress ? `reported no progress for ${timeoutMs} ms` : `did not answer within ${timeoutMs} ms`);
-        if (options.resetOnProgress) {
-          onEvent = (event) => {
-            if (event.type === "progress") {
-              const left = capMs - (performance.now() - began);
-              arm(Math.min(timeoutMs, Math.max(left, 0)), left < timeoutMs ? `did not finish within its cap of ${capMs} ms` : `reported no progress for ${timeoutMs} ms`);
-            }
-            options.onEvent?.(event);
-          };
-        }
-      }
-      options.signal?.addEventListener("abort", onAbort, { once: true });
-      this.pending.get(id)!.onEvent = onEvent;
-      if (full) {
-        this.queue.push(id);
-        this.watchQueue();
-      } else {
-        this.transmit(id);
-      }
-    });
-  }
-
-  private transmit(id: number) {
-    const p = this.pending.get(id);
-    if (!p) return;
-    this.unanswered.set(id, performance.now());
-    this.write(p.line);
+    return this.calls.start(body, what, options, body.kind === "stop");
   }
 
   /** A request that gets no reply. */
   private send(body: { kind: "ack"; seq: number }) {
-    this.write(JSON.stringify({ id: this.nextId++, ...body }) + "\n");
+    this.write(JSON.stringify({ id: this.calls.takeId(), ...body }) + "\n");
   }
 
   /**
@@ -312,7 +227,7 @@ export class PluginProcess {
     if (this.outbox.length > 1) return;
     // Alone, a request goes out at once; with calls in flight, replies keep arriving, so waiting
     // for the event loop's turn collects the requests they trigger into one write.
-    if (this.unanswered.size > 1) setImmediate(() => this.flushOutbox());
+    if (this.calls.inFlight > 1) setImmediate(() => this.flushOutbox());
     else queueMicrotask(() => this.flushOutbox());
   }
 
@@ -325,57 +240,6 @@ export class PluginProcess {
     } catch {
       // the host is gone; its exit handler fails pending calls with the cause
     }
-  }
-
-  /** Sends queued requests while there is room. */
-  private drainQueue() {
-    while (this.queue.length && this.unanswered.size < this.poolCap) {
-      const id = this.queue.shift()!;
-      if (this.pending.has(id)) this.transmit(id);
-    }
-    if (!this.queue.length && this.queueTimer) {
-      clearTimeout(this.queueTimer);
-      this.queueTimer = null;
-    }
-  }
-
-  private allStuck(): boolean {
-    const now = performance.now();
-    for (const sentAt of this.unanswered.values()) if (now - sentAt < this.stuckMs) return false;
-    return true;
-  }
-
-  /** Fails the queue with E_BUSY once every running call has been stuck for `stuckMs`. */
-  private watchQueue() {
-    if (this.queueTimer || !this.queue.length) return;
-    const youngest = Math.max(...this.unanswered.values());
-    const wait = Math.max(0, youngest + this.stuckMs - performance.now()) + 1;
-    this.queueTimer = setTimeout(() => {
-      this.queueTimer = null;
-      if (this.unanswered.size < this.poolCap) return this.drainQueue();
-      if (!this.allStuck()) return this.watchQueue();
-      for (const id of this.queue.splice(0)) {
-        const p = this.pending.get(id);
-        if (p) this.abandon(id, this.busyError(p.what));
-      }
-    }, wait);
-  }
-
-  private busyError(what: string): CxError {
-    return new CxError(
-      "E_BUSY",
-      `plugin '${this.label}' is busy: all ${this.poolCap} of its workers have been stuck in native code for over ${this.stuckMs} ms; ${what} was refused`,
-      { hint: "stuck calls cannot be interrupted; wait for them, or restart the plugin" },
-    );
-  }
-
-  /** Gives up on a call: it fails now; a late reply will be dropped when it comes. */
-  private abandon(id: number, error: CxError) {
-    const p = this.pending.get(id);
-    if (!p) return;
-    this.pending.delete(id);
-    p.cleanup();
-    p.reject(error);
   }
 
   /**
@@ -457,14 +321,8 @@ export class PluginProcess {
   hadPendingAtExit = false;
 
   private failAll(exit: ExitInfo) {
-    this.hadPendingAtExit = this.pending.size > 0;
-    for (const [id, p] of this.pending) {
-      this.pending.delete(id);
-      p.cleanup();
-      p.reject(this.crashError(exit, p.what));
-    }
-    this.unanswered.clear();
-    this.queue.length = 0;
+    this.hadPendingAtExit = this.calls.waiting > 0;
+    this.calls.failAll((what) => this.crashError(exit, what));
   }
 
   private async readProtocol() {
@@ -501,13 +359,7 @@ export class PluginProcess {
       this.hooks.onLog?.(4, `the plugin host sent a malformed reply: ${preview(text)}`);
       return;
     }
-    this.unanswered.delete(reply.id);
-    this.drainQueue();
-    const p = this.pending.get(reply.id);
-    if (!p) return; // an abandoned call's late reply: its string was already freed by the host
-    this.pending.delete(reply.id);
-    p.cleanup();
-    p.resolve(reply);
+    this.calls.settle(reply);
   }
 
   private onEvent(message: Record<string, unknown>) {
@@ -535,13 +387,13 @@ export class PluginProcess {
           this.hooks.onLog?.(event.level, event.text);
           return;
         }
-        this.pending.get(event.id)?.onEvent?.({ type: "log", level: event.level, text: event.text });
+        this.calls.event(event.id, { type: "log", level: event.level, text: event.text });
         return;
       case "progress":
-        this.pending.get(event.id)?.onEvent?.({ type: "progress", percent: event.percent, text: event.text });
+        this.calls.event(event.id, { type: "progress", percent: event.percent, text: event.text });
         return;
       case "stream":
-        this.pending.get(event.id)?.onEvent?.({ type: "stream", text: event.text });
+        this.calls.event(event.id, { type: "stream", text: event.text });
         return;
     }
   }
@@ -558,12 +410,6 @@ export class PluginProcess {
       // the pipe broke: the exit handler reports why
     }
   }
-}
-
-function cancelled(label: string, what: string) {
-  return new CxError("E_CANCELLED", `plugin '${label}': ${what} was cancelled`, {
-    hint: "the native call runs on and its late answer will be discarded",
-  });
 }
 
 function codeForRefusal(reason: string | undefined): ErrorCode {

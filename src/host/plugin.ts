@@ -10,6 +10,7 @@ import type { Manifest, Tool } from "../protocol/manifest.ts";
 import { CONTRACT_CURRENT } from "../protocol/manifest.ts";
 import * as v from "valibot";
 import { type CommandResult, CommandResultSchema, deniedResult, type JobResult, type Submit, toJobResult } from "../protocol/result.ts";
+import { Submits } from "./submits.ts";
 import { preview } from "../protocol/issues.ts";
 import { addGrant, hasGrant } from "../trust/grants.ts";
 import { type Approval, type Approver, decide, type GateAnswer, type GateDecision } from "./gate.ts";
@@ -68,16 +69,16 @@ export class Plugin {
   private starting: Promise<PluginProcess> | null = null;
   private readonly crashes: number[] = [];
   private readonly counted = new WeakSet<PluginProcess>();
-  private readonly submitListeners = new Set<(submit: Submit) => void>();
-  private readonly stopListeners = new Set<() => void>();
+  private readonly submitted: Submits;
   private quarantine: CxError | null = null;
   private stopped = false;
   private deliberate = false;
   private exportsValue: string[] = [];
   private timingsValue = { spawnAt: 0, phases: [] as { name: string; at: number }[], readyAt: 0, startedAt: 0 };
 
-  private constructor(spec: PluginSpec, manifest: Manifest, hooks: ProcessHooks) {
+  private constructor(spec: PluginSpec, manifest: Manifest, hooks: ProcessHooks, submitted: Submits) {
     this.spec = spec;
+    this.submitted = submitted;
     this.name = spec.name;
     this.library = spec.library;
     this.manifestValue = manifest;
@@ -89,17 +90,11 @@ export class Plugin {
    * described manifest before start runs and may refuse it (sidecar comparison, name claims).
    */
   static async start(spec: PluginSpec, hooks: ProcessHooks, check?: (described: Manifest) => void): Promise<Plugin> {
-    // Submits can arrive as soon as start succeeds: they wait here until the plugin object exists.
-    type RawSubmit = { goal?: unknown; wantResult?: unknown };
-    const early: RawSubmit[] = [];
-    let deliver: (submit: RawSubmit) => void = (submit) => {
-      early.push(submit);
-    };
-    const routed: ProcessHooks = { ...hooks, onSubmit: (submit) => deliver(submit) };
+    const submitted = new Submits(spec.name, (level, text) => hooks.onLog?.(level, text));
+    const routed: ProcessHooks = { ...hooks, onSubmit: (raw) => submitted.receive(raw) };
     const { process, manifest, exports, startedAt } = await Plugin.launch(spec, routed, check);
-    const plugin = new Plugin(spec, manifest, routed);
-    deliver = (submit) => plugin.receive(submit);
-    for (const submit of early.splice(0)) plugin.receive(submit);
+    const plugin = new Plugin(spec, manifest, routed, submitted);
+    submitted.open(manifest.client);
     plugin.exportsValue = exports;
     plugin.timingsValue = { ...process.timings, startedAt };
     plugin.adopt(process);
@@ -276,54 +271,18 @@ export class Plugin {
 
   /** Calls `listener` with each piece of work the plugin submits; returns the unsubscribe. */
   onSubmit(listener: (submit: Submit) => void): () => void {
-    this.submitListeners.add(listener);
-    return () => this.submitListeners.delete(listener);
+    return this.submitted.on(listener);
   }
 
   /** The plugin's submits as an async iterator, until `signal` aborts or the plugin stops. */
-  async *submits(signal?: AbortSignal): AsyncGenerator<Submit> {
-    const queue: Submit[] = [];
-    let wake: (() => void) | null = null;
-    const off = this.onSubmit((s) => {
-      queue.push(s);
-      wake?.();
-    });
-    const onAbort = () => wake?.();
-    signal?.addEventListener("abort", onAbort);
-    this.stopListeners.add(onAbort);
-    try {
-      while (!signal?.aborted && !this.stopped) {
-        if (queue.length) {
-          yield queue.shift()!;
-          continue;
-        }
-        await new Promise<void>((resolve) => (wake = resolve));
-        wake = null;
-      }
-    } finally {
-      off();
-      signal?.removeEventListener("abort", onAbort);
-      this.stopListeners.delete(onAbort);
-    }
-  }
-
-  /** A submit from poll: checked (SPEC §4.5), then handed to the listeners, or refused in the log. */
-  private receive(raw: { goal?: unknown; wantResult?: unknown }) {
-    const refuse = (why: string) => this.hooks.onLog?.(3, `a submit was refused: ${why}`);
-    if (!this.manifestValue.client) return refuse("the plugin's manifest does not say client: true, so it may not start work");
-    if (raw.wantResult === true) {
-      return refuse(`wantResult: true is not supported by this host (the goal ${preview(JSON.stringify(raw.goal), 80)} was dropped, not downgraded)`);
-    }
-    if (raw.wantResult !== undefined && raw.wantResult !== false) return refuse(`wantResult must be false or left out, not ${preview(JSON.stringify(raw.wantResult), 40)}`);
-    if (typeof raw.goal !== "string" || raw.goal.trim() === "") return refuse(`its goal must be a non-empty string, not ${preview(JSON.stringify(raw.goal) ?? "nothing", 40)}`);
-    const submit: Submit = { plugin: this.name, goal: raw.goal, wantResult: false };
-    for (const listener of this.submitListeners) listener(submit);
+  submits(signal?: AbortSignal): AsyncGenerator<Submit> {
+    return this.submitted.iterate(signal);
   }
 
   /** Stops the plugin: stop (bounded), then the process ends. Idempotent. */
   async stop(): Promise<void> {
     this.stopped = true;
-    for (const wake of this.stopListeners) wake();
+    this.submitted.end();
     const process = this.process ?? (await this.starting?.catch(() => null)) ?? null;
     this.process = null;
     if (!process) return;

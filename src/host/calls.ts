@@ -1,0 +1,211 @@
+/**
+ * The calls in flight to one plugin host: ids, deadlines, cancellation, the events that belong to
+ * each call, and the limit on how many may be in native code at once (SPEC §5, §12). A call the
+ * caller gave up on stays counted until its late reply comes, because its native code still runs.
+ */
+import { CxError } from "../errors.ts";
+import type { Reply } from "../protocol/wire.ts";
+
+export type CallEvent =
+  | { type: "progress"; percent: number; text: string }
+  | { type: "log"; level: number; text: string }
+  | { type: "stream"; text: string };
+
+export interface RequestOptions {
+  timeoutMs?: number;
+  /** Each progress report restarts the timeout, up to `maxMs` in all (default 10 × timeoutMs). */
+  resetOnProgress?: boolean;
+  maxMs?: number;
+  signal?: AbortSignal;
+  onEvent?: (event: CallEvent) => void;
+}
+
+interface Pending {
+  what: string;
+  line: string;
+  resolve: (reply: Reply) => void;
+  reject: (error: CxError) => void;
+  onEvent?: (event: CallEvent) => void;
+  cleanup: () => void;
+}
+
+export class Calls {
+  private readonly pending = new Map<number, Pending>();
+  /** Calls whose native code may still be running (sent, not answered yet), by send time. */
+  private readonly unanswered = new Map<number, number>();
+  /** Calls waiting for a free worker. */
+  private readonly queue: number[] = [];
+  private queueTimer: ReturnType<typeof setTimeout> | null = null;
+  private nextId = 1;
+
+  constructor(
+    private readonly label: string,
+    private readonly poolCap: number,
+    private readonly stuckMs: number,
+    /** Writes one request line to the plugin host. */
+    private readonly send: (line: string) => void,
+  ) {}
+
+  /** Calls sent and not answered yet. */
+  get inFlight(): number {
+    return this.unanswered.size;
+  }
+
+  get waiting(): number {
+    return this.pending.size;
+  }
+
+  /** An id for a request that gets no reply. */
+  takeId(): number {
+    return this.nextId++;
+  }
+
+  /**
+   * Starts a call and resolves with its reply, or fails at its deadline, its cancellation or the
+   * host's end. At most `poolCap` calls are in native code at once; more wait their turn, unless
+   * every one running has been stuck for `stuckMs`: then they fail at once with E_BUSY.
+   * `body` is the request without its id; `what` names it in messages.
+   */
+  start(body: object, what: string, options: RequestOptions, urgent = false): Promise<Reply> {
+    if (options.signal?.aborted) return Promise.reject(cancelled(this.label, what));
+    const id = this.nextId++;
+    const line = JSON.stringify({ id, ...body }) + "\n";
+    const full = !urgent && this.unanswered.size >= this.poolCap;
+    if (full && this.allStuck()) return Promise.reject(this.busyError(what));
+    return new Promise<Reply>((resolve, reject) => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const onAbort = () => this.abandon(id, cancelled(this.label, what));
+      const cleanup = () => {
+        if (timer) clearTimeout(timer);
+        options.signal?.removeEventListener("abort", onAbort);
+      };
+      let onEvent = options.onEvent;
+      if (options.timeoutMs !== undefined) {
+        const timeoutMs = options.timeoutMs;
+        const began = performance.now();
+        const capMs = options.maxMs ?? timeoutMs * 10;
+        const arm = (ms: number, why: string) => {
+          if (timer) clearTimeout(timer);
+          timer = setTimeout(() => {
+            this.abandon(
+              id,
+              new CxError("E_TIMEOUT", `plugin '${this.label}': ${what} ${why}`, {
+                hint: "the native call runs on and its late answer will be discarded; give a longer --timeout if it needs more time",
+              }),
+            );
+          }, ms);
+        };
+        arm(Math.min(timeoutMs, capMs), options.resetOnProgress ? `reported no progress for ${timeoutMs} ms` : `did not answer within ${timeoutMs} ms`);
+        if (options.resetOnProgress) {
+          onEvent = (event) => {
+            if (event.type === "progress") {
+              const left = capMs - (performance.now() - began);
+              arm(Math.min(timeoutMs, Math.max(left, 0)), left < timeoutMs ? `did not finish within its cap of ${capMs} ms` : `reported no progress for ${timeoutMs} ms`);
+            }
+            options.onEvent?.(event);
+          };
+        }
+      }
+      options.signal?.addEventListener("abort", onAbort, { once: true });
+      this.pending.set(id, { what, line, resolve, reject, onEvent, cleanup });
+      if (full) {
+        this.queue.push(id);
+        this.watchQueue();
+      } else {
+        this.transmit(id);
+      }
+    });
+  }
+
+  /** A reply arrived: settle its call, unless the caller gave up on it already. */
+  settle(reply: Reply): void {
+    this.unanswered.delete(reply.id);
+    this.drainQueue();
+    const p = this.pending.get(reply.id);
+    if (!p) return; // a late reply to an abandoned call: the host freed its string already
+    this.pending.delete(reply.id);
+    p.cleanup();
+    p.resolve(reply);
+  }
+
+  /** An event for call `id`, dropped when nobody waits for that call any more. */
+  event(id: number, event: CallEvent): void {
+    this.pending.get(id)?.onEvent?.(event);
+  }
+
+  /** The host is gone: every call fails, each with the error `why` makes for it. */
+  failAll(why: (what: string) => CxError): void {
+    for (const [id, p] of this.pending) {
+      this.pending.delete(id);
+      p.cleanup();
+      p.reject(why(p.what));
+    }
+    this.unanswered.clear();
+    this.queue.length = 0;
+    if (this.queueTimer) clearTimeout(this.queueTimer);
+    this.queueTimer = null;
+  }
+
+  private transmit(id: number) {
+    const p = this.pending.get(id);
+    if (!p) return;
+    this.unanswered.set(id, performance.now());
+    this.send(p.line);
+  }
+
+  private drainQueue() {
+    while (this.queue.length && this.unanswered.size < this.poolCap) {
+      const id = this.queue.shift()!;
+      if (this.pending.has(id)) this.transmit(id);
+    }
+    if (!this.queue.length && this.queueTimer) {
+      clearTimeout(this.queueTimer);
+      this.queueTimer = null;
+    }
+  }
+
+  private allStuck(): boolean {
+    const now = performance.now();
+    for (const sentAt of this.unanswered.values()) if (now - sentAt < this.stuckMs) return false;
+    return true;
+  }
+
+  /** Fails the queue with E_BUSY once every running call has been stuck for `stuckMs`. */
+  private watchQueue() {
+    if (this.queueTimer || !this.queue.length) return;
+    const youngest = Math.max(...this.unanswered.values());
+    const wait = Math.max(0, youngest + this.stuckMs - performance.now()) + 1;
+    this.queueTimer = setTimeout(() => {
+      this.queueTimer = null;
+      if (this.unanswered.size < this.poolCap) return this.drainQueue();
+      if (!this.allStuck()) return this.watchQueue();
+      for (const id of this.queue.splice(0)) {
+        const p = this.pending.get(id);
+        if (p) this.abandon(id, this.busyError(p.what));
+      }
+    }, wait);
+  }
+
+  private busyError(what: string): CxError {
+    return new CxError(
+      "E_BUSY",
+      `plugin '${this.label}' is busy: all ${this.poolCap} of its workers have been stuck in native code for over ${this.stuckMs} ms; ${what} was refused`,
+      { hint: "stuck calls cannot be interrupted; wait for them, or restart the plugin" },
+    );
+  }
+
+  /** Gives up on a call: it fails now; a late reply will be dropped when it comes. */
+  private abandon(id: number, error: CxError) {
+    const p = this.pending.get(id);
+    if (!p) return;
+    this.pending.delete(id);
+    p.cleanup();
+    p.reject(error);
+  }
+}
+
+function cancelled(label: string, what: string) {
+  return new CxError("E_CANCELLED", `plugin '${label}': ${what} was cancelled`, {
+    hint: "the native call runs on and its late answer will be discarded",
+  });
+}
