@@ -6,7 +6,7 @@
  * A session loads plugins, each in its own process; `await using` stops them all at the end,
  * even when something throws.
  */
-import { CxError, Session } from "../src/index.ts";
+import { CxError, Session } from "cxagent";
 
 await using session = await Session.open({ cwd: process.cwd() });
 const calc = await session.load("examples/calculator", { settings: { precision: 2 } });

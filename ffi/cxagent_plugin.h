@@ -51,6 +51,13 @@
  * anything written to stderr. Processes you start inherit neither protocol
  * descriptor. Do not close or reopen descriptors 0, 1 or 2.
  *
+ * The bytes that run are the bytes the user approved: the host reads the
+ * library once, hashes it, and loads it from a sealed in-memory copy of those
+ * bytes. So the dynamic loader does not see your folder as the library's own:
+ * an RPATH of $ORIGIN finds nothing, and dladdr names no file of yours. Link
+ * your dependencies statically, or load them yourself by an absolute path
+ * (from your settings, for instance).
+ *
  * The library is loaded once per process. Calls arrive on the threads of a
  * worker pool, all bound to that one instance, so static variables are shared
  * by every call. Quick calls are usually served one after another on one
