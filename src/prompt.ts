@@ -16,11 +16,12 @@ export function isInteractive(): boolean {
 
 export async function choose<T extends string>(question: string, choices: Choice<T>[], fallback: T): Promise<T> {
   const keys = choices.map((c) => (c.value === fallback ? c.key.toUpperCase() : c.key.toLowerCase())).join("/");
-  process.stderr.write(`${question} [${keys}] `);
   const stdin = process.stdin;
   const wasRaw = stdin.isRaw;
+  // Raw mode before the question: a key pressed the moment it shows is read, not echoed.
   stdin.setRawMode(true);
   stdin.resume();
+  process.stderr.write(`${question} [${keys}] `);
   try {
     const answer = await new Promise<T>((resolve) => {
       const onData = (data: Buffer) => {
