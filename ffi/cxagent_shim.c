@@ -645,18 +645,15 @@ static call *call_begin(i64 id) {
   return c;
 }
 
-/* Ends the call and writes its reply under the same lock: an event either went out before this
- * point, or finds its call gone and is dropped. Nothing can land after the reply. */
 /* Replies held back while the thread that serves requests has more of them already read: they
- * go out together, in one write, before it next waits for input (or after 256 KiB, or when a
+ * go out together, in one write, before it next waits for input (or past 256 KiB, or when a
  * slow call makes the monitor hand the role on). Under g_write_mu. */
 static buf g_held;
 static int defer_this_reply(void);
 
 static int write_held_locked(void) {
-  int rc = g_held.n && !g_held.failed ? write_locked(g_held.p, g_held.n) : 0;
+  int rc = g_held.n ? write_locked(g_held.p, g_held.n) : 0;
   g_held.n = 0;
-  g_held.failed = 0;
   return rc;
 }
 
@@ -667,7 +664,10 @@ static void flush_held(void) {
   if (rc) request_exit(0);
 }
 
-static void call_end(call *c, buf *reply) {
+/* Ends call `c` (NULL for requests that are not calls) and sends the reply to request `id` under
+ * the same lock: an event either went out before this point, or finds its call gone and is
+ * dropped. Nothing of a call can land after its reply. */
+static void call_end(i64 id, call *c, buf *reply) {
   int defer = defer_this_reply();
   lock(&g_write_mu);
   if (c) {
@@ -679,9 +679,28 @@ static void call_end(call *c, buf *reply) {
     }
   }
   int rc = 0;
-  if (!reply->failed) {
-    buf_put(&g_held, reply->p, reply->n);
-    if (!defer || g_held.n > 256 * 1024) rc = write_held_locked();
+  if (reply->failed) {
+    /* No memory to build the reply: the parent still gets one, built without allocating. */
+    char line[160] = "{\"id\":";
+    size_t n = str_len(line);
+    char digits[24];
+    int k = 23;
+    digits[k] = 0;
+    u64 u = (u64)id;
+    do digits[--k] = (char)('0' + u % 10); while ((u /= 10) && k > 0);
+    const char *tail = ",\"ok\":false,\"fault\":\"internal\",\"error\":\"the plugin host ran out of memory for this reply\"}\n";
+    mem_copy(line + n, digits + k, (size_t)(23 - k));
+    n += (size_t)(23 - k);
+    mem_copy(line + n, tail, str_len(tail));
+    n += str_len(tail);
+    rc = write_held_locked();
+    if (!rc) rc = write_locked(line, n);
+  } else if (defer && g_held.n + reply->n <= 256 * 1024 && (buf_put(&g_held, reply->p, reply->n), !g_held.failed)) {
+    /* held back: goes out with its neighbours */
+  } else {
+    g_held.failed = 0;
+    rc = write_held_locked();
+    if (!rc) rc = write_locked(reply->p, reply->n);
   }
   unlock(&g_write_mu);
   if (c) {
@@ -1155,7 +1174,7 @@ static void handle(const char *line, size_t n) {
     if (is_invoke) reply_envelope(&r, id, "cxagent_plugin_invoke", raw, 1);
     else reply_value(&r, id, "cxagent_plugin_gate", "gate", raw);
     release(raw);
-    call_end(c, &r);
+    call_end(id, c, &r);
   } else if (str_is(kind.p, kind.n, "command")) {
     field_string(&a, &req, &f[F_NAME]);
     field_string(&b, &req, &f[F_TEXT]);
@@ -1167,14 +1186,14 @@ static void handle(const char *line, size_t n) {
       buf_str(&m, "' cannot run");
       reply_fault(&r, id, "missing-export", m.p ? m.p : "", NULL, 0, NULL);
       buf_free(&m);
-      call_end(NULL, &r);
+      call_end(id, NULL, &r);
       goto done;
     }
     call *c = call_begin(id);
     const char *raw = plugin.command(a.p, b.p);
     reply_value(&r, id, "cxagent_plugin_command", "command", raw);
     release(raw);
-    call_end(c, &r);
+    call_end(id, c, &r);
   } else if (str_is(kind.p, kind.n, "start")) {
     field_copy(&b, &req, &f[F_CONTEXT], "{}");
     if (b.failed) goto oom;
@@ -1182,13 +1201,13 @@ static void handle(const char *line, size_t n) {
     int started = reply_envelope(&r, id, "cxagent_plugin_start", raw, 0);
     release(raw);
     if (started) poll_begin(); /* poll starts only once start has succeeded */
-    call_end(NULL, &r);
+    call_end(id, NULL, &r);
   } else if (str_is(kind.p, kind.n, "stop")) {
     poll_end();
     const char *raw = plugin.stop();
     reply_envelope(&r, id, "cxagent_plugin_stop", raw, 0);
     release(raw);
-    call_end(NULL, &r);
+    call_end(id, NULL, &r);
   } else {
     buf m = {0};
     buf_str(&m, "the plugin host does not know the request kind '");
@@ -1196,12 +1215,12 @@ static void handle(const char *line, size_t n) {
     buf_str(&m, "'");
     reply_fault(&r, id, "bad-request", m.p ? m.p : "", NULL, 0, NULL);
     buf_free(&m);
-    call_end(NULL, &r);
+    call_end(id, NULL, &r);
   }
   goto done;
 oom:
   reply_fault(&r, id, "internal", "the plugin host ran out of memory reading the request", NULL, 0, NULL);
-  call_end(NULL, &r);
+  call_end(id, NULL, &r);
 done:
   buf_free(&req);
   buf_free(&kind);
