@@ -4,7 +4,7 @@
  * caller gave up on stays counted until its late reply comes, because its native code still runs.
  */
 import { CxError } from "../errors.ts";
-import type { Reply } from "../protocol/wire.ts";
+import { LINE_CAP, type Reply } from "../protocol/wire.ts";
 
 export type CallEvent =
   | { type: "progress"; percent: number; text: string }
@@ -70,6 +70,9 @@ export class Calls {
     if (options.signal?.aborted) return Promise.reject(cancelled(this.label, what));
     const id = this.nextId++;
     const line = JSON.stringify({ id, ...body }) + "\n";
+    if (line.length > LINE_CAP) {
+      return Promise.reject(new CxError("E_INVALID_INPUT", `the request for ${what} is ${line.length} characters, over the ${LINE_CAP >> 20} MiB line cap`));
+    }
     const full = !urgent && this.unanswered.size >= this.poolCap;
     if (full && this.allStuck()) return Promise.reject(this.busyError(what));
     return new Promise<Reply>((resolve, reject) => {

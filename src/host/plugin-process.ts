@@ -206,10 +206,6 @@ export class PluginProcess {
     if (this.closing && body.kind !== "stop") {
       return Promise.reject(new CxError("E_STOPPED", `plugin '${this.label}' is stopping; ${what} was not sent`));
     }
-    const size = JSON.stringify(body).length;
-    if (size > LINE_CAP - 64) {
-      return Promise.reject(new CxError("E_INVALID_INPUT", `the request for ${what} is ${size} bytes, over the ${LINE_CAP >> 20} MiB line cap`));
-    }
     return this.calls.start(body, what, options, body.kind === "stop");
   }
 
