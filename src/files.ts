@@ -10,14 +10,17 @@ import { describeProblems } from "./protocol/manifest.ts";
 import { toProblems } from "./protocol/issues.ts";
 
 export function writeJsonAtomic(path: string, value: unknown): void {
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const temp = join(dirname(path), `.${process.pid}.${Date.now()}.${Math.random().toString(36).slice(2)}.tmp`);
   try {
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     writeFileSync(temp, JSON.stringify(value, null, 2) + "\n", { mode: 0o600 });
     renameSync(temp, path);
   } catch (error) {
     rmSync(temp, { force: true });
-    throw new CxError("E_INTERNAL", `cannot write ${path}: ${(error as Error).message}`, { cause: error });
+    throw new CxError("E_STATE", `cannot write ${path}: ${(error as Error).message}`, {
+      cause: error,
+      hint: `check that ${dirname(path)} exists and is writable, or choose another folder with --state-dir`,
+    });
   }
 }
 

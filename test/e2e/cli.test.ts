@@ -200,6 +200,14 @@ describe("global options", () => {
     expect(listed.json().plugins).toEqual([expect.objectContaining({ name: "echo", trust: "approved", hash })]);
   });
 
+  test("a state folder that cannot be written is reported by path, with what to do", async () => {
+    const hash = (await cli(["describe", "examples/calculator", "--json"])).json().hash;
+    const r = await cli(["approve", "examples/calculator", "--hash", hash, "--state-dir", "/proc/no-such-folder", "--json"]);
+    expect(r.code).toBe(3);
+    expect(r.json().error).toMatchObject({ code: "E_STATE", message: expect.stringContaining("cannot write /proc/no-such-folder/approvals.json") });
+    expect(r.json().error.hint).toContain("--state-dir");
+  });
+
   test("--cwd names the project folder; one that does not exist is invalid input", async () => {
     const r = await cli(["list", "--cwd", "/no/such/folder", "--json"]);
     expect(r.code).toBe(3);
