@@ -125,9 +125,6 @@ static int g_exit_requested, g_exit_code;
 static int g_poll_state; /* 0 not started, 1 running, 2 asked to end, 3 ended */
 static i64 g_child_seq, g_child_acked; /* register_child: sent and confirmed, under g_pool_mu */
 
-/* Counters for tests and diagnostics, read with shim_stat(). */
-enum { STAT_DROPPED, STAT_EVENTS, STAT_REPLIES, STAT_THREADS, STAT_FREES, STAT_BAD_REQUESTS, STAT_COUNT };
-static i64 g_stats[STAT_COUNT];
 
 /* ------------------------------------------------------------------------------------------ */
 /* Small helpers (no libc string functions, so gcc never needs them either).                    */
@@ -156,12 +153,6 @@ static int err_no(void) { return *x___errno_location(); }
 
 static void lock(shim_mutex_t *m) { x_pthread_mutex_lock(m); }
 static void unlock(shim_mutex_t *m) { x_pthread_mutex_unlock(m); }
-
-static void stat_add(int which, i64 n) {
-  lock(&g_pool_mu);
-  g_stats[which] += n;
-  unlock(&g_pool_mu);
-}
 
 /* A growable byte buffer. On allocation failure it sets `failed` and stops growing. */
 typedef struct {
@@ -707,7 +698,6 @@ static void call_end(i64 id, call *c, buf *reply) {
     x_pthread_setspecific(g_call_key, NULL);
     x_free(c);
   }
-  stat_add(STAT_REPLIES, 1);
   if (rc) request_exit(0);
 }
 
@@ -737,7 +727,6 @@ static void emit(int kind, const char *call_id, i32 number, const char *text) {
     id = parse_call_id(call_id);
   }
   if (id < 0 || (id == 0 && kind != EV_LOG)) {
-    stat_add(STAT_DROPPED, 1);
     return;
   }
   buf line = {0};
@@ -756,7 +745,6 @@ static void emit(int kind, const char *call_id, i32 number, const char *text) {
   buf_str(&line, "}\n");
   if (line.failed) {
     buf_free(&line);
-    stat_add(STAT_DROPPED, 1);
     return;
   }
   lock(&g_write_mu);
@@ -764,7 +752,6 @@ static void emit(int kind, const char *call_id, i32 number, const char *text) {
   int rc = placed ? write_locked(line.p, line.n) : 0;
   unlock(&g_write_mu);
   buf_free(&line);
-  stat_add(placed ? STAT_EVENTS : STAT_DROPPED, 1);
   if (rc) request_exit(0);
 }
 
@@ -1016,7 +1003,6 @@ static void reply_value(buf *r, i64 id, const char *export_name, const char *mem
 static void release(const char *p) {
   if (!p) return;
   plugin.release(p);
-  stat_add(STAT_FREES, 1);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1129,7 +1115,6 @@ static void bad_request(const char *why, const char *line, size_t n) {
   buf_put(&m, line, n > 200 ? 200 : n);
   emit(EV_LOG, "0", 4, m.p ? m.p : why);
   buf_free(&m);
-  stat_add(STAT_BAD_REQUESTS, 1);
 }
 
 static void handle(const char *line, size_t n) {
@@ -1467,7 +1452,6 @@ static void *monitor_thread(void *unused) {
       buf_free(&m);
     }
     lock(&g_pool_mu);
-    g_stats[STAT_THREADS] = g_threads;
   }
   unlock(&g_pool_mu);
   return NULL;
@@ -1543,7 +1527,6 @@ SHIM_API int shim_serve(int threads) {
   if (threads > g_cap) threads = g_cap;
   lock(&g_pool_mu);
   g_threads = threads;
-  g_stats[STAT_THREADS] = threads;
   unlock(&g_pool_mu);
   shim_thread_t t;
   if (x_pthread_create(&t, NULL, monitor_thread, NULL) != 0) return -1;
@@ -1562,10 +1545,3 @@ SHIM_API int shim_wait(void) {
   return code;
 }
 
-SHIM_API i64 shim_stat(int which) {
-  if (which < 0 || which >= STAT_COUNT) return -1;
-  lock(&g_pool_mu);
-  i64 v = g_stats[which];
-  unlock(&g_pool_mu);
-  return v;
-}

@@ -12,8 +12,8 @@ import { type Config, readConfig } from "../discovery/config.ts";
 import { type Resolved, resolveReference, type SearchFolder, searchFolders } from "../discovery/discover.ts";
 import { type Folders, resolveFolders } from "../discovery/paths.ts";
 import { readSidecar } from "../discovery/sidecar.ts";
-import { type ConfirmTrust, describeTrustRequest, ensureTrusted } from "../trust/check.ts";
-import { choose, isInteractive } from "../prompt.ts";
+import { askOnTerminal, type ConfirmTrust, ensureTrusted } from "../trust/check.ts";
+import { isInteractive } from "../prompt.ts";
 import type { Approval, Approver } from "./gate.ts";
 import { reap, type ReapReport } from "../reaper/reap.ts";
 import { SessionRecord } from "../reaper/record.ts";
@@ -237,11 +237,7 @@ export class Session implements AsyncDisposable {
 
   private confirmTrust(): ConfirmTrust | undefined {
     if (this.options.confirmTrust !== undefined) return this.options.confirmTrust ?? undefined;
-    if (!isInteractive()) return undefined;
-    return async (request) => {
-      process.stderr.write(`${describeTrustRequest(request)}\n`);
-      return (await choose("Approve these exact files?", [{ key: "y", label: "yes", value: "yes" }, { key: "n", label: "no", value: "no" }], "no")) === "yes";
-    };
+    return isInteractive() ? askOnTerminal : undefined;
   }
 
   /**

@@ -26,7 +26,6 @@ const SYMBOLS = {
   shim_write: { args: [FFIType.ptr, FFIType.i64], returns: FFIType.i32 },
   shim_serve: { args: [FFIType.i32], returns: FFIType.i32 },
   shim_wait: { args: [], returns: FFIType.i32 },
-  shim_stat: { args: [FFIType.i32], returns: FFIType.i64_fast },
 } as const;
 
 export const SHIM_SOURCE = new URL("../../ffi/cxagent_shim.c", import.meta.url).pathname;
@@ -90,7 +89,6 @@ export async function loadShim(libc: Libc) {
     },
     serve: (threads: number) => s.shim_serve(threads),
     wait: () => s.shim_wait(),
-    stat: (which: number) => s.shim_stat(which),
     keep,
   };
 }

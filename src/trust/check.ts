@@ -8,6 +8,7 @@ import type { Manifest } from "../protocol/manifest.ts";
 import { SIDECAR_SUFFIX } from "../discovery/sidecar.ts";
 import { readApprovals, recordApproval, type TrustState, trustState } from "./approvals.ts";
 import { type LoadSet, loadSetHash } from "./hash.ts";
+import { choose } from "../prompt.ts";
 
 export interface TrustRequest {
   name: string;
@@ -23,12 +24,24 @@ export interface TrustRequest {
 /** Asks a person; resolves true only when they approved. */
 export type ConfirmTrust = (request: TrustRequest) => Promise<boolean>;
 
-export function trustRequest(name: string, manifest: Manifest, library: string, loadSet: LoadSet, state: TrustState): TrustRequest {
+/** The other plugins whose sidecars are in `library`'s load set. */
+export function sharersOf(files: readonly string[], library: string): string[] {
   const ownSidecar = `${basename(library).replace(/\.[^.]+$/, "")}${SIDECAR_SUFFIX}`;
-  const sharesWith = loadSet.files
-    .filter((f) => f.endsWith(SIDECAR_SUFFIX) && f !== ownSidecar)
-    .map((f) => basename(f, SIDECAR_SUFFIX));
-  return { name, manifest, library, folder: loadSet.folder, hash: loadSet.hash, state, sharesWith };
+  return files.filter((f) => f.endsWith(SIDECAR_SUFFIX) && f !== ownSidecar).map((f) => basename(f, SIDECAR_SUFFIX));
+}
+
+export function trustRequest(name: string, manifest: Manifest, library: string, loadSet: LoadSet, state: TrustState): TrustRequest {
+  return { name, manifest, library, folder: loadSet.folder, hash: loadSet.hash, state, sharesWith: sharersOf(loadSet.files, library) };
+}
+
+/** The approval prompt on the terminal (SPEC §6.3): default No, Ctrl-C is No. */
+export async function askOnTerminal(request: TrustRequest): Promise<boolean> {
+  process.stderr.write(`${describeTrustRequest(request)}\n`);
+  const answer = await choose("Approve these exact files?", [
+    { key: "y", label: "yes", value: "yes" },
+    { key: "n", label: "no", value: "no" },
+  ], "no");
+  return answer === "yes";
 }
 
 /**

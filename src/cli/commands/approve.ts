@@ -1,9 +1,9 @@
 import { defineCommand } from "citty";
 import { CxError } from "../../errors.ts";
 import { readSidecar } from "../../discovery/sidecar.ts";
-import { choose, isInteractive } from "../../prompt.ts";
+import { isInteractive } from "../../prompt.ts";
 import { readApprovals, recordApproval, trustState } from "../../trust/approvals.ts";
-import { describeTrustRequest, trustRequest } from "../../trust/check.ts";
+import { askOnTerminal, trustRequest } from "../../trust/check.ts";
 import { loadSetHash } from "../../trust/hash.ts";
 import { globalOptions, pluginArg } from "../_args.ts";
 import type { CommandResult } from "../_output.ts";
@@ -47,9 +47,9 @@ export default defineCommand({
         details: { plugin: manifest.name, hash: loadSet.hash },
       });
     }
-    process.stderr.write(`${describeTrustRequest(trustRequest(manifest.name, manifest, location.library, loadSet, state))}\n`);
-    const answer = await choose("Approve these exact files?", [{ key: "y", label: "yes", value: "yes" }, { key: "n", label: "no", value: "no" }], "no");
-    if (answer !== "yes") throw new CxError("E_DENIED", `plugin '${manifest.name}' was not approved`);
+    if (!(await askOnTerminal(trustRequest(manifest.name, manifest, location.library, loadSet, state)))) {
+      throw new CxError("E_DENIED", `plugin '${manifest.name}' was not approved`);
+    }
     recordApproval(stateDir, manifest.name, loadSet.hash, location.folder);
     return done("");
   },

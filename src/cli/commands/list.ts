@@ -7,7 +7,7 @@ import { isCxError } from "../../errors.ts";
 import { globalOptions } from "../_args.ts";
 import type { CommandResult } from "../_output.ts";
 import { openSession } from "../_session.ts";
-import { SIDECAR_SUFFIX } from "../../discovery/sidecar.ts";
+import { sharersOf } from "../../trust/check.ts";
 
 export default defineCommand({
   meta: { name: "list", description: "Every configured or discovered plugin, with its trust state (no plugin code runs)" },
@@ -28,8 +28,7 @@ export default defineCommand({
           const loadSet = loadSetHash(entry.location.folder);
           hash = loadSet.hash;
           trust = trustState(approvals, entry.manifest.name, loadSet.hash);
-          const own = entry.location.sidecar.slice(entry.location.folder.length + 1);
-          sharesWith = loadSet.files.filter((f) => f.endsWith(SIDECAR_SUFFIX) && f !== own).map((f) => f.replace(/^.*\//, "").slice(0, -SIDECAR_SUFFIX.length));
+          sharesWith = sharersOf(loadSet.files, entry.location.library);
         } catch (error) {
           problem = isCxError(error) ? error.message : String(error);
         }
