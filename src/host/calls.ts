@@ -20,6 +20,32 @@ export interface RequestOptions {
   onEvent?: (event: CallEvent) => void;
 }
 
+/** Time and timers, injected so the correlator's deadlines can be tested without waiting. */
+export interface Clock {
+  /** Milliseconds, monotonic. */
+  now(): number;
+  setTimer(fn: () => void, ms: number): unknown;
+  clearTimer(handle: unknown): void;
+}
+
+export const realClock: Clock = {
+  now: () => performance.now(),
+  setTimer: (fn, ms) => setTimeout(fn, ms),
+  clearTimer: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+};
+
+export interface CallsOptions {
+  /** The plugin's name, for messages. */
+  label: string;
+  /** At most this many calls in native code at once. */
+  poolCap: number;
+  /** A call running this long counts as stuck when deciding whether to refuse new calls. */
+  stuckMs: number;
+  /** Writes one request line to the plugin host. */
+  send: (line: string) => void;
+  clock?: Clock;
+}
+
 interface Pending {
   what: string;
   line: string;
@@ -35,16 +61,21 @@ export class Calls {
   private readonly unanswered = new Map<number, number>();
   /** Calls waiting for a free worker. */
   private readonly queue: number[] = [];
-  private queueTimer: ReturnType<typeof setTimeout> | null = null;
+  private queueTimer: unknown = null;
   private nextId = 1;
+  private readonly label: string;
+  private readonly poolCap: number;
+  private readonly stuckMs: number;
+  private readonly send: (line: string) => void;
+  private readonly clock: Clock;
 
-  constructor(
-    private readonly label: string,
-    private readonly poolCap: number,
-    private readonly stuckMs: number,
-    /** Writes one request line to the plugin host. */
-    private readonly send: (line: string) => void,
-  ) {}
+  constructor(options: CallsOptions) {
+    this.label = options.label;
+    this.poolCap = options.poolCap;
+    this.stuckMs = options.stuckMs;
+    this.send = options.send;
+    this.clock = options.clock ?? realClock;
+  }
 
   /** Calls sent and not answered yet. */
   get inFlight(): number {
@@ -76,20 +107,20 @@ export class Calls {
     const full = !urgent && this.unanswered.size >= this.poolCap;
     if (full && this.allStuck()) return Promise.reject(this.busyError(what));
     return new Promise<Reply>((resolve, reject) => {
-      let timer: ReturnType<typeof setTimeout> | undefined;
+      let timer: unknown;
       const onAbort = () => this.abandon(id, cancelled(this.label, what));
       const cleanup = () => {
-        if (timer) clearTimeout(timer);
+        if (timer !== undefined) this.clock.clearTimer(timer);
         options.signal?.removeEventListener("abort", onAbort);
       };
       let onEvent = options.onEvent;
       if (options.timeoutMs !== undefined) {
         const timeoutMs = options.timeoutMs;
-        const began = performance.now();
+        const began = this.clock.now();
         const capMs = options.maxMs ?? timeoutMs * 10;
         const arm = (ms: number, why: string) => {
-          if (timer) clearTimeout(timer);
-          timer = setTimeout(() => {
+          if (timer !== undefined) this.clock.clearTimer(timer);
+          timer = this.clock.setTimer(() => {
             this.abandon(
               id,
               new CxError("E_TIMEOUT", `plugin '${this.label}': ${what} ${why}`, {
@@ -102,7 +133,7 @@ export class Calls {
         if (options.resetOnProgress) {
           onEvent = (event) => {
             if (event.type === "progress") {
-              const left = capMs - (performance.now() - began);
+              const left = capMs - (this.clock.now() - began);
               arm(Math.min(timeoutMs, Math.max(left, 0)), left < timeoutMs ? `did not finish within its cap of ${capMs} ms` : `reported no progress for ${timeoutMs} ms`);
             }
             options.onEvent?.(event);
@@ -145,14 +176,14 @@ export class Calls {
     }
     this.unanswered.clear();
     this.queue.length = 0;
-    if (this.queueTimer) clearTimeout(this.queueTimer);
+    if (this.queueTimer !== null) this.clock.clearTimer(this.queueTimer);
     this.queueTimer = null;
   }
 
   private transmit(id: number) {
     const p = this.pending.get(id);
     if (!p) return;
-    this.unanswered.set(id, performance.now());
+    this.unanswered.set(id, this.clock.now());
     this.send(p.line);
   }
 
@@ -161,24 +192,24 @@ export class Calls {
       const id = this.queue.shift()!;
       if (this.pending.has(id)) this.transmit(id);
     }
-    if (!this.queue.length && this.queueTimer) {
-      clearTimeout(this.queueTimer);
+    if (!this.queue.length && this.queueTimer !== null) {
+      this.clock.clearTimer(this.queueTimer);
       this.queueTimer = null;
     }
   }
 
   private allStuck(): boolean {
-    const now = performance.now();
+    const now = this.clock.now();
     for (const sentAt of this.unanswered.values()) if (now - sentAt < this.stuckMs) return false;
     return true;
   }
 
   /** Fails the queue with E_BUSY once every running call has been stuck for `stuckMs`. */
   private watchQueue() {
-    if (this.queueTimer || !this.queue.length) return;
+    if (this.queueTimer !== null || !this.queue.length) return;
     const youngest = Math.max(...this.unanswered.values());
-    const wait = Math.max(0, youngest + this.stuckMs - performance.now()) + 1;
-    this.queueTimer = setTimeout(() => {
+    const wait = Math.max(0, youngest + this.stuckMs - this.clock.now()) + 1;
+    this.queueTimer = this.clock.setTimer(() => {
       this.queueTimer = null;
       if (this.unanswered.size < this.poolCap) return this.drainQueue();
       if (!this.allStuck()) return this.watchQueue();

@@ -119,7 +119,12 @@ export class PluginProcess {
   private constructor(options: SpawnOptions) {
     this.label = options.label;
     this.hooks = options;
-    this.calls = new Calls(options.label, options.poolCap ?? DEFAULTS.poolCap, options.stuckMs ?? DEFAULTS.stuckMs, (line) => this.write(line));
+    this.calls = new Calls({
+      label: options.label,
+      poolCap: options.poolCap ?? DEFAULTS.poolCap,
+      stuckMs: options.stuckMs ?? DEFAULTS.stuckMs,
+      send: (line) => this.write(line),
+    });
     const sealed = options.libraryBytes ? sealedCopy(options.libraryBytes, options.label) : null;
     this.proc = Bun.spawn({
       cmd: [...hostCommand(), options.library, ...(sealed === null ? [] : ["--library-fd", "3"])],
