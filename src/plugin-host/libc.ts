@@ -24,6 +24,8 @@ const DL_SYMBOLS = {
 
 const RTLD_NOW = 2;
 const F_DUPFD_CLOEXEC = 1030;
+const F_SETFD = 2;
+const FD_CLOEXEC = 1;
 const O_RDWR = 2;
 const PR_SET_PDEATHSIG = 1;
 const SIGKILL = 9;
@@ -73,9 +75,14 @@ export function openLibc() {
       if (devNull !== fd) libc.symbols.close(devNull);
     },
     getppid: () => libc.symbols.getppid(),
+    /** Processes started from here on do not inherit `fd`. */
+    closeOnExec: (fd: number) => libc.symbols.fcntl(fd, F_SETFD, FD_CLOEXEC),
     close: (fd: number) => libc.symbols.close(fd),
-    /** The kernel kills this process when the thread that spawned it goes away. */
-    dieWithParent: () => libc.symbols.prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0),
+    /**
+     * The kernel kills this process when the thread that spawned it goes away: the guard until
+     * the shim's watcher takes over (see shim_guard), and cleared then.
+     */
+    dieWithParent: (yes = true) => libc.symbols.prctl(PR_SET_PDEATHSIG, yes ? SIGKILL : 0, 0, 0, 0),
     /** Opens a shared library; returns the handle or the loader's own explanation. */
     open(file: string): { handle: Pointer } | { error: string } {
       const h = dl.symbols.dlopen(file, RTLD_NOW) as Pointer | null;
