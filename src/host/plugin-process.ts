@@ -24,6 +24,7 @@ import { sealedCopy } from "./memfd.ts";
 import { endProcesses, finished } from "../reaper/escalate.ts";
 import { type Owned, proveDescent } from "../reaper/ours.ts";
 import { readStat } from "../reaper/proc.ts";
+import { makeNonDumpable } from "./nondumpable.ts";
 import { hostCommand } from "./self.ts";
 import { Calls, type RequestOptions } from "./calls.ts";
 
@@ -127,6 +128,7 @@ export class PluginProcess {
     this.label = options.label;
     this.hooks = options;
     this.calls = new Calls(options.label, options.poolCap ?? DEFAULTS.poolCap, options.stuckMs ?? DEFAULTS.stuckMs, (line) => this.write(line));
+    makeNonDumpable(); // before any plugin host exists (see nondumpable.ts); Session.open did it already
     const sealed = options.libraryBytes ? sealedCopy(options.libraryBytes, options.label) : null;
     this.proc = Bun.spawn({
       cmd: [...hostCommand(), options.library, ...(sealed === null ? [] : ["--library-fd", "3"])],

@@ -18,6 +18,7 @@ import type { Approval, Approver } from "./gate.ts";
 import { reap, type ReapEntry, type ReapReport } from "../reaper/reap.ts";
 import type { Owned } from "../reaper/ours.ts";
 import { SessionRecord } from "../reaper/record.ts";
+import { makeNonDumpable } from "./nondumpable.ts";
 import { Plugin, type PluginSpec } from "./plugin.ts";
 
 /** Tool names the agent itself provides; no plugin may claim them (SPEC §6.4). */
@@ -102,6 +103,9 @@ export class Session implements AsyncDisposable {
       });
     }
     const session = new Session(options);
+    // Before any plugin runs: plugin code must not take this process's descriptors (the pipes to
+    // every plugin host) with pidfd_getfd or /proc/<pid>/fd.
+    makeNonDumpable();
     if (options.reap !== false) {
       session.reaped = await reap({ stateDir: session.folders.stateDir });
       for (const e of session.reaped.entries) session.logger.warn(describeReaped(e));

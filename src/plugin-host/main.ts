@@ -9,6 +9,7 @@ import { CFunction, CString, FFIType, type Pointer } from "bun:ffi";
 import { describeProblems, checkManifest, CONTRACT_CURRENT, CONTRACT_OLDEST, contractInRange } from "../protocol/manifest.ts";
 import { preview } from "../protocol/issues.ts";
 import { LINE_CAP, MANDATORY_EXPORTS, type OptionalExport } from "../protocol/wire.ts";
+import { harden } from "./harden.ts";
 import { openLibc } from "./libc.ts";
 import { loadShim, type Shim } from "./shim.ts";
 
@@ -35,6 +36,8 @@ export async function runPluginHost(args: string[]): Promise<never> {
   libc.nullify(0);
   // The approved bytes stay open until dlopen; a process a library constructor starts does not get them.
   if (libraryFd !== null) libc.closeOnExec(libraryFd);
+  //    Give up what would let plugin code reach other cxagent processes' descriptors.
+  const unhardened = harden(libc);
   libc.dieWithParent();
   const parent = Number(process.env.CXAGENT_PARENT_PID ?? 0) || libc.getppid();
   if (libc.getppid() !== parent) process.exit(0); // the parent is already gone
@@ -58,6 +61,7 @@ export async function runPluginHost(args: string[]): Promise<never> {
     shim.writeLine({ ready: false, error, reason });
     process.exit(1);
   };
+  if (unhardened) refuse("load", `the plugin host refused to load the plugin: ${unhardened}`);
   // From here the shim's watcher ends this host's whole group if the parent dies; the kernel's
   // parent-death signal would kill this process first and leave the group behind, so it goes.
   if (shim.guard(parent, ORPHAN_GRACE_MS) === 0) libc.dieWithParent(false);
