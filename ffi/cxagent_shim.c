@@ -33,6 +33,8 @@ typedef unsigned long shim_thread_t;
 typedef unsigned int shim_key_t;
 struct shim_pollfd { int fd; short events; short revents; };
 struct shim_timespec { long tv_sec; long tv_nsec; };
+/* struct dirent as glibc and musl lay it out on 64-bit Linux. */
+struct shim_dirent { u64 d_ino; i64 d_off; unsigned short d_reclen; unsigned char d_type; char d_name[256]; };
 
 #define SHIM_EINTR 4
 #define SHIM_EAGAIN 11
@@ -75,7 +77,10 @@ struct shim_timespec { long tv_sec; long tv_nsec; };
   X(int, getpgrp, (void))                                                            \
   X(int, kill, (int, int))                                                           \
   X(long, syscall, (long, ...))                                                      \
-  X(void *, signal, (int, void *))
+  X(void *, signal, (int, void *))                                                   \
+  X(void *, opendir, (const char *))                                                 \
+  X(struct shim_dirent *, readdir, (void *))                                         \
+  X(int, closedir, (void *))
 
 #define SHIM_DECLARE(ret, name, args) static ret(*x_##name) args;
 SHIM_IMPORT_LIST(SHIM_DECLARE)
@@ -773,9 +778,8 @@ static const char *host_current_call(void) {
   return c ? c->id_text : NULL;
 }
 
-/* Reads field `wanted` (3 or more) of /proc/<pid>/stat into `out`: 3 is the state, 9 the flags,
- * 22 the start time in clock ticks since boot. Returns 0 when there is no such process. */
-static int read_stat_field(i64 pid, int wanted, buf *out) {
+/* Reads /proc/<pid>/stat into `text` (at most cap - 1 bytes); returns the length, 0 for no such process. */
+static size_t read_stat(i64 pid, char *text, size_t cap) {
   buf path = {0};
   buf_str(&path, "/proc/");
   buf_i64(&path, pid);
@@ -783,16 +787,21 @@ static int read_stat_field(i64 pid, int wanted, buf *out) {
   int fd = path.failed ? -1 : x_open(path.p, SHIM_O_RDONLY);
   buf_free(&path);
   if (fd < 0) return 0;
-  char text[1024];
   size_t n = 0;
   for (;;) {
-    ssize_t r = x_read(fd, text + n, sizeof text - 1 - n);
+    ssize_t r = x_read(fd, text + n, cap - 1 - n);
     if (r < 0 && err_no() == SHIM_EINTR) continue;
     if (r <= 0) break;
     n += (size_t)r;
-    if (n >= sizeof text - 1) break;
+    if (n >= cap - 1) break;
   }
   x_close(fd);
+  return n;
+}
+
+/* Finds field `wanted` (3 or more: 3 is the state, 5 the process group, 9 the flags, 22 the start
+ * time in clock ticks since boot) in a stat line; returns 0 if it has none. */
+static int stat_field(const char *text, size_t n, int wanted, size_t *at, size_t *len) {
   /* The command name (field 2) may contain spaces and parentheses: count from the last ')'. */
   size_t close_paren = 0;
   for (size_t i = 0; i < n; i++)
@@ -807,8 +816,44 @@ static int read_stat_field(i64 pid, int wanted, buf *out) {
   size_t start = i;
   while (i < n && text[i] != ' ' && text[i] != '\n') i++;
   if (field != wanted || i == start) return 0;
-  buf_put(out, text + start, i - start);
+  *at = start;
+  *len = i - start;
   return 1;
+}
+
+static int read_stat_field(i64 pid, int wanted, buf *out) {
+  char text[1024];
+  size_t n = read_stat(pid, text, sizeof text), at, len;
+  if (!n || !stat_field(text, n, wanted, &at, &len)) return 0;
+  buf_put(out, text + at, len);
+  return 1;
+}
+
+static i64 parse_decimal(const char *p, size_t n) {
+  i64 v = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (!is_digit((u8)p[i])) return -1;
+    v = v * 10 + (p[i] - '0');
+  }
+  return n ? v : -1;
+}
+
+/* Whether a living process other than `self` is in process group `group` (1 when it cannot tell). */
+static int group_has_others(int group, int self) {
+  void *dir = x_opendir("/proc");
+  if (!dir) return 1;
+  int found = 0;
+  struct shim_dirent *e;
+  while (!found && (e = x_readdir(dir)) != NULL) {
+    i64 pid = parse_decimal(e->d_name, str_len(e->d_name));
+    if (pid <= 0 || pid == self) continue;
+    char text[1024];
+    size_t n = read_stat(pid, text, sizeof text), sa, sn, ga, gn;
+    if (!n || !stat_field(text, n, 3, &sa, &sn) || !stat_field(text, n, 5, &ga, &gn)) continue;
+    found = text[sa] != 'Z' && parse_decimal(text + ga, gn) == group;
+  }
+  x_closedir(dir);
+  return found;
 }
 
 static int read_start_time(i64 pid, buf *out) {
@@ -1572,10 +1617,10 @@ static int g_parent_pid, g_orphan_grace_ms, g_guarded;
 
 static void end_own_group(void) {
   int self = x_getpid(), group = x_getpgrp();
-  if (group == self && group > 1) {
+  if (group == self && group > 1 && group_has_others(group, self)) {
     x_signal(SHIM_SIGTERM, SHIM_SIG_IGN);
     x_kill(-group, SHIM_SIGTERM);
-    x_poll(NULL, 0, g_orphan_grace_ms);
+    for (int waited = 0; waited < g_orphan_grace_ms && group_has_others(group, self); waited += 20) x_poll(NULL, 0, 20);
     x_kill(-group, SHIM_SIGKILL);
   }
   x_kill(self, SHIM_SIGKILL);
@@ -1586,17 +1631,11 @@ static void end_own_group(void) {
 #define SHIM_PF_EXITING 0x4
 static int parent_leaving(void) {
   if (x_getppid() != g_parent_pid) return 1;
-  buf state = {0}, flags = {0};
-  int leaving = !read_stat_field(g_parent_pid, 3, &state) || !read_stat_field(g_parent_pid, 9, &flags);
-  if (!leaving && !state.failed && state.n > 0) leaving = state.p[0] == 'Z' || state.p[0] == 'X';
-  if (!leaving && !flags.failed) {
-    u64 f = 0;
-    for (size_t i = 0; i < flags.n && is_digit((u8)flags.p[i]); i++) f = f * 10 + (u64)(flags.p[i] - '0');
-    leaving = (f & SHIM_PF_EXITING) != 0;
-  }
-  buf_free(&state);
-  buf_free(&flags);
-  return leaving;
+  char text[1024];
+  size_t n = read_stat(g_parent_pid, text, sizeof text), sa, sn, fa, fn;
+  if (!n || !stat_field(text, n, 3, &sa, &sn) || !stat_field(text, n, 9, &fa, &fn)) return 1;
+  i64 flags = parse_decimal(text + fa, fn);
+  return text[sa] == 'Z' || text[sa] == 'X' || (flags > 0 && (flags & SHIM_PF_EXITING) != 0);
 }
 
 static void *watch_parent_thread(void *arg) {

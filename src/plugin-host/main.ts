@@ -64,7 +64,7 @@ export async function runPluginHost(args: string[]): Promise<never> {
   if (unhardened) refuse("load", `the plugin host refused to load the plugin: ${unhardened}`);
   // From here the shim's watcher ends this host's whole group if the parent dies; the kernel's
   // parent-death signal would kill this process first and leave the group behind, so it goes.
-  if (shim.guard(parent, ORPHAN_GRACE_MS) === 0) libc.dieWithParent(false);
+  if (process.platform === "linux" && shim.guard(parent, ORPHAN_GRACE_MS) === 0) libc.dieWithParent(false);
   const phase = (name: string) => shim.writeLine({ event: "phase", name });
 
   if (!libraryPath) refuse("load", "no library given: usage is cxagent __host <library>");

@@ -15,7 +15,7 @@ const IMPORTS = [
   "pthread_create", "pthread_detach", "pthread_key_create", "pthread_getspecific", "pthread_setspecific",
   "pthread_mutex_init", "pthread_mutex_lock", "pthread_mutex_unlock", "pthread_cond_init",
   "pthread_cond_wait", "pthread_cond_broadcast", "pthread_cond_timedwait", "clock_gettime",
-  "getpid", "getppid", "getpgrp", "kill", "syscall", "signal",
+  "getpid", "getppid", "getpgrp", "kill", "syscall", "signal", "opendir", "readdir", "closedir",
 ] as const;
 
 const SYMBOLS = {

@@ -8,7 +8,7 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { alive, approve, cli, fixture, ROOT, tempDir, until } from "../helpers.ts";
-import { bystander, procStat, sessionRecords, startCli } from "../processes.ts";
+import { bystander, groupMembers, holdSession, procStat, sessionRecords, startCli } from "../processes.ts";
 
 const ORPHANS = fixture("leaves-orphans");
 
@@ -87,3 +87,16 @@ for (const moment of ["call", "start"] as const) {
     });
   });
 }
+
+test("kill -9 of the parent: a process in the host's group that ignores SIGTERM is killed after the grace period", async () => {
+  using dir = tempDir();
+  const state = join(dir.path, "state");
+  const { proc, hosts, children } = await holdSession(state, [`${fixture("spawns-children")}={"count":1,"stubborn":1}`]);
+  const [shell] = children as [number];
+  await until(() => groupMembers(hosts[0]!).length === 3, 5000, "the child's shell to start its sleep"); // host, shell, sleep
+  proc.kill("SIGKILL");
+  await proc.exited;
+  const members = groupMembers(hosts[0]!);
+  await until(() => members.every((pid) => !alive(pid)), 5000, "the plugin host's whole group to end");
+  expect(members).toContain(shell);
+});
