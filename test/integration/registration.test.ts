@@ -8,7 +8,7 @@ import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { alive, approve, cli, fixture, tempDir } from "../helpers.ts";
 import { inPidNamespace, PID_NAMESPACE } from "../isolation.ts";
-import { bystander, holdSession, procStat, readSessionRecord, sessionRecords, startCli } from "../processes.ts";
+import { bystander, holdSession, procStat, readSessionRecord, sessionRecords, signalsReceived, startCli } from "../processes.ts";
 
 const FOREIGN = fixture("registers-foreign");
 
@@ -55,6 +55,17 @@ describe("a process that is not the plugin's own", () => {
       other.proc.kill("SIGKILL");
       await other.proc.exited;
     }
+  });
+
+  test("an ancestor of the cxagent process (the test runner): refused, and nothing is signalled", async () => {
+    using dir = tempDir();
+    const state = join(dir.path, "state");
+    approve(FOREIGN, state);
+    using signals = signalsReceived();
+    const r = await cli(["invoke", FOREIGN, "register", "--args", JSON.stringify({ pid: process.pid })], { env: { CXAGENT_STATE_DIR: state } });
+    expect(r.code).toBe(0);
+    expect(signals.received).toEqual([]);
+    expect(r.stderr).toContain(`register_child(${process.pid}) was refused: pid ${process.pid} is an ancestor of this cxagent process; nothing was recorded`);
   });
 
   test("a pid that does not exist: refused, named in the log", async () => {
