@@ -49,7 +49,16 @@
  * are safe: they cannot corrupt the protocol, and what they print ends up in
  * the plugin's log, attributed to the plugin by name. The same goes for
  * anything written to stderr. Processes you start inherit neither protocol
- * descriptor. Do not close or reopen descriptors 0, 1 or 2.
+ * descriptor (every descriptor of the host above 2 is close-on-exec). Do not
+ * close or reopen descriptors 0, 1 or 2.
+ *
+ * The host process runs your library with less than it was started with:
+ * it is non-dumpable (PR_SET_DUMPABLE 0, as the parent cxagent process is),
+ * and it has dropped CAP_SYS_PTRACE from every capability set, the bounding
+ * set included, so neither your code nor a program it runs can take
+ * descriptors from the parent or another plugin's host (pidfd_getfd,
+ * /proc/<pid>/fd), attach a debugger to them, or dump core. A plugin that
+ * needs to ptrace something else cannot do it from the host.
  *
  * The bytes that run are the bytes the user approved: the host reads the
  * library once, hashes it, and loads it from a sealed in-memory copy of those
@@ -409,17 +418,50 @@ typedef struct cxagent_host {
      * wait on the child. A child that starts and then fails to initialise
      * still needs cleaning up, and registering it only after a successful
      * handshake would miss exactly that case.
-     * Before it returns, the host reads the process's start time and records
-     * pid and start time durably in the session's record on disk (it waits
-     * for that, at most 5 s; called from attach, before the host serves
-     * requests, it cannot wait, and the record follows a moment later). When the
-     * plugin stops, registered children that are still alive are terminated
-     * (SIGTERM, a grace period, then SIGKILL). If the whole session dies
-     * without stopping the plugin (kill -9, a power cut), the next cxagent run
-     * finds the record and kills each child, with its process group, that
-     * still exists with the same pid and start time; a pid that now belongs
-     * to a different process is left alone. Processes never registered are
-     * never cleaned up by the host.
+     *
+     * What is accepted. The cxagent process itself (not the plugin host, and
+     * never on the plugin's word) reads /proc the moment the registration
+     * arrives, and records the process only if it is this plugin host's
+     * descendant: its chain of parent pids leads to the plugin host, or it is
+     * still in the plugin host's session (so a grandchild whose parent has
+     * already exited is accepted as long as it has not called setsid). It
+     * records the pid, the start time, the process group and the session it
+     * reads there, and whether the process led its own group at that moment.
+     * What is refused. pid 1 (and 0 or less), the plugin host itself (it is
+     * recorded already), the cxagent process and its ancestors, a process of
+     * another session or another plugin, any process that is not a
+     * descendant, and a pid that no longer exists. A refusal records nothing,
+     * writes one line naming the pid and the reason to the plugin's log
+     * ("register_child(4242) was refused: it is not a descendant of the
+     * plugin host (pid 4100); nothing was recorded"), and the call still
+     * returns as usual. The same check applies to anything else that reaches
+     * the parent as a registration, so writing one to the protocol yourself
+     * gains nothing.
+     *
+     * Before it returns, an accepted registration is on disk in the session's
+     * record (the host waits for that, at most 5 s; called from attach,
+     * before the host serves requests, it cannot wait, and the record follows
+     * a moment later).
+     *
+     * What is ended, and when. Every plugin host leads a process group and a
+     * session of its own, and everything a plugin starts is in them unless it
+     * moves out (setsid, setpgid).
+     *   - When the plugin stops, or its host exits or crashes: registered
+     *     children still alive, and every process still in the plugin host's
+     *     group, registered or not, are terminated (SIGTERM, a grace period of
+     *     2 s, then SIGKILL). A registered child that led its own group when
+     *     it was registered is signalled with its whole group.
+     *   - When the cxagent process dies without stopping the plugin (kill -9,
+     *     a crash): the plugin host notices at once and ends its own group
+     *     (SIGTERM, 1 s, SIGKILL, the host included).
+     *   - If the host could not (it died too, or a power cut), the next
+     *     cxagent run finds the record and ends each registered process that
+     *     still exists with the same pid and start time, with its group if it
+     *     led one, and whatever is still in the plugin host's group.
+     * A pid that now belongs to a different process is left alone. A process
+     * that left the group (setsid, setpgid) and was never registered is never
+     * ended by the host: register it. The start time is what makes a pid
+     * trustworthy, so register each process once, right after starting it.
      * Fine to call from any thread, including from inside start.
      */
     void (*register_child)(int64_t pid);
@@ -694,7 +736,8 @@ CXAGENT_PLUGIN_EXPORT const char* cxagent_plugin_gate(const char* tool_name,
  * succeeded. Stop your own threads, or at least stop them from calling the
  * host table, before returning: the table is invalid once stop returns.
  * Children registered with register_child that are still alive after stop are
- * terminated by the host.
+ * terminated by the host, and so is every process still in the plugin host's
+ * process group (see register_child).
  *
  * Stop is not guaranteed to be called: a session that is killed never gets
  * this far. That is why register_child records children durably.

@@ -33,6 +33,8 @@ typedef unsigned long shim_thread_t;
 typedef unsigned int shim_key_t;
 struct shim_pollfd { int fd; short events; short revents; };
 struct shim_timespec { long tv_sec; long tv_nsec; };
+/* struct dirent as glibc and musl lay it out on 64-bit Linux. */
+struct shim_dirent { u64 d_ino; i64 d_off; unsigned short d_reclen; unsigned char d_type; char d_name[256]; };
 
 #define SHIM_EINTR 4
 #define SHIM_EAGAIN 11
@@ -41,6 +43,10 @@ struct shim_timespec { long tv_sec; long tv_nsec; };
 #define SHIM_O_RDONLY 0
 #define SHIM_CLOCK_REALTIME 0
 #define SHIM_CLOCK_MONOTONIC 1
+#define SHIM_SIGKILL 9
+#define SHIM_SIGTERM 15
+#define SHIM_SIG_IGN ((void *)1)
+#define SHIM_SYS_PIDFD_OPEN 434 /* the same number on every Linux architecture */
 
 /* The libc entry points the shim uses, in the order shim_imports() receives them. */
 #define SHIM_IMPORT_LIST(X)                                                          \
@@ -65,7 +71,16 @@ struct shim_timespec { long tv_sec; long tv_nsec; };
   X(int, pthread_cond_wait, (shim_cond_t *, shim_mutex_t *))                         \
   X(int, pthread_cond_broadcast, (shim_cond_t *))                                   \
   X(int, pthread_cond_timedwait, (shim_cond_t *, shim_mutex_t *, const struct shim_timespec *)) \
-  X(int, clock_gettime, (int, struct shim_timespec *))
+  X(int, clock_gettime, (int, struct shim_timespec *))                               \
+  X(int, getpid, (void))                                                             \
+  X(int, getppid, (void))                                                            \
+  X(int, getpgrp, (void))                                                            \
+  X(int, kill, (int, int))                                                           \
+  X(long, syscall, (long, ...))                                                      \
+  X(void *, signal, (int, void *))                                                   \
+  X(void *, opendir, (const char *))                                                 \
+  X(struct shim_dirent *, readdir, (void *))                                         \
+  X(int, closedir, (void *))
 
 #define SHIM_DECLARE(ret, name, args) static ret(*x_##name) args;
 SHIM_IMPORT_LIST(SHIM_DECLARE)
@@ -763,8 +778,8 @@ static const char *host_current_call(void) {
   return c ? c->id_text : NULL;
 }
 
-/* Reads field 22 (start time in clock ticks since boot) of /proc/<pid>/stat into `out`. */
-static int read_start_time(i64 pid, buf *out) {
+/* Reads /proc/<pid>/stat into `text` (at most cap - 1 bytes); returns the length, 0 for no such process. */
+static size_t read_stat(i64 pid, char *text, size_t cap) {
   buf path = {0};
   buf_str(&path, "/proc/");
   buf_i64(&path, pid);
@@ -772,16 +787,21 @@ static int read_start_time(i64 pid, buf *out) {
   int fd = path.failed ? -1 : x_open(path.p, SHIM_O_RDONLY);
   buf_free(&path);
   if (fd < 0) return 0;
-  char text[1024];
   size_t n = 0;
   for (;;) {
-    ssize_t r = x_read(fd, text + n, sizeof text - 1 - n);
+    ssize_t r = x_read(fd, text + n, cap - 1 - n);
     if (r < 0 && err_no() == SHIM_EINTR) continue;
     if (r <= 0) break;
     n += (size_t)r;
-    if (n >= sizeof text - 1) break;
+    if (n >= cap - 1) break;
   }
   x_close(fd);
+  return n;
+}
+
+/* Finds field `wanted` (3 or more: 3 is the state, 5 the process group, 9 the flags, 22 the start
+ * time in clock ticks since boot) in a stat line; returns 0 if it has none. */
+static int stat_field(const char *text, size_t n, int wanted, size_t *at, size_t *len) {
   /* The command name (field 2) may contain spaces and parentheses: count from the last ')'. */
   size_t close_paren = 0;
   for (size_t i = 0; i < n; i++)
@@ -789,27 +809,78 @@ static int read_start_time(i64 pid, buf *out) {
   if (!close_paren) return 0;
   int field = 2;
   size_t i = close_paren + 1;
-  while (i < n && field < 22) {
+  while (i < n && field < wanted) {
     if (text[i] == ' ') field++;
     i++;
   }
   size_t start = i;
-  while (i < n && is_digit((u8)text[i])) i++;
-  if (field != 22 || i == start) return 0;
-  buf_put(out, text + start, i - start);
+  while (i < n && text[i] != ' ' && text[i] != '\n') i++;
+  if (field != wanted || i == start) return 0;
+  *at = start;
+  *len = i - start;
   return 1;
 }
 
-/* Records a process the plugin started: the parent writes it to the session record and confirms
- * with an "ack" request, which this waits for (at most 5 s), so the record is on disk before
- * register_child returns. Before the pool serves (during attach) nobody could read the
- * confirmation, so the event goes out unconfirmed. */
+static int read_stat_field(i64 pid, int wanted, buf *out) {
+  char text[1024];
+  size_t n = read_stat(pid, text, sizeof text), at, len;
+  if (!n || !stat_field(text, n, wanted, &at, &len)) return 0;
+  buf_put(out, text + at, len);
+  return 1;
+}
+
+static i64 parse_decimal(const char *p, size_t n) {
+  i64 v = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (!is_digit((u8)p[i])) return -1;
+    v = v * 10 + (p[i] - '0');
+  }
+  return n ? v : -1;
+}
+
+/* Whether a living process other than `self` is in process group `group` (1 when it cannot tell). */
+static int group_has_others(int group, int self) {
+  void *dir = x_opendir("/proc");
+  if (!dir) return 1;
+  int found = 0;
+  struct shim_dirent *e;
+  while (!found && (e = x_readdir(dir)) != NULL) {
+    i64 pid = parse_decimal(e->d_name, str_len(e->d_name));
+    if (pid <= 0 || pid == self) continue;
+    char text[1024];
+    size_t n = read_stat(pid, text, sizeof text), sa, sn, ga, gn;
+    if (!n || !stat_field(text, n, 3, &sa, &sn) || !stat_field(text, n, 5, &ga, &gn)) continue;
+    found = text[sa] != 'Z' && parse_decimal(text + ga, gn) == group;
+  }
+  x_closedir(dir);
+  return found;
+}
+
+static int read_start_time(i64 pid, buf *out) {
+  buf field = {0};
+  int ok = read_stat_field(pid, 22, &field) && !field.failed;
+  for (size_t i = 0; ok && i < field.n; i++) ok = is_digit((u8)field.p[i]);
+  if (ok) buf_put(out, field.p, field.n);
+  buf_free(&field);
+  return ok;
+}
+
+/* Records a process the plugin started: the parent checks that it descends from this host, writes
+ * it to the session record and confirms with an "ack" request, which this waits for (at most 5 s),
+ * so the record is on disk before register_child returns. A refusal is the parent's to report (it
+ * trusts nothing this process says), and is confirmed all the same. Before the pool serves (during
+ * attach) nobody could read the confirmation, so the event goes out unconfirmed. */
 static void host_register_child(i64 pid) {
   if (pid <= 0) return;
   buf start = {0};
   if (!read_start_time(pid, &start)) {
     buf_free(&start);
-    emit(EV_LOG, "0", 3, "register_child: that process does not exist (or has already exited); nothing was recorded");
+    buf text = {0};
+    buf_str(&text, "register_child(");
+    buf_i64(&text, pid);
+    buf_str(&text, ") was refused: there is no such process (it may have exited already); nothing was recorded");
+    emit(EV_LOG, "0", 3, text.failed ? "register_child was refused: there is no such process" : text.p);
+    buf_free(&text);
     return;
   }
   lock(&g_pool_mu);
@@ -1536,12 +1607,80 @@ SHIM_API int shim_serve(int threads) {
   return 0;
 }
 
-/* Blocks the calling thread until the host should exit; returns the exit code. */
+/* The parent-death watcher. A plugin host whose parent died ends its own process group (it leads
+ * it: the parent spawns it with setsid), so what the plugin started does not outlive the session
+ * waiting for a later reap: SIGTERM to the group (this process ignores it, it has a job to finish),
+ * a grace period, then SIGKILL to the group, this process included. It runs on a thread of its own
+ * because the JavaScript thread spends its life blocked in native code (dlopen, describe,
+ * shim_wait), where no JavaScript signal handler could run. */
+static int g_parent_pid, g_orphan_grace_ms, g_guarded;
+
+static void end_own_group(void) {
+  int self = x_getpid(), group = x_getpgrp();
+  if (group == self && group > 1 && group_has_others(group, self)) {
+    x_signal(SHIM_SIGTERM, SHIM_SIG_IGN);
+    x_kill(-group, SHIM_SIGTERM);
+    for (int waited = 0; waited < g_orphan_grace_ms && group_has_others(group, self); waited += 20) x_poll(NULL, 0, 20);
+    x_kill(-group, SHIM_SIGKILL);
+  }
+  x_kill(self, SHIM_SIGKILL);
+}
+
+/* Whether the parent is gone, or on its way out: a process being torn down shows PF_EXITING in
+ * its flags (field 9) from the start of its exit, before its descriptors are closed. */
+#define SHIM_PF_EXITING 0x4
+static int parent_leaving(void) {
+  if (x_getppid() != g_parent_pid) return 1;
+  char text[1024];
+  size_t n = read_stat(g_parent_pid, text, sizeof text), sa, sn, fa, fn;
+  if (!n || !stat_field(text, n, 3, &sa, &sn) || !stat_field(text, n, 9, &fa, &fn)) return 1;
+  i64 flags = parse_decimal(text + fa, fn);
+  return text[sa] == 'Z' || text[sa] == 'X' || (flags > 0 && (flags & SHIM_PF_EXITING) != 0);
+}
+
+static void *watch_parent_thread(void *arg) {
+  int pidfd = (int)(long)arg;
+  while (pidfd >= 0) {
+    struct shim_pollfd p = {pidfd, SHIM_POLLIN, 0};
+    int r = x_poll(&p, 1, -1);
+    if (r > 0) end_own_group(); /* readable: the parent has exited */
+    if (r < 0 && err_no() != SHIM_EINTR) break;
+  }
+  /* No pidfd (Linux before 5.3, or refused): an orphan is adopted by another process. */
+  while (x_getppid() == g_parent_pid) x_poll(NULL, 0, 100);
+  end_own_group();
+  return NULL;
+}
+
+/* Starts the watcher for `parent`, which must be this process's parent. Returns 0 once it runs
+ * (the caller may then drop PR_SET_PDEATHSIG, which would kill this process before the watcher
+ * could end the group); -1 if no thread could be started. A parent already gone ends the group
+ * now. */
+SHIM_API int shim_guard(int parent, int orphan_grace_ms) {
+  g_parent_pid = parent;
+  g_orphan_grace_ms = orphan_grace_ms >= 0 ? orphan_grace_ms : 1000;
+  int pidfd = parent > 1 ? (int)x_syscall(SHIM_SYS_PIDFD_OPEN, (long)parent, 0L) : -1;
+  /* Checked after pidfd_open: a parent still ours now held that pid when the pidfd was made. */
+  if (parent <= 1 || x_getppid() != parent) end_own_group();
+  shim_thread_t t;
+  if (x_pthread_create(&t, NULL, watch_parent_thread, (void *)(long)(pidfd >= 0 ? pidfd : -1)) != 0) {
+    if (pidfd >= 0) x_close(pidfd);
+    return -1;
+  }
+  x_pthread_detach(t);
+  g_guarded = 1;
+  return 0;
+}
+
+/* Blocks the calling thread until the host should exit; returns the exit code. Requests end when
+ * the parent closes them, and when it dies: the host may see that end before the watcher sees the
+ * death, and must not exit then and leave its group to nobody. */
 SHIM_API int shim_wait(void) {
   lock(&g_pool_mu);
   while (!g_exit_requested) x_pthread_cond_wait(&g_pool_cv, &g_pool_mu);
   int code = g_exit_code;
   unlock(&g_pool_mu);
+  if (g_guarded && parent_leaving()) end_own_group();
   return code;
 }
 

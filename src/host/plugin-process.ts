@@ -21,8 +21,10 @@ import * as v from "valibot";
 import { closeSync } from "node:fs";
 import { readLines } from "./lines.ts";
 import { sealedCopy } from "./memfd.ts";
-import { groupMembers } from "../reaper/proc.ts";
-import { type Target, terminate } from "../reaper/terminate.ts";
+import { endProcesses, finished } from "../reaper/escalate.ts";
+import { type Owned, proveDescent } from "../reaper/ours.ts";
+import { readStat } from "../reaper/proc.ts";
+import { makeNonDumpable } from "./nondumpable.ts";
 import { hostCommand } from "./self.ts";
 import { Calls, type RequestOptions } from "./calls.ts";
 
@@ -54,10 +56,14 @@ export interface ProcessHooks {
   /** A log report with no call (id 0), or a message from the host itself. */
   onLog?: (level: number, text: string) => void;
   onSubmit?: (submit: { goal?: unknown; wantResult?: unknown }) => void;
-  /** The plugin host was spawned (before anything else happens). */
-  onSpawn?: (pid: number) => void;
-  /** The plugin registered a process; it is confirmed to the plugin once this returns. */
-  onChild?: (child: { pid: number; startTime: string }) => void;
+  /** The plugin host was spawned (before anything else happens): its pid, start time, group and session. */
+  onSpawn?: (host: Owned) => void;
+  /**
+   * The plugin registered a process and it proved to be the plugin host's descendant (read from
+   * /proc here, never taken from the plugin's word); it is confirmed to the plugin once this
+   * returns. A registration that does not prove out goes to onLog instead.
+   */
+  onChild?: (child: Required<Owned>) => void;
   /** These processes (the host, its registered children) have ended and need no reaping. */
   onGone?: (pids: number[]) => void;
 }
@@ -113,8 +119,10 @@ export class PluginProcess {
   private exit: ExitInfo | null = null;
   private closing = false;
   private startup: ((line: StartupLine | CxError) => void) | null = null;
-  /** Processes the plugin registered. */
-  private readonly children: Target[] = [];
+  /** The plugin host as read from /proc when it was spawned: it leads its own group and session. */
+  private readonly host: Owned;
+  /** Processes the plugin registered that proved to be the host's descendants. */
+  private readonly children: Owned[] = [];
 
   private constructor(options: SpawnOptions) {
     this.label = options.label;
@@ -125,6 +133,7 @@ export class PluginProcess {
       stuckMs: options.stuckMs ?? DEFAULTS.stuckMs,
       send: (line) => this.write(line),
     });
+    makeNonDumpable(); // before any plugin host exists (see nondumpable.ts); Session.open did it already
     const sealed = options.libraryBytes ? sealedCopy(options.libraryBytes, options.label) : null;
     this.proc = Bun.spawn({
       cmd: [...hostCommand(), options.library, ...(sealed === null ? [] : ["--library-fd", "3"])],
@@ -141,7 +150,9 @@ export class PluginProcess {
     }) as Subprocess<"pipe", "pipe", "pipe">;
     if (sealed !== null) closeSync(sealed);
     this.pid = this.proc.pid;
-    this.hooks.onSpawn?.(this.pid);
+    const stat = readStat(this.pid);
+    this.host = stat ? { pid: this.pid, startTime: stat.startTime, pgid: stat.pgid, sid: stat.sid } : { pid: this.pid, startTime: "0" };
+    this.hooks.onSpawn?.(this.host);
     const protocol = this.readProtocol();
     void this.readStderr();
     this.exited = this.proc.exited.then(async () => {
@@ -152,9 +163,9 @@ export class PluginProcess {
       await within(protocol, 250);
       this.exit = exit;
       this.failAll(exit);
-      // What the plugin registered dies with its host: whatever is left is ended now.
-      await terminate(this.children, DEFAULTS.graceMs, new Set([this.pid]));
-      this.hooks.onGone?.([this.pid, ...this.children.map((c) => c.pid)]);
+      // What the plugin registered, and what it left in the host's group, dies with the host.
+      const endings = await endProcesses([this.host, ...this.children], { graceMs: DEFAULTS.graceMs });
+      this.hooks.onGone?.(finished(endings));
       return exit;
     });
   }
@@ -272,39 +283,17 @@ export class PluginProcess {
     return stopError;
   }
 
-  /** Ends the host at once (used when startup failed or a deadline passed). */
+  /** Ends the host and its process group at once (used when startup failed or a deadline passed). */
   async kill(): Promise<void> {
     this.closing = true;
-    this.signalGroup("SIGKILL");
+    await endProcesses([this.host], { graceMs: 0 });
     await this.exited;
-    this.signalGroup("SIGKILL");
   }
 
+  /** The host had `graceMs` to exit after stdin closed: then SIGTERM, SIGKILL, to its whole group. */
   private async escalate(graceMs: number) {
-    if (!(await within(this.exited, graceMs))) {
-      this.signalGroup("SIGTERM");
-      if (!(await within(this.exited, graceMs))) this.signalGroup("SIGKILL");
-    }
+    if (!(await within(this.exited, graceMs))) await endProcesses([this.host], { graceMs });
     await this.exited;
-    // Whatever is still in the host's process group was started by the plugin and outlived it.
-    if (groupMembers(this.pid).length && this.signalGroup("SIGTERM")) {
-      const deadline = performance.now() + graceMs;
-      while (groupMembers(this.pid).length && performance.now() < deadline) await Bun.sleep(10);
-      if (groupMembers(this.pid).length) this.signalGroup("SIGKILL");
-    }
-  }
-
-  /**
-   * Signals the host's process group. The group id is the host's pid, and Linux does not hand out
-   * a pid while a process group of that id still has members, so this reaches only our processes.
-   */
-  private signalGroup(signal: NodeJS.Signals): boolean {
-    try {
-      process.kill(-this.pid, signal);
-      return true;
-    } catch {
-      return false;
-    }
   }
 
   private tailText(): string {
@@ -376,9 +365,16 @@ export class PluginProcess {
         this.hooks.onSubmit?.(event);
         return;
       case "child":
-        this.children.push({ pid: event.pid, startTime: event.startTime });
+        // The line may come from anything that can write to the protocol pipe, plugin code
+        // included: only what /proc shows counts (the line's startTime is not even read).
         try {
-          this.hooks.onChild?.(event);
+          const proof = proveDescent(event.pid, this.host);
+          if (proof.ok) {
+            this.children.push(proof.process);
+            this.hooks.onChild?.(proof.process);
+          } else {
+            this.hooks.onLog?.(3, `register_child(${event.pid}) was refused: ${proof.reason}; nothing was recorded`);
+          }
         } finally {
           if (event.ack) this.send({ kind: "ack", seq: event.ack });
         }

@@ -15,8 +15,10 @@ import { readSidecar } from "../discovery/sidecar.ts";
 import { askOnTerminal, type ConfirmTrust, ensureTrusted } from "../trust/check.ts";
 import { isInteractive } from "../prompt.ts";
 import type { Approval, Approver } from "./gate.ts";
-import { reap, type ReapReport } from "../reaper/reap.ts";
+import { reap, type ReapEntry, type ReapReport } from "../reaper/reap.ts";
+import type { Owned } from "../reaper/ours.ts";
 import { SessionRecord } from "../reaper/record.ts";
+import { makeNonDumpable } from "./nondumpable.ts";
 import { Plugin, type PluginSpec } from "./plugin.ts";
 
 /** Tool names the agent itself provides; no plugin may claim them (SPEC §6.4). */
@@ -82,7 +84,7 @@ export class Session implements AsyncDisposable {
   private closed = false;
   private record: SessionRecord | null = null;
   /** What reaping found when this session opened. */
-  reaped: ReapReport = { entries: [], live: [], corrupt: [] };
+  reaped: ReapReport = { entries: [], live: [], corrupt: [], refused: [] };
 
   private constructor(options: SessionOptions) {
     this.options = options;
@@ -101,12 +103,14 @@ export class Session implements AsyncDisposable {
       });
     }
     const session = new Session(options);
+    // Before any plugin runs: plugin code must not take this process's descriptors (the pipes to
+    // every plugin host) with pidfd_getfd or /proc/<pid>/fd.
+    makeNonDumpable();
     if (options.reap !== false) {
       session.reaped = await reap({ stateDir: session.folders.stateDir });
-      for (const e of session.reaped.entries) {
-        session.logger.warn(`${e.outcome === "reused" ? "left alone" : "ended"} ${e.kind === "host" ? "the plugin host" : "a process"} of plugin '${e.plugin}' (pid ${e.pid}) ${e.outcome === "reused" ? "whose pid now belongs to another process" : "left by a session that died"}`);
-      }
+      for (const e of session.reaped.entries) session.logger.warn(describeReaped(e));
       for (const c of session.reaped.corrupt) session.logger.warn(`a session record could not be read and was kept: ${c.problem}`);
+      for (const r of session.reaped.refused) session.logger.warn(`${r.problem}; it was kept for you to inspect and remove`);
     }
     return session;
   }
@@ -261,15 +265,30 @@ export class Session implements AsyncDisposable {
     return {
       onOutput: (line: string) => (onOutput ? onOutput(name, line) : logger.debug(line)),
       onLog: log,
-      onSpawn: (pid: number) => {
-        record().add(pid, name, "host");
+      onSpawn: (host: Owned) => {
+        record().add(host, name, "host");
       },
-      onChild: (child: { pid: number; startTime: string }) => {
+      onChild: (child: Owned) => {
         if (!manifest.spawns) log(3, `registered process ${child.pid} although its manifest says spawns: false; it was recorded anyway`);
-        record().add(child.pid, name, "child", child.startTime);
+        record().add(child, name, "child");
       },
       onGone: (pids: number[]) => this.record?.remove(pids),
     };
+  }
+}
+
+function describeReaped(e: ReapEntry): string {
+  const what =
+    e.kind === "host"
+      ? `the plugin host of plugin '${e.plugin}' (pid ${e.pid})`
+      : `a process of plugin '${e.plugin}' (pid ${e.pid}${e.kind === "member" ? ", unregistered, in its plugin host's group" : ""})`;
+  switch (e.outcome) {
+    case "reused":
+      return `left alone ${what}, whose pid now belongs to another process`;
+    case "still-running":
+      return `could not end ${what}, left by a session that died: it is still running after SIGKILL`;
+    default:
+      return `ended ${what} left by a session that died`;
   }
 }
 

@@ -3,7 +3,7 @@
  * loading the plugin with dlopen/dlsym (so every missing export can be named at once), and the
  * entry points handed to the shim.
  */
-import { dlopen, FFIType, type Pointer } from "bun:ffi";
+import { dlopen, FFIType, type Pointer, ptr } from "bun:ffi";
 import { readFileSync } from "node:fs";
 
 const SYMBOLS = {
@@ -14,6 +14,8 @@ const SYMBOLS = {
   close: { args: [FFIType.i32], returns: FFIType.i32 },
   getppid: { args: [], returns: FFIType.i32 },
   prctl: { args: [FFIType.i32, FFIType.u64, FFIType.u64, FFIType.u64, FFIType.u64], returns: FFIType.i32 },
+  capget: { args: [FFIType.ptr, FFIType.ptr], returns: FFIType.i32 },
+  capset: { args: [FFIType.ptr, FFIType.ptr], returns: FFIType.i32 },
 } as const;
 
 const DL_SYMBOLS = {
@@ -24,6 +26,8 @@ const DL_SYMBOLS = {
 
 const RTLD_NOW = 2;
 const F_DUPFD_CLOEXEC = 1030;
+const F_SETFD = 2;
+const FD_CLOEXEC = 1;
 const O_RDWR = 2;
 const PR_SET_PDEATHSIG = 1;
 const SIGKILL = 9;
@@ -73,9 +77,17 @@ export function openLibc() {
       if (devNull !== fd) libc.symbols.close(devNull);
     },
     getppid: () => libc.symbols.getppid(),
+    /** Processes started from here on do not inherit `fd`. */
+    closeOnExec: (fd: number) => libc.symbols.fcntl(fd, F_SETFD, FD_CLOEXEC),
+    prctl: (option: number, a = 0, b = 0) => libc.symbols.prctl(option, a, b, 0, 0),
+    capget: (header: Uint32Array, data: Uint32Array) => libc.symbols.capget(ptr(header), ptr(data)),
+    capset: (header: Uint32Array, data: Uint32Array) => libc.symbols.capset(ptr(header), ptr(data)),
     close: (fd: number) => libc.symbols.close(fd),
-    /** The kernel kills this process when the thread that spawned it goes away. */
-    dieWithParent: () => libc.symbols.prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0),
+    /**
+     * The kernel kills this process when the thread that spawned it goes away: the guard until
+     * the shim's watcher takes over (see shim_guard), and cleared then.
+     */
+    dieWithParent: (yes = true) => libc.symbols.prctl(PR_SET_PDEATHSIG, yes ? SIGKILL : 0, 0, 0, 0),
     /** Opens a shared library; returns the handle or the loader's own explanation. */
     open(file: string): { handle: Pointer } | { error: string } {
       const h = dl.symbols.dlopen(file, RTLD_NOW) as Pointer | null;

@@ -9,6 +9,7 @@ import { CFunction, CString, FFIType, type Pointer } from "bun:ffi";
 import { describeProblems, checkManifest, CONTRACT_CURRENT, CONTRACT_OLDEST, contractInRange } from "../protocol/manifest.ts";
 import { preview } from "../protocol/issues.ts";
 import { LINE_CAP, MANDATORY_EXPORTS, type OptionalExport } from "../protocol/wire.ts";
+import { harden } from "./harden.ts";
 import { openLibc } from "./libc.ts";
 import { loadShim, type Shim } from "./shim.ts";
 
@@ -18,6 +19,8 @@ const POOL_CAP = Number(process.env.CXAGENT_POOL_CAP ?? 16);
 const POLL_MS = Number(process.env.CXAGENT_POLL_MS ?? 200);
 /** How long a request thread looks for the next request before it sleeps (0 = never; see the shim). */
 const SPIN_US = Number(process.env.CXAGENT_HOST_SPIN_US ?? 100);
+/** After the parent died: how long what the plugin started has between SIGTERM and SIGKILL. */
+const ORPHAN_GRACE_MS = 1000;
 
 export async function runPluginHost(args: string[]): Promise<never> {
   const libraryPath = args[0];
@@ -31,9 +34,13 @@ export async function runPluginHost(args: string[]): Promise<never> {
   const requestFd = libc.keepPrivate(0);
   libc.dup2(2, 1);
   libc.nullify(0);
+  // The approved bytes stay open until dlopen; a process a library constructor starts does not get them.
+  if (libraryFd !== null) libc.closeOnExec(libraryFd);
+  //    Give up what would let plugin code reach other cxagent processes' descriptors.
+  const unhardened = harden(libc);
   libc.dieWithParent();
-  const expectedParent = Number(process.env.CXAGENT_PARENT_PID ?? 0);
-  if (expectedParent && libc.getppid() !== expectedParent) process.exit(0); // the parent is already gone
+  const parent = Number(process.env.CXAGENT_PARENT_PID ?? 0) || libc.getppid();
+  if (libc.getppid() !== parent) process.exit(0); // the parent is already gone
 
   let shim: Shim;
   try {
@@ -54,6 +61,10 @@ export async function runPluginHost(args: string[]): Promise<never> {
     shim.writeLine({ ready: false, error, reason });
     process.exit(1);
   };
+  if (unhardened) refuse("load", `the plugin host refused to load the plugin: ${unhardened}`);
+  // From here the shim's watcher ends this host's whole group if the parent dies; the kernel's
+  // parent-death signal would kill this process first and leave the group behind, so it goes.
+  if (process.platform === "linux" && shim.guard(parent, ORPHAN_GRACE_MS) === 0) libc.dieWithParent(false);
   const phase = (name: string) => shim.writeLine({ event: "phase", name });
 
   if (!libraryPath) refuse("load", "no library given: usage is cxagent __host <library>");

@@ -15,6 +15,7 @@ const IMPORTS = [
   "pthread_create", "pthread_detach", "pthread_key_create", "pthread_getspecific", "pthread_setspecific",
   "pthread_mutex_init", "pthread_mutex_lock", "pthread_mutex_unlock", "pthread_cond_init",
   "pthread_cond_wait", "pthread_cond_broadcast", "pthread_cond_timedwait", "clock_gettime",
+  "getpid", "getppid", "getpgrp", "kill", "syscall", "signal", "opendir", "readdir", "closedir",
 ] as const;
 
 const SYMBOLS = {
@@ -26,6 +27,7 @@ const SYMBOLS = {
   shim_write: { args: [FFIType.ptr, FFIType.i64], returns: FFIType.i32 },
   shim_serve: { args: [FFIType.i32], returns: FFIType.i32 },
   shim_wait: { args: [], returns: FFIType.i32 },
+  shim_guard: { args: [FFIType.i32, FFIType.i32], returns: FFIType.i32 },
 } as const;
 
 export const SHIM_SOURCE = new URL("../../ffi/cxagent_shim.c", import.meta.url).pathname;
@@ -88,6 +90,8 @@ export async function loadShim(libc: Libc) {
       return s.shim_write(ptr(bytes), bytes.length);
     },
     serve: (threads: number) => s.shim_serve(threads),
+    /** Starts the native thread that ends this host's process group when `parent` dies; 0 once it runs. */
+    guard: (parent: number, orphanGraceMs: number) => s.shim_guard(parent, orphanGraceMs),
     wait: () => s.shim_wait(),
     keep,
   };

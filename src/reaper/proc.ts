@@ -4,13 +4,18 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 
-interface Stat {
-  pgrp: number;
-  startTime: string;
+export interface ProcStat {
+  pid: number;
+  /** R, S, D, Z, T, ...; Z is a zombie: it has ended and only waits to be collected. */
   state: string;
+  ppid: number;
+  pgid: number;
+  sid: number;
+  startTime: string;
 }
 
-function stat(pid: number): Stat | null {
+export function readStat(pid: number): ProcStat | null {
+  if (!Number.isInteger(pid) || pid <= 0) return null;
   let text: string;
   try {
     text = readFileSync(`/proc/${pid}/stat`, "utf8");
@@ -18,45 +23,45 @@ function stat(pid: number): Stat | null {
     return null;
   }
   // The command name (field 2) may hold spaces and parentheses: count fields after the last ')'.
+  // fields[0] is field 3 (state), so field n is fields[n - 3].
   const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
-  // fields[0] is field 3 (state), so field n is fields[n - 3]
   const startTime = fields[22 - 3];
-  const pgrp = Number(fields[5 - 3]);
-  if (!startTime) return null;
-  return { pgrp, startTime, state: fields[0]! };
+  if (!startTime || !/^\d+$/.test(startTime)) return null;
+  return { pid, state: fields[0]!, ppid: Number(fields[4 - 3]), pgid: Number(fields[5 - 3]), sid: Number(fields[6 - 3]), startTime };
 }
 
 export function startTimeOf(pid: number): string | null {
-  return stat(pid)?.startTime ?? null;
+  return readStat(pid)?.startTime ?? null;
 }
 
-export function processGroupOf(pid: number): number | null {
-  return stat(pid)?.pgrp ?? null;
+/** Start times compare as numbers (they outgrow 2^53 only after ~900 years of uptime at 100 Hz, but BigInt costs nothing here). */
+export function startedBefore(a: string, b: string): boolean {
+  return BigInt(a) < BigInt(b);
 }
 
 export type Identity = "same" | "reused" | "gone";
 
 /** Whether the process `pid` that started at `startTime` still exists. A zombie counts as gone. */
 export function identify(pid: number, startTime: string): Identity {
-  const s = stat(pid);
+  const s = readStat(pid);
   if (!s || s.state === "Z") return "gone";
   return s.startTime === startTime ? "same" : "reused";
 }
 
-/** Living (not zombie) members of a process group. */
-export function groupMembers(pgid: number): number[] {
+/** Every process /proc shows (zombies included), by pid. */
+export function processTable(): Map<number, ProcStat> {
+  const table = new Map<number, ProcStat>();
   let entries: string[];
   try {
     entries = readdirSync("/proc");
   } catch {
-    return [];
+    return table;
   }
-  const members: number[] = [];
   for (const entry of entries) {
     const pid = Number(entry);
     if (!Number.isInteger(pid) || pid <= 0) continue;
-    const s = stat(pid);
-    if (s && s.pgrp === pgid && s.state !== "Z") members.push(pid);
+    const s = readStat(pid);
+    if (s) table.set(pid, s);
   }
-  return members;
+  return table;
 }

@@ -1,20 +1,25 @@
 /**
  * Reaping (SPEC §8): for every session record whose owner is gone, end each recorded process that
- * still exists with the same start time, and report it; a pid now held by another process is
- * reported as reused and left alone. A record whose owner lives is not touched; a corrupt one is
- * reported by path and kept for inspection.
+ * still exists with the same start time, and whatever is left in the groups they made (every
+ * plugin host's group, a registered child's group if it led one), and report what became of each.
+ * A pid now held by another process is reported as reused and left alone. A record whose owner
+ * lives is not touched; a corrupt one, or one naming a process that can never be ours (pid ≤ 1,
+ * this process or an ancestor, this process's own group or session), is reported by path, kept
+ * for inspection, and nothing in it is signalled.
  */
 import { rmSync } from "node:fs";
 import { isCxError } from "../errors.ts";
+import { endProcesses, type Outcome } from "./escalate.ts";
+import { forbiddenGroup, forbiddenPid, type Lineage, ownLineage } from "./ours.ts";
 import { identify } from "./proc.ts";
-import { readRecord, recordFiles } from "./record.ts";
-import { terminate } from "./terminate.ts";
+import { ownedOf, readRecord, recordFiles, type SessionRecordData } from "./record.ts";
 
 export interface ReapEntry {
   plugin: string;
   pid: number;
-  kind: "host" | "child";
-  outcome: "killed" | "would-kill" | "reused";
+  /** `member`: a process the plugin never registered, found in a group it made (its host's). */
+  kind: "host" | "child" | "member";
+  outcome: Exclude<Outcome, "gone">;
   record: string;
 }
 
@@ -24,13 +29,26 @@ export interface ReapReport {
   live: string[];
   /** Records that could not be read, left for inspection. */
   corrupt: { path: string; problem: string }[];
+  /** Records naming a process that can never be ours: nothing in them was signalled. */
+  refused: { path: string; problem: string }[];
+}
+
+/** Why nothing in this record may be signalled, or null. */
+function refusal(record: SessionRecordData, lineage: Lineage): string | null {
+  for (const p of record.processes) {
+    const owned = ownedOf(p);
+    const why = forbiddenPid(p.pid, lineage) ?? (owned.pgid === p.pid ? forbiddenGroup(p.pid, lineage) : null);
+    if (why) return `it names ${p.kind === "host" ? "a plugin host" : "a process"} of plugin '${p.plugin}' that cannot be one: ${why}`;
+  }
+  return null;
 }
 
 export async function reap(options: { stateDir: string; dryRun?: boolean; graceMs?: number; skip?: string }): Promise<ReapReport> {
-  const report: ReapReport = { entries: [], live: [], corrupt: [] };
+  const report: ReapReport = { entries: [], live: [], corrupt: [], refused: [] };
+  const lineage = ownLineage();
   for (const path of recordFiles(options.stateDir)) {
     if (path === options.skip) continue;
-    let record;
+    let record: SessionRecordData;
     try {
       record = readRecord(path);
     } catch (error) {
@@ -41,23 +59,22 @@ export async function reap(options: { stateDir: string; dryRun?: boolean; graceM
       report.live.push(path);
       continue;
     }
-    const present = record.processes.map((p) => ({ ...p, identity: identify(p.pid, p.startTime) }));
-    const ours = present.filter((p) => p.identity === "same");
-    for (const p of present) {
-      if (p.identity === "gone") continue; // it ended by itself: nothing to say
-      report.entries.push({
-        plugin: p.plugin,
-        pid: p.pid,
-        kind: p.kind,
-        outcome: p.identity === "reused" ? "reused" : options.dryRun ? "would-kill" : "killed",
-        record: path,
-      });
+    const refused = refusal(record, lineage);
+    if (refused) {
+      report.refused.push({ path, problem: `the session record ${path} was not acted on: ${refused}` });
+      continue;
     }
-    if (options.dryRun) continue;
-    // Groups led by the session's plugin hosts are ours: processes a plugin started sit in them.
-    const hostGroups = new Set(record.processes.filter((p) => p.kind === "host").map((p) => p.pid));
-    await terminate(ours, options.graceMs ?? 2000, hostGroups);
-    rmSync(path, { force: true });
+    const recorded = new Map(record.processes.map((p) => [ownedOf(p), p] as const));
+    const endings = await endProcesses([...recorded.keys()], { graceMs: options.graceMs ?? 2000, dryRun: options.dryRun });
+    let settled = true;
+    endings.forEach((ending) => {
+      const { plugin, kind } = recorded.get(ending.target)!;
+      if (ending.outcome !== "gone") report.entries.push({ plugin, pid: ending.target.pid, kind, outcome: ending.outcome, record: path });
+      for (const m of ending.members) report.entries.push({ plugin, pid: m.pid, kind: "member", outcome: m.outcome, record: path });
+      if (ending.outcome === "still-running" || ending.members.some((m) => m.outcome === "still-running")) settled = false;
+    });
+    // A record is kept while anything it names survives, so the next run tries again.
+    if (!options.dryRun && settled) rmSync(path, { force: true });
   }
   return report;
 }

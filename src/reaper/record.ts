@@ -1,25 +1,36 @@
 /**
  * The session record (SPEC §8): `<state>/sessions/<id>.json` names the session's own process and
  * every process it is responsible for — each plugin host it spawned and each process a plugin
- * registered — by pid and start time, so a later run can end them if this one dies. Every change
- * is written atomically before the caller goes on.
+ * registered — by pid and start time, with the process group and session each had when it was
+ * recorded, so a later run can end them, and what they left in the groups they made, if this one
+ * dies. Every change is written atomically before the caller goes on.
+ *
+ * Records written before `pgid` and `sid` existed are still read: a plugin host has always been
+ * spawned in a session of its own (pgid = sid = its pid), and a child without them is treated as
+ * one that led no group, so only the process itself is signalled.
  */
 import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import * as v from "valibot";
 import { readJsonStrict, writeJsonAtomic } from "../files.ts";
+import type { Owned } from "./ours.ts";
 import { startTimeOf } from "./proc.ts";
 
+const Pid = v.pipe(v.number(), v.integer(), v.minValue(1));
+
 export const RecordedProcessSchema = v.strictObject({
-  pid: v.pipe(v.number(), v.integer(), v.minValue(1)),
+  pid: Pid,
   startTime: v.pipe(v.string(), v.regex(/^\d+$/)),
   plugin: v.string(),
   kind: v.picklist(["host", "child"]),
+  /** Its process group and session when recorded (the group is ours to signal only if pgid === pid). */
+  pgid: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
+  sid: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
 });
 export type RecordedProcess = v.InferOutput<typeof RecordedProcessSchema>;
 
 export const SessionRecordSchema = v.strictObject({
-  owner: v.strictObject({ pid: v.pipe(v.number(), v.integer(), v.minValue(1)), startTime: v.string() }),
+  owner: v.strictObject({ pid: Pid, startTime: v.string() }),
   createdAt: v.string(),
   processes: v.array(RecordedProcessSchema),
 });
@@ -44,6 +55,12 @@ export function readRecord(path: string): SessionRecordData {
   return readJsonStrict(path, SessionRecordSchema, null as never, "session record");
 }
 
+/** A recorded process as the reaper sees it (older records filled in, see above). */
+export function ownedOf(p: RecordedProcess): Owned {
+  if (p.kind === "host" && p.pgid === undefined && p.sid === undefined) return { pid: p.pid, startTime: p.startTime, pgid: p.pid, sid: p.pid };
+  return { pid: p.pid, startTime: p.startTime, pgid: p.pgid, sid: p.sid };
+}
+
 export class SessionRecord {
   readonly path: string;
   private data: SessionRecordData | null = null;
@@ -57,18 +74,17 @@ export class SessionRecord {
     return this.data?.processes ?? [];
   }
 
-  /** Records a process (when it still exists); returns false when it is already gone. */
-  add(pid: number, plugin: string, kind: RecordedProcess["kind"], startTime = startTimeOf(pid)): boolean {
-    if (startTime === null) return false;
+  /** Records a process whose identity the caller has read from /proc (see proveDescent). */
+  add(owned: Owned, plugin: string, kind: RecordedProcess["kind"]): void {
     this.data ??= {
       owner: { pid: process.pid, startTime: startTimeOf(process.pid) ?? "0" },
       createdAt: new Date().toISOString(),
       processes: [],
     };
+    const { pid, startTime, pgid, sid } = owned;
     this.data.processes = this.data.processes.filter((p) => p.pid !== pid);
-    this.data.processes.push({ pid, startTime, plugin, kind });
+    this.data.processes.push({ pid, startTime, plugin, kind, ...(pgid === undefined ? {} : { pgid }), ...(sid === undefined ? {} : { sid }) });
     writeJsonAtomic(this.path, this.data);
-    return true;
   }
 
   remove(pids: readonly number[]): void {

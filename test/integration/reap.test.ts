@@ -3,40 +3,12 @@
  * sessions, real plugin hosts and real children, and nothing unrelated ever signalled.
  */
 import { describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startTimeOf } from "../../src/reaper/proc.ts";
 import { alive, approve, cli, fixture, openSession, ROOT, tempDir, until } from "../helpers.ts";
-
-interface Held {
-  pid: number;
-  held: { plugin: string; host: number; output: { pids?: number[]; helper?: number } }[];
-}
-
-/** Starts a real session process holding the given plugins; resolves once they are loaded. */
-async function holdSession(state: string, refs: string[]) {
-  const proc = Bun.spawn([process.execPath, join(ROOT, "test/fixtures/hold-session.ts"), ...refs], {
-    cwd: ROOT,
-    env: { ...process.env, CXAGENT_STATE_DIR: state, CXAGENT_CONFIG_DIR: join(state, "config") },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const reader = proc.stdout.getReader();
-  let text = "";
-  while (!text.includes("\n")) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`the session ended early: ${await new Response(proc.stderr).text()}`);
-    text += new TextDecoder().decode(value);
-  }
-  const held = JSON.parse(text) as Held;
-  const children = held.held.flatMap((h) => h.output.pids ?? []);
-  return { proc, held, hosts: held.held.map((h) => h.host), children };
-}
-
-function sessionRecords(state: string): string[] {
-  const dir = join(state, "sessions");
-  return existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith(".json")) : [];
-}
+import { asNobody, inPidNamespace, NOBODY, PID_NAMESPACE } from "../isolation.ts";
+import { groupMembers, holdSession, procStat, readSessionRecord, sessionRecords, signalsReceived } from "../processes.ts";
 
 async function sleeper(): Promise<{ pid: number; kill: () => void }> {
   const proc = Bun.spawn(["sleep", "60"], { stdout: "ignore", stderr: "ignore" });
@@ -44,66 +16,59 @@ async function sleeper(): Promise<{ pid: number; kill: () => void }> {
 }
 
 describe("after kill -9 of a session", () => {
-  test("its plugin hosts exit on their own; the next reap ends exactly its three children and reports them", async () => {
+  test("its plugin hosts end their own groups; the next reap ends exactly the registered children that left them, and reports them", async () => {
     using dir = tempDir();
     const state = join(dir.path, "state");
-    const { proc, hosts, children } = await holdSession(state, [`${fixture("spawns-children")}={"count":2}`, fixture("undeclared-spawner")]);
-    const undeclared = (JSON.parse(readFileSync(join(state, "sessions", sessionRecords(state)[0]!), "utf8")).processes as { pid: number; kind: string; plugin: string }[])
-      .filter((p) => p.plugin === "undeclared-spawner" && p.kind === "child")
+    const { proc, hosts, children } = await holdSession(state, [`${fixture("spawns-children")}={"count":2,"own_session":1}`, fixture("undeclared-spawner")]);
+    const undeclared = readSessionRecord(state)
+      .processes.filter((p) => p.plugin === "undeclared-spawner" && p.kind === "child")
       .map((p) => p.pid);
-    const all = [...children, ...undeclared];
-    expect(all.length).toBe(3);
-    for (const pid of [...hosts, ...all]) expect(alive(pid)).toBe(true);
+    expect(children.length).toBe(2);
+    expect(undeclared.length).toBe(1);
+    for (const pid of [...hosts, ...children, ...undeclared]) expect(alive(pid)).toBe(true);
+    for (const pid of children) expect(procStat(pid)?.sid).toBe(pid); // they left the host's group and session
+    expect(procStat(undeclared[0]!)?.pgid).toBe(hosts[1]); // it stayed in its host's group
 
     proc.kill("SIGKILL");
     await proc.exited;
-    // the parent-death path: each plugin host ends by itself
-    await until(() => hosts.every((h) => !alive(h)), 3000, "the plugin hosts to exit after their parent died");
-    for (const pid of all) expect(alive(pid)).toBe(true); // a plugin's children outlive it...
+    // the parent-death path: each plugin host ends its group, itself included
+    await until(() => [...hosts, ...undeclared].every((h) => !alive(h)), 10_000, "the plugin hosts and their groups to end after their parent died");
+    for (const pid of children) expect(alive(pid)).toBe(true); // ...but a registered child outside the group outlives it
 
     const dry = await cli(["reap", "--dry-run", "--json"], { env: { CXAGENT_STATE_DIR: state } });
-    expect(dry.json().entries.map((e: { outcome: string }) => e.outcome)).toEqual(["would-kill", "would-kill", "would-kill"]);
-    for (const pid of all) expect(alive(pid)).toBe(true);
+    expect(dry.json().entries.map((e: { outcome: string }) => e.outcome)).toEqual(["would-end", "would-end"]);
+    for (const pid of children) expect(alive(pid)).toBe(true);
     expect(sessionRecords(state).length).toBe(1);
 
     const r = await cli(["reap", "--json"], { env: { CXAGENT_STATE_DIR: state } });
     expect(r.code).toBe(0);
     const entries = r.json().entries as { plugin: string; pid: number; kind: string; outcome: string }[];
-    expect(entries.map((e) => [e.plugin, e.pid, e.kind, e.outcome]).sort()).toEqual(
-      [
-        ...children.map((pid) => ["spawns-children", pid, "child", "killed"]),
-        ...undeclared.map((pid) => ["undeclared-spawner", pid, "child", "killed"]),
-      ].sort(),
-    );
-    for (const pid of all) expect(alive(pid)).toBe(false); // ...until the reaper comes
+    expect(entries.map((e) => [e.plugin, e.pid, e.kind, e.outcome]).sort()).toEqual(children.map((pid) => ["spawns-children", pid, "child", "ended"]).sort());
+    for (const pid of children) expect(alive(pid)).toBe(false); // ...until the reaper comes
     expect(sessionRecords(state)).toEqual([]);
   });
 
-  test("a child that ignores SIGTERM is killed after the grace period, with its process group", async () => {
+  test("a child that led its own group and ignores SIGTERM is killed after the grace period, with its group", async () => {
     using dir = tempDir();
     const state = join(dir.path, "state");
-    const { proc, children } = await holdSession(state, [`${fixture("spawns-children")}={"count":1,"stubborn":1}`]);
+    const { proc, hosts, children } = await holdSession(state, [`${fixture("spawns-children")}={"count":1,"stubborn":1,"own_session":1}`]);
+    const [shell] = children as [number];
+    await until(() => groupMembers(shell).length === 2, 5000, "the child's shell to start its sleep");
     proc.kill("SIGKILL");
     await proc.exited;
+    await until(() => !alive(hosts[0]!), 10_000, "the plugin host to end after its parent died");
     const r = await cli(["reap", "--json"], { env: { CXAGENT_STATE_DIR: state } });
-    expect(r.json().entries.map((e: { pid: number; outcome: string }) => [e.pid, e.outcome])).toEqual([[children[0], "killed"]]);
-    expect(alive(children[0]!)).toBe(false);
-  });
-
-  test("a child in a session of its own (outside the plugin host's group) is reaped too", async () => {
-    using dir = tempDir();
-    const state = join(dir.path, "state");
-    const { proc, children } = await holdSession(state, [`${fixture("spawns-children")}={"count":2,"own_session":1}`]);
-    proc.kill("SIGKILL");
-    await proc.exited;
-    await cli(["reap"], { env: { CXAGENT_STATE_DIR: state } });
-    for (const pid of children) expect(alive(pid)).toBe(false);
+    const entries = r.json().entries as { pid: number; kind: string; outcome: string }[];
+    // the shell, registered, and the sleep it started, in the group the shell leads
+    expect(entries.map((e) => [e.kind, e.outcome])).toEqual([["child", "ended"], ["member", "ended"]]);
+    expect(entries[0]!.pid).toBe(shell);
+    for (const e of entries) expect(alive(e.pid)).toBe(false);
   });
 
   test("the next session reaps by itself when it opens", async () => {
     using dir = tempDir();
     const state = join(dir.path, "state");
-    const { proc, children } = await holdSession(state, [`${fixture("spawns-children")}={"count":1}`]);
+    const { proc, children } = await holdSession(state, [`${fixture("spawns-children")}={"count":1,"own_session":1}`]);
     proc.kill("SIGKILL");
     await proc.exited;
     const r = await cli(["list"], { env: { CXAGENT_STATE_DIR: state } });
@@ -171,6 +136,97 @@ describe("nothing that is not provably ours", () => {
   });
 });
 
+/** Writes a session record whose owner is long gone, naming `processes`; returns its path. */
+function deadSessionRecord(state: string, name: string, processes: object[]): string {
+  mkdirSync(join(state, "sessions"), { recursive: true });
+  const path = join(state, "sessions", `${name}.json`);
+  const dead = Bun.spawnSync(["true"]).pid;
+  writeFileSync(path, JSON.stringify({ owner: { pid: dead, startTime: "1" }, createdAt: new Date().toISOString(), processes }));
+  return path;
+}
+
+describe("a record naming what can never be ours is refused whole", () => {
+  test.skipIf(!PID_NAMESPACE)("pid 1, with its real start time, as a plugin host (in a private pid namespace): reported by path, nothing signalled", async () => {
+    using dir = tempDir();
+    const state = join(dir.path, "state");
+    const record = join(state, "sessions", "pid-one.json");
+    const { stdout, stderr } = await inPidNamespace(
+      `sleep 600 & SENTINEL=$!
+      sleep 600 & NEIGHBOUR=$!
+      mkdir -p "$CXAGENT_STATE_DIR/sessions"
+      ONE=$(cut -d' ' -f22 /proc/1/stat)
+      SN=$(cut -d' ' -f22 /proc/$NEIGHBOUR/stat)
+      printf '{"owner":{"pid":999999,"startTime":"1"},"createdAt":"then","processes":[{"pid":%s,"startTime":"%s","plugin":"ghost","kind":"child"},{"pid":1,"startTime":"%s","plugin":"ghost","kind":"host","pgid":1,"sid":1}]}' $NEIGHBOUR $SN $ONE > ${record}
+      $CX reap --json
+      kill -0 $SENTINEL && kill -0 $NEIGHBOUR && echo "sentinels alive"
+      kill $SENTINEL $NEIGHBOUR`,
+      { CXAGENT_STATE_DIR: state },
+    );
+    expect(stdout.endsWith("sentinels alive\n")).toBe(true);
+    const report = JSON.parse(stdout.slice(0, stdout.lastIndexOf("}") + 1));
+    expect(report.entries).toEqual([]); // not even the other process the record names
+    expect(report.refused).toEqual([
+      { path: record, problem: `the session record ${record} was not acted on: it names a plugin host of plugin 'ghost' that cannot be one: pid 1 is never a plugin's process` },
+    ]);
+    expect(stderr).not.toContain("pid 1 got SIGTERM");
+    expect(existsSync(record)).toBe(true); // kept for inspection
+  });
+
+  test("the test runner's own pid (the reaper's parent): reported by path, nothing signalled", async () => {
+    using dir = tempDir();
+    const state = join(dir.path, "state");
+    using signals = signalsReceived();
+    const me = { pid: process.pid, startTime: startTimeOf(process.pid), plugin: "ghost" };
+    const record = deadSessionRecord(state, "runner", [{ ...me, kind: "child" }, { ...me, kind: "host", pgid: process.pid, sid: process.pid }]);
+    const r = await cli(["reap", "--json"], { env: { CXAGENT_STATE_DIR: state } });
+    expect(r.code).toBe(0);
+    expect(r.json()).toMatchObject({
+      entries: [],
+      refused: [{ path: record, problem: expect.stringContaining(`pid ${process.pid} is an ancestor of this cxagent process`) }],
+    });
+    const text = await cli(["reap"], { env: { CXAGENT_STATE_DIR: state } });
+    expect(text.stdout).toContain(`refused, nothing in it was signalled: the session record ${record} was not acted on`);
+    expect(signals.received).toEqual([]);
+    expect(existsSync(record)).toBe(true);
+  });
+
+  test("the reaping process itself (a library session opening): reported by path, nothing signalled", async () => {
+    using dir = tempDir();
+    const state = join(dir.path, "state");
+    using signals = signalsReceived();
+    const record = deadSessionRecord(state, "itself", [{ pid: process.pid, startTime: startTimeOf(process.pid), plugin: "ghost", kind: "child" }]);
+    await using session = await openSession({ stateDir: state });
+    expect(session.reaped.refused).toEqual([{ path: record, problem: expect.stringContaining(`pid ${process.pid} is this cxagent process itself`) }]);
+    expect(signals.received).toEqual([]);
+  });
+});
+
+describe("reap reports outcomes, not intentions", () => {
+  test.skipIf(!NOBODY)("a process it may not signal (a root process, reaped by an ordinary user): still running after SIGKILL, and the record is kept", async () => {
+    using dir = tempDir();
+    const state = join(dir.path, "state");
+    const rootOwned = await sleeper();
+    try {
+      const record = deadSessionRecord(state, "root", [{ pid: rootOwned.pid, startTime: startTimeOf(rootOwned.pid), plugin: "ghost", kind: "child" }]);
+      chmodSync(dir.path, 0o777);
+      chmodSync(state, 0o777);
+      chmodSync(join(state, "sessions"), 0o777);
+      chmodSync(record, 0o666);
+      const main = join(ROOT, "src/cli/main.ts");
+      const env = { CXAGENT_STATE_DIR: state, CXAGENT_CONFIG_DIR: join(dir.path, "config") };
+      const r = await asNobody([process.execPath, main, "reap", "--json"], env);
+      expect(r.code).toBe(0);
+      expect(JSON.parse(r.stdout).entries).toEqual([{ plugin: "ghost", pid: rootOwned.pid, kind: "child", outcome: "still-running", record }]);
+      expect(alive(rootOwned.pid)).toBe(true);
+      expect(existsSync(record)).toBe(true); // so a later run can try again
+      const text = await asNobody([process.execPath, main, "reap"], env);
+      expect(text.stdout).toContain(`still running after SIGKILL: process ${rootOwned.pid} of plugin 'ghost'`);
+    } finally {
+      rootOwned.kill();
+    }
+  });
+});
+
 describe("a live session", () => {
   test("records each plugin host when spawned and each registered child before register_child returns", async () => {
     using dir = tempDir();
@@ -178,12 +234,13 @@ describe("a live session", () => {
     await using session = await openSession({ stateDir: state });
     const plugin = await session.load(fixture("spawns-children"), { settings: { count: 2 } });
     const pids = (await plugin.invoke("pids")).output.pids as number[];
-    const [file] = sessionRecords(state);
-    const record = JSON.parse(readFileSync(join(state, "sessions", file!), "utf8"));
+    const record = readSessionRecord(state) as { owner: unknown; processes: unknown[] };
     expect(record.owner).toEqual({ pid: process.pid, startTime: startTimeOf(process.pid) });
+    // with the group and session each had: the host leads its own, its children are in it
+    const host = plugin.pid!;
     expect(record.processes).toEqual([
-      { pid: plugin.pid, startTime: startTimeOf(plugin.pid!), plugin: "spawns-children", kind: "host" },
-      ...pids.map((pid) => ({ pid, startTime: startTimeOf(pid), plugin: "spawns-children", kind: "child" })),
+      { pid: host, startTime: startTimeOf(host), plugin: "spawns-children", kind: "host", pgid: host, sid: host },
+      ...pids.map((pid) => ({ pid, startTime: startTimeOf(pid), plugin: "spawns-children", kind: "child", pgid: host, sid: host })),
     ]);
   });
 

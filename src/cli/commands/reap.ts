@@ -14,8 +14,15 @@ export default defineCommand({
     const { stateDir } = resolveFolders(options);
     const dryRun = args["dry-run"] === true;
     const report = await reap({ stateDir, dryRun });
-    const verb = (o: string) => (o === "killed" ? "ended" : o === "would-kill" ? "would end" : "left alone (pid reused by another process)");
-    const lines = report.entries.map((e) => `${verb(e.outcome)}: ${e.kind === "host" ? "plugin host" : "process"} ${e.pid} of plugin '${e.plugin}'`);
+    const verb = {
+      ended: "ended",
+      "would-end": "would end",
+      "still-running": "still running after SIGKILL",
+      reused: "left alone (pid reused by another process)",
+    } as const;
+    const what = { host: "plugin host", child: "process", member: "unregistered process in the plugin host's group" } as const;
+    const lines = report.entries.map((e) => `${verb[e.outcome]}: ${what[e.kind]} ${e.pid} of plugin '${e.plugin}'`);
+    for (const r of report.refused) lines.push(`refused, nothing in it was signalled: ${r.problem}`);
     for (const c of report.corrupt) lines.push(`kept for inspection: ${c.problem}`);
     if (report.live.length) lines.push(`left ${report.live.length} record${report.live.length === 1 ? "" : "s"} of running sessions alone`);
     return {
