@@ -107,9 +107,11 @@ describe("after kill -9 of a session", () => {
   test("a child that ignores SIGTERM is killed after the grace period, with its process group", async () => {
     using dir = tempDir();
     const state = join(dir.path, "state");
-    const { proc, children } = await holdSession(state, [`${fixture("spawns-children")}={"count":1,"stubborn":1}`]);
+    const { proc, hosts, children } = await holdSession(state, [`${fixture("spawns-children")}={"count":1,"stubborn":1}`]);
     proc.kill("SIGKILL");
     await proc.exited;
+    // a host still tearing down after its parent's death would be reaped (and reported) too
+    await until(() => hosts.every((h) => !alive(h)), 3000, "the plugin host to exit after its parent died");
     const r = await cli(["reap", "--json"], { env: { CXAGENT_STATE_DIR: state } });
     expect(r.json().entries.map((e: { pid: number; outcome: string }) => [e.pid, e.outcome])).toEqual([[children[0], "killed"]]);
     expect(alive(children[0]!)).toBe(false);
