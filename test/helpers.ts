@@ -187,3 +187,16 @@ export function hostsOf(library: string): number[] {
     })
     .map(Number);
 }
+
+/** Settles as `promise` does, or fails once `ms` have passed: a regression fails, never hangs. */
+export async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

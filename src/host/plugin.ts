@@ -5,6 +5,7 @@
  * which it stays quarantined for the session (SPEC §12).
  */
 import { CxError, isCxError } from "../errors.ts";
+import { firstDifference } from "../protocol/compare.ts";
 import { describeValue } from "../protocol/issues.ts";
 import type { Manifest, Tool } from "../protocol/manifest.ts";
 import { CONTRACT_CURRENT } from "../protocol/manifest.ts";
@@ -318,7 +319,8 @@ export class Plugin {
     const previous = this.manifestValue;
     const { process } = await Plugin.launch(this.spec, this.hooks, (described) => {
       if (JSON.stringify(described) !== JSON.stringify(previous)) {
-        throw new CxError("E_MISMATCH", `plugin '${this.name}' described a different manifest after a restart`, {
+        const difference = firstDifference(previous, described, { expected: "the manifest it was loaded with", actual: "the restarted plugin host" });
+        throw new CxError("E_MISMATCH", `plugin '${this.name}' described a different manifest after a restart: ${difference ?? "the same declarations, in another order"}`, {
           hint: "the library changed while the session ran; load it again",
         });
       }

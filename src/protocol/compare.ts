@@ -20,23 +20,34 @@ export function sameJson(a: unknown, b: unknown): boolean {
 
 const show = (value: unknown) => JSON.stringify(value) ?? "undefined";
 
-export function firstDifference(sidecar: Manifest, described: Manifest): string | null {
+/** How the two manifests are named in the sentence: by default, the sidecar and describe. */
+export interface Sides {
+  /** What the first manifest came from, as the subject of "declares". */
+  expected: string;
+  /** What the second came from, as the subject of "returned". */
+  actual: string;
+}
+
+const SIDECAR_AND_DESCRIBE: Sides = { expected: "the sidecar", actual: "describe" };
+
+export function firstDifference(sidecar: Manifest, described: Manifest, sides: Sides = SIDECAR_AND_DESCRIBE): string | null {
+  const { expected, actual } = sides;
   const top = ["pluginContract", "name", "version", "instructions", "spawns", "client"] as const;
   for (const key of top) {
     if (!sameJson(sidecar[key], described[key])) {
-      return `the sidecar declares ${key}=${show(sidecar[key])}, describe returned ${key}=${show(described[key])}`;
+      return `${expected} declares ${key}=${show(sidecar[key])}, ${actual} returned ${key}=${show(described[key])}`;
     }
   }
   const names = (m: Manifest) => m.tools.map((t) => t.name);
   const onlySidecar = names(sidecar).filter((n) => !names(described).includes(n));
   const onlyDescribed = names(described).filter((n) => !names(sidecar).includes(n));
-  if (onlySidecar.length) return `tool '${onlySidecar[0]}' is in the sidecar but describe did not return it`;
-  if (onlyDescribed.length) return `tool '${onlyDescribed[0]}' was returned by describe but is not in the sidecar`;
+  if (onlySidecar.length) return `tool '${onlySidecar[0]}' is in ${expected} but ${actual} did not return it`;
+  if (onlyDescribed.length) return `tool '${onlyDescribed[0]}' was returned by ${actual} but is not in ${expected}`;
   for (const tool of sidecar.tools) {
     const other = described.tools.find((t) => t.name === tool.name)!;
     for (const key of ["description", "gated", "alwaysAskable", "inputSchema"] as const) {
       if (!sameJson(tool[key], other[key])) {
-        return `tool '${tool.name}': the sidecar declares ${key}=${show(tool[key])}, describe returned ${key}=${show(other[key])}`;
+        return `tool '${tool.name}': ${expected} declares ${key}=${show(tool[key])}, ${actual} returned ${key}=${show(other[key])}`;
       }
     }
   }
@@ -45,10 +56,10 @@ export function firstDifference(sidecar: Manifest, described: Manifest): string 
     const b = described.commands.map((c) => c.name);
     const missing = a.find((n) => !b.includes(n));
     const extra = b.find((n) => !a.includes(n));
-    if (missing) return `command '${missing}' is in the sidecar but describe did not return it`;
-    if (extra) return `command '${extra}' was returned by describe but is not in the sidecar`;
+    if (missing) return `command '${missing}' is in ${expected} but ${actual} did not return it`;
+    if (extra) return `command '${extra}' was returned by ${actual} but is not in ${expected}`;
     const changed = sidecar.commands.find((c, i) => !sameJson(c, described.commands[i]));
-    return `command '${changed?.name ?? "?"}' differs: the sidecar declares ${show(changed)}, describe returned ${show(described.commands.find((c) => c.name === changed?.name))}`;
+    return `command '${changed?.name ?? "?"}' differs: ${expected} declares ${show(changed)}, ${actual} returned ${show(described.commands.find((c) => c.name === changed?.name))}`;
   }
   return null;
 }

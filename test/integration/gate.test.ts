@@ -4,9 +4,9 @@
 import { describe, expect, test } from "bun:test";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import type { GateDecision, PermissionRequest } from "../../src/index.ts";
-import { readGrants } from "../../src/trust/grants.ts";
-import { CALCULATOR, fixture, freeCounts, openSession, tempDir, until } from "../helpers.ts";
+import type { GateDecision, PermissionRequest, SessionOptions } from "../../src/index.ts";
+import { addGrant, readGrants } from "../../src/trust/grants.ts";
+import { CALCULATOR, fixture, freeCounts, openSession, tempDir, until, within } from "../helpers.ts";
 
 const RULE = (tool: string) => `plugin gates tool ${tool}`;
 
@@ -46,6 +46,14 @@ describe("the decision", () => {
     await until(() => freeCounts(log).returned === 3, 5000, "the late gate answer");
     expect(freeCounts(log)).toEqual({ returned: 3, freed: 3 });
   });
+
+  test("the default deadline: a gate that takes too long counts as failed after 500 ms", async () => {
+    await using session = await openSession(); // no gateMs: the default applies
+    const gates = await session.load(fixture("gates"));
+    const decision = await within(gates.gate("sleeps", { ms: 20_000 }), 10_000, "the gate decision");
+    expect(decision).toMatchObject({ ask: true, alwaysOffered: false, source: "gate-failed" });
+    expect(decision.display).toContain("it took longer than 500 ms");
+  }, 20_000);
 
   test("a gate that segfaults: ask with no Always; the next call starts a fresh plugin host and works", async () => {
     await using session = await openSession();
@@ -152,5 +160,70 @@ describe("approval of a gated call", () => {
       const twin = await session.load(fixture("gated-twin"));
       expect(await twin.invoke("manifest_true")).toMatchObject({ permissionDenied: true, decidedBy: "policy" });
     }
+  });
+});
+
+describe("a stored grant answers only a call that offers Always", () => {
+  /**
+   * A session in a project of its own whose permissions.json already holds a grant for each of
+   * `tools` — left, say, by an earlier version of the plugin — and one for "asks", which must answer.
+   */
+  async function withGrants(dir: string, tools: string[], options: SessionOptions = {}) {
+    const project = join(dir, "project");
+    mkdirSync(project);
+    const state = join(dir, "state");
+    for (const tool of [...tools, "asks"]) addGrant(state, project, RULE(tool));
+    const session = await openSession({ cwd: project, stateDir: state, ...options });
+    const gates = await session.load(fixture("gates"));
+    expect((await gates.gate("asks")).granted).toBe(true); // the grants are where the session looks
+    return { session, gates, state, project };
+  }
+
+  test.each(["json_null", "garbage", "non_object", "no_display", "bad_always", "segfault"])("a gate that fails (%s) asks, whatever grant exists", async (tool) => {
+    using dir = tempDir();
+    const { session, gates } = await withGrants(dir.path, [tool]);
+    await using _ = session;
+    expect(await gates.gate(tool)).toMatchObject({ ask: true, alwaysOffered: false, source: "gate-failed", granted: false });
+    expect(await gates.invoke(tool)).toMatchObject({ permissionDenied: true, decidedBy: "policy" });
+  });
+
+  test("a gate that answered when Always was granted, and now misses its deadline, asks", async () => {
+    using dir = tempDir();
+    const { session, gates, state, project } = await withGrants(dir.path, [], { gateMs: 2000 });
+    await using _ = session;
+    expect((await gates.invoke("sleeps", { ms: 0 }, { approve: "always" })).success).toBe(true);
+    expect(readGrants(state)).toContainEqual({ scope: project, rule: RULE("sleeps"), grantedAt: expect.any(String) });
+    expect((await gates.invoke("sleeps", { ms: 0 })).success).toBe(true); // the grant answers a gate that answers
+    const late = await within(gates.gate("sleeps", { ms: 10_000 }), 8000, "the gate decision");
+    expect(late).toMatchObject({ ask: true, source: "gate-failed", granted: false });
+    expect(await within(gates.invoke("sleeps", { ms: 10_000 }), 8000, "the call")).toMatchObject({ permissionDenied: true, decidedBy: "policy" });
+  }, 30_000);
+
+  test("a call the gate narrows asks, though Always was granted for the tool's other calls", async () => {
+    using dir = tempDir();
+    const { session, gates, state } = await withGrants(dir.path, []);
+    await using _ = session;
+    expect((await gates.invoke("narrows_sometimes", { sharp: 0 }, { approve: "always" })).success).toBe(true);
+    expect(readGrants(state).map((g) => g.rule)).toContain(RULE("narrows_sometimes"));
+    expect((await gates.invoke("narrows_sometimes", { sharp: 0 })).output.arguments).toEqual({ sharp: 0 }); // granted
+    expect(await gates.gate("narrows_sometimes", { sharp: 1 })).toMatchObject({ ask: true, display: "a sharp call", alwaysOffered: false, granted: false });
+    expect(await gates.invoke("narrows_sometimes", { sharp: 1 })).toMatchObject({ permissionDenied: true, decidedBy: "policy" });
+  });
+
+  test.each(["asks_narrow", "widen"])("a leftover grant for %s, whose gate withholds Always, answers nothing", async (tool) => {
+    using dir = tempDir();
+    const { session, gates } = await withGrants(dir.path, [tool]);
+    await using _ = session;
+    expect(await gates.gate(tool)).toMatchObject({ ask: true, alwaysOffered: false, source: "gate", granted: false });
+    expect(await gates.invoke(tool)).toMatchObject({ permissionDenied: true, decidedBy: "policy" });
+  });
+
+  test("a gated: true tool that no longer offers Always (alwaysAskable: false) asks, though its grant remains", async () => {
+    using dir = tempDir();
+    const { session, gates } = await withGrants(dir.path, ["manifest_true", "manifest_true_narrow"]);
+    await using _ = session;
+    expect((await gates.invoke("manifest_true", { n: 1 })).output.arguments).toEqual({ n: 1 }); // its twin's grant answers
+    expect(await gates.gate("manifest_true_narrow")).toMatchObject({ ask: true, alwaysOffered: false, source: "manifest", granted: false });
+    expect(await gates.invoke("manifest_true_narrow")).toMatchObject({ permissionDenied: true, decidedBy: "policy" });
   });
 });

@@ -6,7 +6,7 @@ import { describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startTimeOf } from "../../src/reaper/proc.ts";
-import { alive, approve, cli, fixture, openSession, ROOT, tempDir, until } from "../helpers.ts";
+import { alive, approve, cli, fixture, fixtureLibrary, hostsOf, openSession, ROOT, tempDir, until, within } from "../helpers.ts";
 import { asNobody, inPidNamespace, NOBODY, PID_NAMESPACE } from "../isolation.ts";
 import { groupMembers, holdSession, procStat, readSessionRecord, sessionRecords, signalsReceived } from "../processes.ts";
 
@@ -46,6 +46,31 @@ describe("after kill -9 of a session", () => {
     expect(entries.map((e) => [e.plugin, e.pid, e.kind, e.outcome]).sort()).toEqual(children.map((pid) => ["spawns-children", pid, "child", "ended"]).sort());
     for (const pid of children) expect(alive(pid)).toBe(false); // ...until the reaper comes
     expect(sessionRecords(state)).toEqual([]);
+  });
+
+  test("killed while its plugin host hangs in describe (where stdin is not read): no host is left within 3 s", async () => {
+    using dir = tempDir();
+    const state = join(dir.path, "state");
+    const marker = join(dir.path, "in-describe");
+    const library = fixtureLibrary("describe-hangs");
+    const proc = Bun.spawn([process.execPath, join(ROOT, "test/fixtures/hold-session.ts"), fixture("describe-hangs")], {
+      cwd: ROOT,
+      env: { ...process.env, CXAGENT_STATE_DIR: state, CXAGENT_CONFIG_DIR: join(state, "config"), CXAGENT_FX_MARKER: marker },
+      stdout: "ignore",
+      stderr: "ignore",
+    });
+    let hosts: number[] = [];
+    try {
+      await until(() => existsSync(marker) && readFileSync(marker, "utf8").endsWith("\n"), 10_000, "the plugin host to be inside describe");
+      hosts = [Number(readFileSync(marker, "utf8"))];
+      expect(hostsOf(library)).toEqual(hosts);
+      proc.kill("SIGKILL");
+      await proc.exited;
+      await until(() => !alive(hosts[0]!), 3000, "the plugin host to die with its parent");
+    } finally {
+      proc.kill("SIGKILL");
+      for (const pid of hosts) if (alive(pid)) process.kill(pid, "SIGKILL"); // only when the test failed
+    }
   });
 
   test("a child that led its own group and ignores SIGTERM is killed after the grace period, with its group", async () => {
@@ -242,6 +267,19 @@ describe("a live session", () => {
       { pid: host, startTime: startTimeOf(host), plugin: "spawns-children", kind: "host", pgid: host, sid: host },
       ...pids.map((pid) => ({ pid, startTime: startTimeOf(pid), plugin: "spawns-children", kind: "child", pgid: host, sid: host })),
     ]);
+  });
+
+  test("register_child returns only once the record names the child: the plugin finds it there at once", async () => {
+    using dir = tempDir();
+    const state = join(dir.path, "state");
+    await using session = await openSession({ stateDir: state, env: { CXAGENT_FX_STATE_DIR: state } });
+    const plugin = await session.load(fixture("register-child-checks-record"));
+    // many, so that a register_child that returned early would lose the race at least once
+    const { pids, recordedOnReturn } = (await within(plugin.invoke("spawn_and_look", { count: 20 }), 30_000, "the call")).output as { pids: number[]; recordedOnReturn: boolean[] };
+    expect(pids.length).toBe(20);
+    expect(recordedOnReturn).toEqual(Array(20).fill(true));
+    await session.unload("register-child-checks-record");
+    for (const pid of pids) expect(alive(pid)).toBe(false);
   });
 
   test("a plugin's stop ends its registered children; a clean close removes the record", async () => {

@@ -4,7 +4,8 @@
  */
 import { expect, test } from "bun:test";
 import type { CallEvent } from "../../src/index.ts";
-import { fixture, openSession } from "../helpers.ts";
+import { hostCommand } from "../../src/host/self.ts";
+import { alive, fixture, fixtureLibrary, openSession, ROOT, within } from "../helpers.ts";
 
 async function withReports() {
   const logs: [number, string][] = [];
@@ -102,3 +103,85 @@ test("a burst: 100,000 reports from 8 plugin threads during 1,000 concurrent cal
   await plugin.stop();
   for (const run of runs) expect(run.afterReply()).toBe(0);
 }, 120_000);
+
+/**
+ * A plugin host driven directly, without the parent's reader in between: every line of its stdout,
+ * raw and in order, and `call()`, which sends one request and waits for its reply.
+ */
+function rawHost(library: string) {
+  const proc = Bun.spawn([...hostCommand(), library], {
+    cwd: ROOT,
+    env: { ...process.env, CXAGENT_PARENT_PID: String(process.pid) },
+    stdin: "pipe",
+    stdout: "pipe",
+    stderr: "ignore",
+  });
+  const lines: Record<string, unknown>[] = [];
+  const waiting = new Map<number, () => void>();
+  const reading = (async () => {
+    let rest = "";
+    const decoder = new TextDecoder();
+    for await (const chunk of proc.stdout) {
+      rest += decoder.decode(chunk, { stream: true });
+      let nl: number;
+      while ((nl = rest.indexOf("\n")) >= 0) {
+        const line = JSON.parse(rest.slice(0, nl)) as Record<string, unknown>;
+        rest = rest.slice(nl + 1);
+        lines.push(line);
+        if ("ok" in line) waiting.get(line.id as number)?.();
+        if ("ready" in line) waiting.get(0)?.();
+      }
+    }
+  })();
+  const seen = (id: number) => lines.some((l) => (id === 0 ? "ready" in l : "ok" in l && l.id === id));
+  const wait = (id: number) => (seen(id) ? Promise.resolve() : new Promise<void>((resolve) => waiting.set(id, resolve)));
+  let nextId = 1;
+  return {
+    proc,
+    lines,
+    ready: () => wait(0),
+    async call(body: object): Promise<number> {
+      const id = nextId++;
+      proc.stdin.write(JSON.stringify({ id, ...body }) + "\n");
+      proc.stdin.flush();
+      await wait(id);
+      return id;
+    },
+    async end() {
+      proc.stdin.end();
+      await proc.exited;
+      await reading;
+    },
+  };
+}
+
+test("the plugin host's own output never carries a report after its call's reply", async () => {
+  const host = rawHost(fixtureLibrary("reports-after-reply"));
+  try {
+    await within(
+      (async () => {
+        await host.ready();
+        await host.call({ kind: "start", context: { workingDirectory: ROOT, settings: {}, hostContract: 4 } });
+        const racing = await host.call({ kind: "invoke", tool: "keep_reporting", arguments: {} });
+        const late = await host.call({ kind: "invoke", tool: "report_on", arguments: { on: racing } });
+        await host.call({ kind: "invoke", tool: "report_on", arguments: { on: late } });
+        await host.call({ kind: "invoke", tool: "join", arguments: {} });
+        await host.call({ kind: "stop" });
+        await host.end();
+      })(),
+      20_000,
+      "the plugin host's session",
+    );
+  } finally {
+    if (alive(host.proc.pid)) host.proc.kill("SIGKILL");
+  }
+  const answered = new Set<number>();
+  const afterReply: Record<string, unknown>[] = [];
+  for (const line of host.lines) {
+    if ("ok" in line) answered.add(line.id as number);
+    else if ("event" in line && typeof line.id === "number" && answered.has(line.id)) afterReply.push(line);
+  }
+  expect(afterReply).toEqual([]);
+  // reports made during their own call do go out: the host was not simply silent
+  expect(host.lines.filter((l) => l.event === "progress" && l.text === "mine").length).toBe(2);
+}, 30_000);

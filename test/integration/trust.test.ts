@@ -5,7 +5,7 @@ import { describe, expect, test } from "bun:test";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Session } from "../../src/index.ts";
-import { CALCULATOR, copyFixture, fixture, openSession, refusal, tempDir } from "../helpers.ts";
+import { CALCULATOR, copyFixture, fixture, fixtureLibrary, hostsOf, openSession, refusal, tempDir, until, within } from "../helpers.ts";
 
 /** A session in its own config and state folders. */
 function isolated(dir: string, options: Parameters<typeof Session.open>[0] = {}) {
@@ -119,6 +119,22 @@ describe("sidecar and describe must agree", () => {
     expect(error.code).toBe("E_MISMATCH");
     expect(error.message).toContain("plugin 'describe-differs' was refused: ");
     expect(error.message).toContain(message);
+  });
+
+  test("a plugin host started again after a crash must describe what was loaded: E_MISMATCH names the difference", async () => {
+    using dir = tempDir();
+    // the fixture's second plugin host (and any later one) drops the gate of its tool 'guarded'
+    await using session = await openSession({ env: { CXAGENT_FX_STARTS: dir.path } });
+    const plugin = await session.load(fixture("describe-changes-on-restart"));
+    expect(plugin.tool("guarded").gated).toBe(true);
+    expect((await refusal(plugin.invoke("crash"))).code).toBe("E_CRASHED");
+    const error = await refusal(within(plugin.invoke("guarded", {}, { approve: "once" }), 20_000, "the call after the crash"));
+    expect(error.code).toBe("E_MISMATCH");
+    expect(error.message).toBe(
+      "plugin 'describe-changes-on-restart' described a different manifest after a restart: tool 'guarded': the manifest it was loaded with declares gated=true, the restarted plugin host returned gated=false",
+    );
+    expect(plugin.tool("guarded").gated).toBe(true); // what the person approved still holds
+    await until(() => hostsOf(fixtureLibrary("describe-changes-on-restart")).length === 0, 5000, "the refused plugin host to end");
   });
 
   test("key order and whitespace do not matter", async () => {
