@@ -8,6 +8,7 @@ import { McpHub } from "./hub.ts";
 import { bearerToken, type HttpServer, type Listen, serveHttp } from "./http.ts";
 import type { AllowRule } from "./permission.ts";
 import { StdioTransport } from "./stdio.ts";
+import { claimStdout } from "./stdout.ts";
 
 export interface McpOptions {
   /** Plugin references to serve; empty = every enabled plugin that is approved. */
@@ -28,23 +29,6 @@ export interface McpOptions {
 /** How long calls still running when stdin closes may take to answer before the server stops. */
 const DRAIN_MS = 2_000;
 const LEVEL_METHODS = ["debug", "debug", "info", "warn", "error", "error"] as const;
-
-/**
- * Keeps fd 1 for MCP frames: anything else in this process that writes to stdout (console.log, a
- * library's banner) goes to stderr instead. Returns the frame writer.
- */
-function claimStdout(): (frame: string) => void {
-  const stdout = process.stdout;
-  const write = stdout.write.bind(stdout) as (chunk: string) => boolean;
-  const toStderr = ((chunk: unknown, ...rest: unknown[]) => (process.stderr.write as (...a: unknown[]) => boolean)(chunk, ...rest)) as typeof stdout.write;
-  stdout.write = toStderr;
-  for (const method of ["log", "info", "debug", "trace", "dir", "table"] as const) {
-    (console as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => console.error(...args);
-  }
-  return (frame) => {
-    write(frame);
-  };
-}
 
 export async function serveMcp(options: McpOptions): Promise<number> {
   const writeFrame = options.http ? null : claimStdout();

@@ -66,7 +66,7 @@ export class StdioTransport implements Transport {
     if (this.pending.length > this.lineCap) {
       this.pending = "";
       this.skipping = true;
-      this.reject(-32600, `a message over ${this.lineCap >> 20} MiB was dropped`);
+      this.reject(-32600, `a message over ${this.lineCap >= 1 << 20 ? `${this.lineCap >> 20} MiB` : `${this.lineCap} characters`} was dropped`);
     }
   };
 

@@ -27,13 +27,16 @@ export interface Connected extends AsyncDisposable {
 }
 
 /** Starts `cxagent mcp <args…>` and connects an SDK client to it. */
-export async function connect(args: string[], options: { state: string; cwd?: string; capabilities?: ClientCapabilities; bin?: string[] }): Promise<Connected> {
+export async function connect(
+  args: string[],
+  options: { state: string; cwd?: string; capabilities?: ClientCapabilities; bin?: string[]; env?: Record<string, string> },
+): Promise<Connected> {
   const [command, ...prefix] = options.bin ?? CLI;
   const transport = new StdioClientTransport({
     command: command!,
     args: [...prefix, "mcp", ...args, "--state-dir", options.state, "--config-dir", CONFIG_DIR],
     cwd: options.cwd ?? ROOT,
-    env: { ...(process.env as Record<string, string>), NO_COLOR: "1" },
+    env: { ...(process.env as Record<string, string>), NO_COLOR: "1", ...options.env },
     stderr: "pipe",
   });
   let stderr = "";

@@ -3,9 +3,11 @@
  * levels, --allow-tool rules, elicitation answers, --http addresses and the HTTP request guard.
  */
 import { describe, expect, test } from "bun:test";
+import { PassThrough } from "node:stream";
 import { CxError, type JobResult, type Manifest } from "../../src/index.ts";
 import { isLoopback, loopbackHosts, parseListen, refusal } from "../../src/mcp/http.ts";
 import { approvalOf, elicitation, parseAllowRule } from "../../src/mcp/permission.ts";
+import { StdioTransport } from "../../src/mcp/stdio.ts";
 import { callResult, failedCall, isAtLeast, listedTool, mcpLevel, ProgressCounter, visible } from "../../src/mcp/tools.ts";
 
 const manifest = (tools: Manifest["tools"]): Manifest =>
@@ -182,4 +184,47 @@ describe("the HTTP request guard", () => {
 
 test("visible() escapes control characters but keeps newlines and tabs", () => {
   expect(visible("a\nb\tc\x07\x7f")).toBe("a\nb\tc\\u0007\\u007f");
+});
+
+describe("the stdio transport", () => {
+  const open = async (cap = 64) => {
+    const input = new PassThrough();
+    const frames: any[] = [];
+    const received: any[] = [];
+    const events: string[] = [];
+    const transport = new StdioTransport(input, (f) => frames.push(JSON.parse(f)), cap);
+    transport.onmessage = (m) => received.push(m);
+    transport.onend = (why) => events.push(`end: ${why}`);
+    transport.onclose = () => events.push("close");
+    await transport.start();
+    return { input, frames, received, events, transport };
+  };
+
+  test("lines split anywhere, even inside a UTF-8 character, arrive whole", async () => {
+    const t = await open(1000);
+    const bytes = Buffer.from('{"jsonrpc":"2.0","method":"ping","id":"é"}\n');
+    for (const b of bytes) t.input.write(Buffer.from([b]));
+    expect(t.received).toEqual([{ jsonrpc: "2.0", method: "ping", id: "é" }]);
+  });
+
+  test("a line over the cap is refused with an error frame and costs that line only", async () => {
+    const t = await open(64);
+    t.input.write(`{"jsonrpc":"2.0","method":"ping","id":1,"pad":"${"x".repeat(100)}`);
+    t.input.write(`${"y".repeat(100)}"}\n{"jsonrpc":"2.0","method":"ping","id":2}\n`);
+    expect(t.frames).toEqual([{ jsonrpc: "2.0", id: null, error: { code: -32600, message: "a message over 64 characters was dropped" } }]);
+    expect(t.received).toEqual([{ jsonrpc: "2.0", method: "ping", id: 2 }]);
+  });
+
+  test("stdin's end is reported, but the connection stays open until closed", async () => {
+    const t = await open();
+    t.input.end();
+    await new Promise((r) => setImmediate(r));
+    expect(t.events).toEqual(["end: stdin closed"]);
+    await t.transport.send({ jsonrpc: "2.0", id: 1, result: {} });
+    expect(t.frames).toEqual([{ jsonrpc: "2.0", id: 1, result: {} }]);
+    await t.transport.close();
+    await t.transport.send({ jsonrpc: "2.0", id: 2, result: {} });
+    expect(t.events).toEqual(["end: stdin closed", "close"]);
+    expect(t.frames).toHaveLength(1);
+  });
 });
