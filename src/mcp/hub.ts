@@ -18,7 +18,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { type CallEvent, CxError, isCxError, type Plugin, type PluginChange, type Session } from "../index.ts";
 import { type AllowRule, approverFor, policyHint } from "./permission.ts";
-import { callResult, failedCall, isAtLeast, type ListedTool, listedTool, mcpLevel, type McpLevel, ProgressCounter } from "./tools.ts";
+import { callResult, failedCall, isAtLeast, type ListedTool, listedTool, mcpLevel, type McpLevel, ProgressCounter, visible } from "./tools.ts";
 
 /** How long a person may take to answer a permission question. */
 const ELICIT_MS = 10 * 60_000;
@@ -48,7 +48,14 @@ export class McpHub {
   private readonly inFlight = new Set<Promise<unknown>>();
 
   constructor(private readonly options: HubOptions) {
-    for (const plugin of options.plugins) plugin.onChange((change) => this.pluginChanged(plugin, change));
+    for (const plugin of options.plugins) {
+      plugin.onChange((change) => this.pluginChanged(plugin, change));
+      if (!plugin.manifest.client) continue;
+      // No MCP message starts work in the client (sampling asks its model for text, which is not
+      // the same), so what a client plugin submits is said on stderr and dropped.
+      options.note(`plugin '${plugin.name}' can start work on its own (client: true); MCP cannot pass that on, so what it submits is logged here and dropped`);
+      plugin.onSubmit((submit) => options.note(`plugin '${plugin.name}' submitted work, dropped: ${visible(submit.goal.slice(0, 200))}`));
+    }
   }
 
   get plugins(): readonly Plugin[] {

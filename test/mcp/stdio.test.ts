@@ -25,7 +25,7 @@ let state = "";
 let project = "";
 beforeAll(() => {
   home = mkdtempSync(join(tmpdir(), "cxagent-mcp-"));
-  state = approvedState(home, ["mcp-conformance", "stdout-noise", "crash-in-invoke", "slow-invoke", "gates", "invoke-replies", REPORTER, CALCULATOR]);
+  state = approvedState(home, ["mcp-conformance", "poller", "stdout-noise", "crash-in-invoke", "slow-invoke", "gates", "invoke-replies", REPORTER, CALCULATOR]);
   project = join(home, "project");
   mkdirSync(project);
 });
@@ -402,4 +402,11 @@ describe("what is served (point 1)", () => {
     expect(skipped).toEqual([expect.stringContaining(`[mcp] `)]);
     expect(skipped[0]).toEndWith(`skipped plugin 'stdout-noise': it is not approved; approve it with: cxagent approve ${join(config, "plugins", "stdout-noise", "stdout-noise.so")}`);
   });
+});
+
+test("a client plugin's submits are said on stderr and dropped: MCP cannot start work in the client", async () => {
+  await using server = await connect([fixture("poller")], { state });
+  expect(server.stderr()).toContain("plugin 'poller' can start work on its own (client: true)");
+  await server.client.callTool({ name: "submit_once", arguments: {} });
+  await until(() => server.stderr().includes("plugin 'poller' submitted work, dropped: run the tests"), 5000, "the submit to be noted");
 });
