@@ -376,6 +376,13 @@ describe("list_changed (point 10)", () => {
 });
 
 describe("what is served (point 1)", () => {
+  test("a named plugin that cannot be found is an error before anything is served (exit 3, stdout empty)", async () => {
+    const r = Bun.spawnSync([process.execPath, join(ROOT, "src/cli/main.ts"), "mcp", "no-such-plugin", "--state-dir", state], { stdin: "pipe", stdout: "pipe", stderr: "pipe", env: { ...process.env, NO_COLOR: "1" } });
+    expect(r.exitCode).toBe(3);
+    expect(r.stdout.toString()).toBe("");
+    expect(r.stderr.toString()).toContain("no-such-plugin");
+  });
+
   test("with no plugin named: every enabled and approved one; an unapproved one is skipped with one line naming the approve command", async () => {
     using dir = { path: mkdtempSync(join(tmpdir(), "cxagent-mcp-config-")), [Symbol.dispose]() { rmSync(this.path, { recursive: true, force: true }); } };
     const config = join(dir.path, "config");
