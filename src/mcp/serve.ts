@@ -68,8 +68,9 @@ export async function serveMcp(options: McpOptions): Promise<number> {
     if (options.http) {
       const token = options.token || !options.http.loopback ? bearerToken() : null;
       http = serveHttp(hub, options.http, token?.token ?? null);
-      note(`serving over Streamable HTTP at ${http.url}: ${served}`);
+      // The token first: whoever waits for the address line has the token line by then.
       if (token) note(token.fromEnv ? "clients must send 'Authorization: Bearer <the token in CXAGENT_MCP_TOKEN>'" : `clients must send 'Authorization: Bearer ${token.token}'`);
+      note(`serving over Streamable HTTP at ${http.url}: ${served}`);
     } else {
       const transport = new StdioTransport(process.stdin, writeFrame!);
       transport.onend = stop;
