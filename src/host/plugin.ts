@@ -60,6 +60,13 @@ export interface InvokeOptions {
 
 export type PluginEventHooks = ProcessHooks;
 
+/**
+ * A change in what a plugin can serve: `quarantined` (it crashed too often; its tools fail for the
+ * rest of the session), or `restarted` (a fresh plugin host replaced one that ended or was
+ * replaced by `restart()`; same manifest, same tools).
+ */
+export type PluginChange = { kind: "quarantined"; error: CxError } | { kind: "restarted" };
+
 export class Plugin {
   readonly name: string;
   readonly library: string;
@@ -72,6 +79,7 @@ export class Plugin {
   private readonly counted = new WeakSet<PluginProcess>();
   private readonly submitted: Submits;
   private quarantine: CxError | null = null;
+  private readonly changeListeners = new Set<(change: PluginChange) => void>();
   private stopped = false;
   private deliberate = false;
   private exportsValue: string[] = [];
@@ -270,6 +278,25 @@ export class Plugin {
     return parsed.output;
   }
 
+  /**
+   * Calls `listener` when the plugin is quarantined or its plugin host is restarted (an adapter
+   * such as `cxagent mcp` tells its clients the tool list changed); returns the unsubscribe.
+   */
+  onChange(listener: (change: PluginChange) => void): () => void {
+    this.changeListeners.add(listener);
+    return () => this.changeListeners.delete(listener);
+  }
+
+  private changed(change: PluginChange) {
+    for (const listener of [...this.changeListeners]) {
+      try {
+        listener(change);
+      } catch (error) {
+        this.hooks.onLog?.(4, `a change listener of '${this.name}' threw: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+  }
+
   /** Calls `listener` with each piece of work the plugin submits; returns the unsubscribe. */
   onSubmit(listener: (submit: Submit) => void): () => void {
     return this.submitted.on(listener);
@@ -326,6 +353,7 @@ export class Plugin {
       }
     });
     this.adopt(process);
+    this.changed({ kind: "restarted" });
     return process;
   }
 
@@ -357,6 +385,7 @@ export class Plugin {
         { hint: "fix the plugin (run with --verbose to see its output), then start a new session" },
       );
       this.hooks.onLog?.(4, this.quarantine.message);
+      this.changed({ kind: "quarantined", error: this.quarantine });
     }
   }
 

@@ -12,6 +12,7 @@ import { type Config, readConfig } from "../discovery/config.ts";
 import { type Resolved, resolveReference, type SearchFolder, searchFolders } from "../discovery/discover.ts";
 import { type Folders, resolveFolders } from "../discovery/paths.ts";
 import { readSidecar } from "../discovery/sidecar.ts";
+import { catalog } from "../discovery/catalog.ts";
 import { askOnTerminal, type ConfirmTrust, ensureTrusted } from "../trust/check.ts";
 import { isInteractive } from "../prompt.ts";
 import type { Approval, Approver } from "./gate.ts";
@@ -65,6 +66,19 @@ export interface SessionOptions {
   startMs?: number;
   stopMs?: number;
   pollMs?: number;
+}
+
+/** A plugin this session could load, as config.json and discovery name it (no plugin code runs). */
+export interface AvailablePlugin {
+  name: string;
+  /** What to pass to `load()`. */
+  ref: string;
+  /** Named in config.json (else found by discovery). */
+  configured: boolean;
+  /** False when config.json says enabled: false. */
+  enabled: boolean;
+  /** Why it cannot be loaded as it is (a missing file, a bad sidecar), or null. */
+  problem: string | null;
 }
 
 export interface LoadOptions {
@@ -127,6 +141,20 @@ export class Session implements AsyncDisposable {
 
   plugin(name: string): Plugin | undefined {
     return this.loaded.get(name);
+  }
+
+  /**
+   * Every plugin config.json names, then every one discovery finds, in the order a reference would
+   * resolve them; sidecars are read, no plugin code runs. Trust is settled by `load()`.
+   */
+  available(): AvailablePlugin[] {
+    return catalog(this.config, this.searchFolders).map((e) => ({
+      name: e.name,
+      ref: e.configured || !e.location ? e.name : e.location.library,
+      configured: e.configured,
+      enabled: e.enabled,
+      problem: e.problem,
+    }));
   }
 
   /** Resolves a reference (config name, path, discovered name) without running anything. */

@@ -1,0 +1,174 @@
+/**
+ * MCP over Streamable HTTP, at http://HOST:PORT/mcp. Loopback only unless the user says
+ * otherwise, because every caller that reaches the port can run the served plugins:
+ *  - the Host header must name the loopback address we listen on, and an Origin header, when a
+ *    browser sends one, must too (DNS-rebinding protection);
+ *  - a non-loopback address is refused unless --allow-remote is given, and then a bearer token is
+ *    required (the Host check is dropped: the address is the user's choice, the token guards it);
+ *  - with --token on loopback, a bearer token is required as well.
+ * Each client session has its own SDK transport and server; the least recently used one is closed
+ * once there are more than SESSION_CAP.
+ */
+import { randomBytes, timingSafeEqual } from "node:crypto";
+import { isIP } from "node:net";
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+import { CxError } from "../index.ts";
+import type { McpHub } from "./hub.ts";
+
+export const SESSION_CAP = 64;
+const BODY_CAP = 64 * 1024 * 1024;
+
+export interface Listen {
+  host: string;
+  port: number;
+  loopback: boolean;
+}
+
+export function isLoopback(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, "");
+  return bare === "localhost" || bare === "::1" || (isIP(bare) === 4 && bare.startsWith("127."));
+}
+
+/** Parses --http: `HOST:PORT`, `[IPv6]:PORT`, or `PORT` alone (127.0.0.1). Port 0 picks a free one. */
+export function parseListen(text: string, allowRemote: boolean): Listen {
+  const match = /^(?:(\[[^\]]+\]|[^:[\]]+):)?(\d{1,5})$/.exec(text.trim());
+  const port = match ? Number(match[2]) : NaN;
+  if (!match || port > 65535) {
+    throw new CxError("E_USAGE", `--http '${text}' is not HOST:PORT`, { hint: "e.g. --http 127.0.0.1:8765 (port 0 picks a free one)" });
+  }
+  const given = match[1] ?? "127.0.0.1";
+  const host = given === "localhost" ? "127.0.0.1" : given.replace(/^\[|\]$/g, "");
+  const loopback = isLoopback(host);
+  if (!loopback && !allowRemote) {
+    throw new CxError("E_USAGE", `refusing to serve MCP on ${given}, which is not a loopback address: anyone who can reach it could run your plugins`, {
+      hint: "serve on 127.0.0.1, or pass --allow-remote to serve there anyway (clients must then send the bearer token printed at start)",
+    });
+  }
+  return { host, port, loopback };
+}
+
+export interface RequestPolicy {
+  /** Host header values accepted (lowercase host:port); null accepts any (remote mode). */
+  hosts: Set<string> | null;
+  token: string | null;
+}
+
+/** The Host values a loopback listener answers to. */
+export function loopbackHosts(host: string, port: number): Set<string> {
+  const names = new Set(["127.0.0.1", "localhost", "[::1]", isIP(host) === 6 ? `[${host}]` : host]);
+  return new Set([...names].map((n) => `${n}:${port}`.toLowerCase()));
+}
+
+/** Why a request is refused (status and message), or null. Checked before anything is parsed. */
+export function refusal(headers: Headers, policy: RequestPolicy): { status: number; message: string } | null {
+  const host = headers.get("host")?.toLowerCase() ?? null;
+  if (policy.hosts && (host === null || !policy.hosts.has(host))) {
+    return { status: 403, message: `Forbidden: Host '${host ?? ""}' is not this server's loopback address` };
+  }
+  const origin = headers.get("origin");
+  if (origin !== null) {
+    let originHost: string | null = null;
+    try {
+      const url = new URL(origin);
+      if (url.protocol === "http:" || url.protocol === "https:") originHost = url.host.toLowerCase();
+    } catch {
+      originHost = null;
+    }
+    if (originHost === null || (policy.hosts ? !policy.hosts.has(originHost) : originHost !== host)) {
+      return { status: 403, message: `Forbidden: Origin '${origin}' is not this server` };
+    }
+  }
+  if (policy.token !== null && !sameSecret(headers.get("authorization") ?? "", `Bearer ${policy.token}`)) {
+    return { status: 401, message: "Unauthorized: send the header 'Authorization: Bearer <token>' with the token cxagent mcp printed at start" };
+  }
+  return null;
+}
+
+function sameSecret(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** The token: $CXAGENT_MCP_TOKEN when set, else a fresh random one. */
+export function bearerToken(env: Record<string, string | undefined> = process.env): { token: string; fromEnv: boolean } {
+  const given = env.CXAGENT_MCP_TOKEN?.trim();
+  if (given) return { token: given, fromEnv: true };
+  return { token: randomBytes(24).toString("base64url"), fromEnv: false };
+}
+
+const jsonError = (status: number, message: string, headers: Record<string, string> = {}) =>
+  new Response(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32000, message } }), {
+    status,
+    headers: { "content-type": "application/json", ...headers },
+  });
+
+export interface HttpServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+export function serveHttp(hub: McpHub, listen: Listen, token: string | null): HttpServer {
+  const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
+  let policy: RequestPolicy = { hosts: null, token };
+
+  const handle = async (request: Request): Promise<Response> => {
+    const refused = refusal(request.headers, policy);
+    if (refused) return jsonError(refused.status, refused.message, refused.status === 401 ? { "www-authenticate": "Bearer" } : {});
+    if (new URL(request.url).pathname !== "/mcp") return jsonError(404, "Not found: the MCP endpoint is /mcp");
+    const id = request.headers.get("mcp-session-id");
+    if (id !== null) {
+      const transport = sessions.get(id);
+      if (!transport) return jsonError(404, "Session not found: initialize a new one");
+      sessions.delete(id); // most recently used goes last
+      sessions.set(id, transport);
+      return transport.handleRequest(request);
+    }
+    if (request.method !== "POST") return jsonError(400, "Bad request: no session; POST an initialize request first");
+    let body: unknown;
+    try {
+      body = await request.json();
+    } catch {
+      return jsonError(400, "Parse error: the body is not JSON");
+    }
+    const initializes = Array.isArray(body) ? body.some(isInitializeRequest) : isInitializeRequest(body);
+    if (!initializes) return jsonError(400, "Bad request: no session; POST an initialize request first");
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => crypto.randomUUID(),
+      onsessioninitialized: (sessionId) => {
+        sessions.set(sessionId, transport);
+        while (sessions.size > SESSION_CAP) {
+          const [oldest, old] = sessions.entries().next().value!;
+          sessions.delete(oldest);
+          void old.close();
+        }
+      },
+      onsessionclosed: (sessionId) => {
+        sessions.delete(sessionId);
+      },
+    });
+    await hub.server().connect(transport);
+    return transport.handleRequest(request, { parsedBody: body });
+  };
+
+  const server = Bun.serve({
+    hostname: listen.host,
+    port: listen.port,
+    // SSE streams stay open through long calls; the transport sends a keep-alive every 15 s.
+    idleTimeout: 60,
+    maxRequestBodySize: BODY_CAP,
+    fetch: handle,
+  });
+  const port = server.port!;
+  if (listen.loopback) policy = { hosts: loopbackHosts(listen.host, port), token };
+  const shown = isIP(listen.host) === 6 ? `[${listen.host}]` : listen.host;
+  return {
+    url: `http://${shown}:${port}/mcp`,
+    async close() {
+      await Promise.all([...sessions.values()].map((t) => t.close().catch(() => {})));
+      sessions.clear();
+      await server.stop(true);
+    },
+  };
+}

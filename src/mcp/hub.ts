@@ -1,0 +1,187 @@
+/**
+ * The served plugins, shared by every MCP connection (one over stdio; one per HTTP session). Each
+ * connection gets an SDK low-level `Server` (so `inputSchema` passes through verbatim) whose
+ * handlers call the library's public API and nothing deeper.
+ */
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
+import {
+  CallToolRequestSchema,
+  type CallToolRequest,
+  ElicitResultSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type ServerNotification,
+  type ServerRequest,
+  SetLevelRequestSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import { type CallEvent, CxError, isCxError, type Plugin, type PluginChange, type Session } from "../index.ts";
+import { type AllowRule, approverFor, policyHint } from "./permission.ts";
+import { callResult, failedCall, isAtLeast, type ListedTool, listedTool, mcpLevel, type McpLevel, ProgressCounter, visible } from "./tools.ts";
+
+/** How long a person may take to answer a permission question. */
+const ELICIT_MS = 10 * 60_000;
+/** Plugin logs below this reach a client that never sent logging/setLevel only on stderr. */
+const DEFAULT_LEVEL: McpLevel = "info";
+
+export interface HubOptions {
+  session: Session;
+  plugins: Plugin[];
+  rules: AllowRule[];
+  version: string;
+  /** Milliseconds before a call is abandoned with E_TIMEOUT (none by default). */
+  timeoutMs?: number;
+  /** One diagnostic line for stderr. */
+  note: (line: string) => void;
+  /** A log report of a plugin, for stderr (level per SPEC §3.3). */
+  logToStderr: (plugin: string, level: number, text: string) => void;
+}
+
+type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+export class McpHub {
+  /** Connections whose client finished initializing: they may be sent notifications. */
+  private readonly ready = new Set<Server>();
+  private readonly levels = new WeakMap<Server, McpLevel>();
+  private readonly quarantined = new Map<string, CxError>();
+  private readonly inFlight = new Set<Promise<unknown>>();
+
+  constructor(private readonly options: HubOptions) {
+    for (const plugin of options.plugins) {
+      plugin.onChange((change) => this.pluginChanged(plugin, change));
+      if (!plugin.manifest.client) continue;
+      // No MCP message starts work in the client (sampling asks its model for text, which is not
+      // the same), so what a client plugin submits is said on stderr and dropped.
+      options.note(`plugin '${plugin.name}' can start work on its own (client: true); MCP cannot pass that on, so what it submits is logged here and dropped`);
+      plugin.onSubmit((submit) => options.note(`plugin '${plugin.name}' submitted work, dropped: ${visible(submit.goal.slice(0, 200))}`));
+    }
+  }
+
+  get plugins(): readonly Plugin[] {
+    return this.options.plugins;
+  }
+
+  /** The tools served now: every tool of every plugin that is not quarantined. */
+  tools(): ListedTool[] {
+    return this.options.plugins.filter((p) => !this.quarantined.has(p.name)).flatMap((p) => p.tools.map((t) => listedTool(p.manifest, t)));
+  }
+
+  /** A new MCP server for one connection. */
+  server(): Server {
+    const instructions = this.options.session.instructions();
+    const server = new Server(
+      { name: "cxagent", version: this.options.version },
+      { capabilities: { tools: { listChanged: true }, logging: {} }, ...(instructions ? { instructions } : {}) },
+    );
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: this.tools() }));
+    server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
+      const call = this.call(server, request, extra);
+      const settled = call.then(
+        () => {},
+        () => {},
+      );
+      this.inFlight.add(settled);
+      void settled.then(() => this.inFlight.delete(settled));
+      return call;
+    });
+    // Our own level per connection, applied to every log we forward (the SDK's applies to some).
+    server.removeRequestHandler("logging/setLevel");
+    server.setRequestHandler(SetLevelRequestSchema, async (request) => {
+      this.levels.set(server, request.params.level);
+      return {};
+    });
+    server.oninitialized = () => this.ready.add(server);
+    server.onclose = () => this.ready.delete(server);
+    return server;
+  }
+
+  /** A plugin's log outside any call: stderr, and each client that wants that level. */
+  log(plugin: string, level: number, text: string) {
+    this.options.logToStderr(plugin, level, text);
+    const mapped = mcpLevel(level);
+    for (const server of this.ready) {
+      if (!isAtLeast(mapped, this.levels.get(server) ?? DEFAULT_LEVEL)) continue;
+      server.sendLoggingMessage({ level: mapped, logger: plugin, data: text }).catch(() => {});
+    }
+  }
+
+  /** Resolves once no call is running, or after `ms` (a client that closed stdin still reads). */
+  async drain(ms: number): Promise<void> {
+    const deadline = Date.now() + ms;
+    while (this.inFlight.size > 0 && Date.now() < deadline) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([Promise.allSettled([...this.inFlight]), new Promise((r) => (timer = setTimeout(r, deadline - Date.now())))]);
+      clearTimeout(timer);
+    }
+  }
+
+  async close() {
+    await Promise.all([...this.ready].map((s) => s.close().catch(() => {})));
+    this.ready.clear();
+  }
+
+  private pluginChanged(plugin: Plugin, change: PluginChange) {
+    if (change.kind === "quarantined") {
+      this.quarantined.set(plugin.name, change.error);
+      this.options.note(`plugin '${plugin.name}' is quarantined; its tools are no longer listed`);
+    } else {
+      this.options.note(`plugin '${plugin.name}' has a new plugin host`);
+    }
+    for (const server of this.ready) server.sendToolListChanged().catch(() => {});
+  }
+
+  private async call(server: Server, request: CallToolRequest, extra: Extra) {
+    const { name } = request.params;
+    const plugin = this.options.plugins.find((p) => p.tools.some((t) => t.name === name));
+    if (!plugin) {
+      const known = this.tools().map((t) => t.name);
+      const list = known.length > 20 ? `${known.slice(0, 20).join(", ")}, …` : known.join(", ") || "none";
+      throw new McpError(ErrorCode.InvalidParams, `Unknown tool '${name}'; the tools served are: ${list}`);
+    }
+    const quarantine = this.quarantined.get(plugin.name);
+    if (quarantine) return failedCall(plugin.name, quarantine);
+
+    const token = request.params._meta?.progressToken;
+    const sent: Promise<unknown>[] = [];
+    const counter = new ProgressCounter();
+    const notify = (notification: ServerNotification) => sent.push(extra.sendNotification(notification).catch(() => {}));
+    const onEvent = (event: CallEvent) => {
+      if (event.type === "log") {
+        this.options.logToStderr(plugin.name, event.level, event.text);
+        const level = mcpLevel(event.level);
+        if (isAtLeast(level, this.levels.get(server) ?? DEFAULT_LEVEL)) notify({ method: "notifications/message", params: { level, logger: plugin.name, data: event.text } });
+        return;
+      }
+      if (token === undefined) return;
+      const progress = counter.next(event.type === "progress" ? event.percent : null);
+      if (progress === null) return;
+      notify({ method: "notifications/progress", params: { progressToken: token, progress, total: 100, ...(event.text ? { message: event.text } : {}) } });
+    };
+    const approve = approverFor({
+      plugin: plugin.name,
+      tool: name,
+      rules: this.options.rules,
+      canElicit: server.getClientCapabilities()?.elicitation?.form !== undefined,
+      elicit: (params) => extra.sendRequest({ method: "elicitation/create", params }, ElicitResultSchema, { signal: extra.signal, timeout: ELICIT_MS }),
+      project: this.options.session.cwd,
+      note: this.options.note,
+      signal: extra.signal,
+    });
+    try {
+      const result = await plugin.invoke(name, request.params.arguments ?? {}, { signal: extra.signal, onEvent, approve, timeoutMs: this.options.timeoutMs });
+      await Promise.all(sent);
+      return callResult(plugin.name, name, result, result.decidedBy === "policy" ? policyHint(plugin.name, name) : undefined);
+    } catch (error) {
+      await Promise.all(sent);
+      if (extra.signal.aborted) {
+        // The SDK sends nothing for a cancelled request; the native call may still finish.
+        this.options.note(`${plugin.name} ${name}: cancelled by the client; the call was abandoned (the plugin may still finish it)`);
+        throw error;
+      }
+      if (!isCxError(error)) throw error;
+      this.options.note(`${plugin.name} ${name}: ${error.code}: ${error.message}`);
+      return failedCall(plugin.name, error);
+    }
+  }
+}
