@@ -24,6 +24,7 @@ const COMMANDS: Record<string, Loader> = {
   grants: () => import("./commands/grants.ts") as never,
   reap: () => import("./commands/reap.ts") as never,
   instructions: () => import("./commands/instructions.ts") as never,
+  new: () => import("./commands/new.ts") as never,
 };
 
 const SUMMARIES: Record<string, string> = {
@@ -39,6 +40,7 @@ const SUMMARIES: Record<string, string> = {
   instructions: "Print the instructions loaded plugins add for the model",
   grants: "List or revoke standing permission grants",
   reap: "End processes left behind by sessions that died",
+  new: "Start a new plugin in C or Rust, ready to build",
 };
 
 const root = defineCommand({
