@@ -4,7 +4,7 @@
  * not on PATH.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { copyFileSync, cpSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, cpSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildCrate, findCargo } from "../../scripts/_cargo.ts";
@@ -27,6 +27,7 @@ describe.skipIf(!hasCargo)("examples/wordcount, built with cargo", () => {
     copyFileSync(build.library, join(plugin, "wordcount.so"));
     cpSync(join(ROOT, "examples/wordcount/README.md"), join(project, "notes.md"));
     writeFileSync(join(project, "two-lines.txt"), "héllo wörld\nsecond line\n");
+    symlinkSync("/etc/hosts", join(project, "hosts-link"));
     const hash = (await cli(["describe", plugin, "--json"])).json().hash;
     const approved = await cli(["approve", plugin, "--hash", hash, "--json"]);
     if (approved.code !== 0) throw new Error(`approve failed: ${approved.stdout}${approved.stderr}`);
@@ -91,6 +92,14 @@ describe.skipIf(!hasCargo)("examples/wordcount, built with cargo", () => {
     const allowed = await cli(["invoke", plugin, "wordcount_file", "--args", JSON.stringify({ path: join(ROOT, "package.json") }), "--cwd", project, "--allow", "--json"]);
     expect(allowed.code).toBe(0);
     expect(allowed.json().result.output.path).toBe(join(ROOT, "package.json"));
+  });
+
+  test("a path the gate let through, that a symbolic link takes out of the project, is refused unread", async () => {
+    const gate = await cli(["gate", plugin, "wordcount_file", "--args", '{"path": "hosts-link"}', "--cwd", project, "--json"]);
+    expect(gate.json()).toMatchObject({ ask: false });
+    const r = await cli(["invoke", plugin, "wordcount_file", "--args", '{"path": "hosts-link"}', "--cwd", project, "--json"]);
+    expect(r.code).toBe(5);
+    expect(r.json().error.message).toContain("hosts-link leads outside the project folder, to /etc/hosts");
   });
 
   test("JSON nested past the plugin's depth limit is refused, not a stack overflow", async () => {

@@ -206,13 +206,24 @@ fn gate(tool: &str, call: &str) -> Option<String> {
 }
 
 /// Whether a path, as written, stays in the project folder: relative without a `..`, or absolute
-/// under the working directory. A symbolic link that leads out is not seen: that would need the
-/// disk.
+/// under the working directory. A symbolic link that leads out is not seen here (that would need
+/// the disk); count_file checks for one before reading.
 fn inside_project(path: &Path) -> bool {
     if path.components().any(|c| matches!(c, Component::ParentDir)) {
         return false;
     }
     path.is_relative() || WORKING_DIRECTORY.get().is_some_and(|folder| path.starts_with(folder))
+}
+
+/// Where a path the gate let through really leads, when a symbolic link takes it out of the
+/// project folder: the gate judged the words, and that read was never asked about.
+fn leads_out(path: &str, full: &Path) -> Option<PathBuf> {
+    if !inside_project(Path::new(path)) {
+        return None;
+    }
+    let folder = WORKING_DIRECTORY.get()?.canonicalize().ok()?;
+    let real = full.canonicalize().ok()?;
+    (!real.starts_with(&folder)).then_some(real)
 }
 
 fn string_arg<'a>(args: &'a Json, key: &str) -> Result<&'a str, String> {
@@ -268,6 +279,12 @@ fn count_file(tool: &str, path: &str) -> Result<String, String> {
         Some(folder) => folder.join(path),
         None => PathBuf::from(path),
     };
+    if let Some(real) = leads_out(path, &full) {
+        return Err(format!(
+            "{path} leads outside the project folder, to {}; to read it, ask for that path itself, which needs permission",
+            real.display()
+        ));
+    }
     // A folder, a FIFO (which would block the read forever) or a device is not a file to count.
     match std::fs::metadata(&full) {
         Err(error) => return Ok(tool_failed(&format!("cannot read {path}: {error}"))),
