@@ -21,7 +21,8 @@ describe.skipIf(!hasCargo)("examples/wordcount, built with cargo", () => {
 
   beforeAll(async () => {
     // The example's source only: what a person who cloned the repository has before building.
-    cpSync(join(ROOT, "examples/wordcount"), plugin, { recursive: true, filter: (src) => !src.endsWith(".so") });
+    const example = join(ROOT, "examples/wordcount");
+    cpSync(example, plugin, { recursive: true, filter: (src) => !src.endsWith(".so") && src !== join(example, "target") });
     const build = buildCrate(plugin, join(work, "target"));
     if (!build.ok) throw new Error(`cargo build failed:\n${build.output}`);
     copyFileSync(build.library, join(plugin, "wordcount.so"));

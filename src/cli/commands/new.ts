@@ -31,7 +31,9 @@ export default defineCommand({
     const folder = resolve(cwd, typeof args.dir === "string" ? args.dir : project.names.name);
     writeProject(project, folder);
 
-    const shown = (path: string) => shellWord(shortPath(cwd, path));
+    // Paths as the person's shell sees them, whatever --cwd said.
+    const here = process.cwd();
+    const shown = (path: string) => shellWord(shortPath(here, path));
     const plugin = shown(join(folder, project.pluginFolder));
     const argsJson = JSON.stringify(project.example.args).replace(/:/g, ": ");
     const next = [
@@ -54,12 +56,12 @@ export default defineCommand({
         next,
       },
       text: [
-        `created ${project.names.name}, a plugin in ${language}, in ${shortPath(cwd, folder)} (${project.files.length} files)`,
+        `created ${project.names.name}, a plugin in ${language}, in ${shortPath(here, folder)} (${project.files.length} files)`,
         "",
         "build it, approve it, call it:",
         ...next.map((line) => `  ${line}`),
         "",
-        `${shortPath(cwd, join(folder, "README.md"))} says what each file is for.`,
+        `${shortPath(here, join(folder, "README.md"))} says what each file is for.`,
       ].join("\n"),
     };
   },
