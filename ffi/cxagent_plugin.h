@@ -246,12 +246,84 @@
  *   const char* cxagent_plugin_stop(void) { return copy("{\"ok\":true}"); }
  *   void cxagent_plugin_free(const char* ptr) { free((void*)ptr); }
  *
- * hello.plugin.json, next to hello.so, holds the same JSON as MANIFEST. The
- * definitions need no CXAGENT_PLUGIN_EXPORT of their own because the header's
- * declarations already carry it. In C++, the header's extern "C" block gives the
- * definitions C linkage for the same reason. A Rust plugin writes
- * #[no_mangle] pub extern "C" fn for each export instead of including this
- * file, and must keep the same types.
+ * hello.plugin.json, next to hello.so, holds the same JSON as MANIFEST.
+ *
+ * Language notes
+ * --------------
+ * A library's file name decides its sidecar's: "<library stem>.plugin.json",
+ * the stem being the file name without its last extension. Toolchains that add
+ * a "lib" prefix (cargo, and many shared-library Makefiles) produce
+ * libhello.so, which pairs with libhello.plugin.json and is found by the name
+ * "libhello". Copy the library to hello.so instead, beside hello.plugin.json,
+ * in a folder that holds only what the plugin ships. That folder is the load
+ * set and is hashed file by file, so a build tree or a .git folder inside it
+ * makes every load slow to check and every build or commit ask the user again.
+ *
+ *   C     Include this header in the file that defines the exports. Its
+ *         declarations carry CXAGENT_PLUGIN_EXPORT, so the definitions need
+ *         none of their own and -fvisibility=hidden cannot hide them. Build
+ *         with  cc -shared -fPIC -I <dir of this header> -o hello.so hello.c
+ *         (and -pthread if the plugin starts threads). Name the library
+ *         hello.dylib on macOS and hello.dll on Windows; the sidecar stays
+ *         hello.plugin.json.
+ *
+ *   C++   Include this header too: its extern "C" block gives each definition
+ *         whose signature matches a declaration C linkage, so its name is not
+ *         mangled. A definition whose parameter types differ (char* where the
+ *         header has const char*, say) is a different C++ function: it
+ *         compiles, gets a mangled name, and the load reports that export as
+ *         missing. Catch every exception inside each export (catch (...)) and
+ *         answer an {"ok":false,...} envelope. Return a fresh copy, such as
+ *         strdup(s.c_str()) released with free() in cxagent_plugin_free, never
+ *         the c_str() of a std::string that still owns it.
+ *
+ *   Rust  Build a cdylib (crate-type = ["cdylib"] in Cargo.toml) and write
+ *         each export as
+ *             #[unsafe(no_mangle)]
+ *             pub extern "C" fn cxagent_plugin_stop() -> *const c_char
+ *         Edition 2024, the default of cargo new, refuses a plain
+ *         #[no_mangle] ("unsafe attribute used without unsafe"); edition 2021
+ *         takes #[no_mangle], and #[unsafe(no_mangle)] as well since Rust
+ *         1.82. A cdylib exports only such functions. Keep the header's
+ *         types: int32_t is i32, int64_t is i64, uint32_t is u32, const char*
+ *         is *const c_char (std::ffi::c_char); cxagent_host is a #[repr(C)]
+ *         struct with the same fields in the same order, its function
+ *         pointers Option<unsafe extern "C" fn(...)>. Copy each argument
+ *         (CStr::from_ptr) before the export returns. Return
+ *         CString::into_raw() and take it back in cxagent_plugin_free with
+ *         CString::from_raw(). A panic that reaches an extern "C" boundary
+ *         aborts the process (Rust 1.81 and later), which costs the call: run
+ *         each export's body under std::panic::catch_unwind, keeping the
+ *         default panic = "unwind", and answer {"ok":false,...}. cargo writes
+ *         target/release/libhello.so (libhello.dylib on macOS, hello.dll on
+ *         Windows): build with --target-dir (or CARGO_TARGET_DIR) outside the
+ *         plugin's folder and copy the library to hello.so beside
+ *         hello.plugin.json. examples/wordcount in the cxagent repository is
+ *         a whole plugin written this way, and cxagent new hello --lang rust
+ *         starts one.
+ *
+ *   Go    (Not tried with this host; this is what Go's documentation says.)
+ *         Build a main package with cgo:  go build -buildmode=c-shared
+ *         -o hello.so  (the -o name is the library's, no prefix added). The
+ *         file with the exports imports "C", and an //export comment names
+ *         each one:
+ *             //export cxagent_plugin_stop
+ *             func cxagent_plugin_stop() *C.char { ... }
+ *         with C types in the signatures (*C.char; C.int32_t and C.int64_t
+ *         once the preamble includes <stdint.h>). Do not include this header
+ *         in that file's preamble: the preamble of a file with //export may
+ *         hold declarations only, and cgo declares the exports itself, with
+ *         char* where this header has const char*. Return C.CString(s), a
+ *         copy in C's malloc memory, and release it in cxagent_plugin_free
+ *         with C.free(unsafe.Pointer(p)) (the preamble includes <stdlib.h>
+ *         for it); never return a pointer to Go memory. Copy arguments with
+ *         C.GoString. Go cannot call a C function pointer, so call the host
+ *         table's functions through small C helpers defined in the preamble
+ *         of another file. The Go runtime initialises when the library is
+ *         loaded, installing its own handlers for SIGSEGV, SIGBUS and SIGFPE,
+ *         and runs goroutines on threads of its own besides the host's. An
+ *         unrecovered Go panic ends the process: recover() in a deferred
+ *         function in each export and answer {"ok":false,...}.
  */
 
 #ifndef CXAGENT_PLUGIN_H

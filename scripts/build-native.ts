@@ -2,14 +2,18 @@
 /**
  * Builds the native parts with the system C compiler:
  *   - ffi/build/cxagent_shim.so, the plugin host's shim (libc-free, so it loads anywhere);
- *   - examples/<name>/<name>.so beside each example's sidecar;
+ *   - examples/<name>/<name>.so beside each example's sidecar: from <name>.c with the C compiler,
+ *     or, for a Rust example (a Cargo.toml in its folder), with cargo when it is on PATH. cargo
+ *     builds into target/ at the repository root, and the library is copied next to the sidecar
+ *     under the sidecar's stem; without cargo the Rust examples are skipped, saying so;
  *   - with "all": every test fixture, test/fixtures/<name>.c, into test/fixtures/build/<name>/,
  *     a folder of its own holding the library and its sidecar.
  *
  * Usage: bun scripts/build-native.ts [shim|examples|all]. Only what changed is rebuilt.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
+import { buildCrate, findCargo } from "./_cargo.ts";
 
 const root = join(import.meta.dir, "..");
 const what = process.argv[2] ?? "examples";
@@ -44,6 +48,10 @@ compile(join(root, "ffi/build/cxagent_shim.so"), ["ffi/cxagent_shim.c"], [
 ]);
 
 for (const name of what === "shim" ? [] : readdirSync(join(root, "examples")).sort()) {
+  if (existsSync(join(root, "examples", name, "Cargo.toml"))) {
+    buildRustExample(name);
+    continue;
+  }
   const source = join(root, "examples", name, `${name}.c`);
   if (!existsSync(source)) continue;
   compile(join(root, "examples", name, `${name}.so`), [source], ["-shared", "-fPIC", "-O2", ...WARN, "-I", "ffi", "-pthread"], [
@@ -78,6 +86,29 @@ if (what === "all") {
 }
 
 console.error(`build-native: ${built ? `built ${built} librar${built === 1 ? "y" : "ies"}` : "everything up to date"}`);
+
+/**
+ * A Rust example: cargo builds it into <root>/target (never inside the example's folder, which is
+ * its load set), and the library is copied beside the sidecar as <name>.so, so that the sidecar
+ * <name>.plugin.json is "<library stem>.plugin.json" (cargo itself would name it lib<name>.so).
+ */
+function buildRustExample(name: string) {
+  const dir = join(root, "examples", name);
+  if (!findCargo()) {
+    console.error(`build-native: skipped examples/${name}, a Rust example: cargo is not on PATH (install Rust from https://rustup.rs to build it)`);
+    return;
+  }
+  const build = buildCrate(dir, join(root, "target"), { inherit: true });
+  if (!build.ok) {
+    console.error(`build-native: failed: cargo build --release --offline in examples/${name}`);
+    process.exit(1);
+  }
+  const output = join(dir, `${name}.so`);
+  // Copied only when the bytes differ, so an unchanged build leaves the load set as it was.
+  if (existsSync(output) && readFileSync(output).equals(readFileSync(build.library))) return;
+  copyFileSync(build.library, output);
+  built++;
+}
 
 function defaultManifest(name: string): string {
   const tool = name.replace(/[^A-Za-z0-9_]/g, "_");

@@ -1,12 +1,13 @@
 #!/usr/bin/env bun
 /**
  * The main job, as a user would run it: build the example plugins, then drive the calculator
- * through the CLI — describe it, and call each of its tools. Every command is printed before it
- * runs. State (approvals, grants) goes to a throwaway folder, so nothing of yours is touched.
+ * through the CLI — describe it, and call each of its tools — then the other examples (the Rust
+ * one only where cargo is on PATH). Every command is printed before it runs. State (approvals, grants) goes to a throwaway folder, so nothing of yours is touched.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { findCargo } from "./_cargo.ts";
 
 const root = join(import.meta.dir, "..");
 const state = mkdtempSync(join(tmpdir(), "cxagent-demo-"));
@@ -45,6 +46,14 @@ try {
   const scheduler = Bun.spawnSync([process.execPath, "src/cli/main.ts", "describe", "examples/scheduler", "--json"], { cwd: root, env });
   step("approve the scheduler example", ["approve", "examples/scheduler", "--hash", JSON.parse(scheduler.stdout.toString()).hash]);
   step("a plugin that starts work on its own: a command sets a reminder, poll hands it back", ["watch", "examples/scheduler", "--command", "remind in 1s run the tests", "--count", "1", "--for", "5000"]);
+  if (findCargo()) {
+    const wordcount = Bun.spawnSync([process.execPath, "src/cli/main.ts", "describe", "examples/wordcount", "--json"], { cwd: root, env });
+    step("approve the Rust example", ["approve", "examples/wordcount", "--hash", JSON.parse(wordcount.stdout.toString()).hash]);
+    step("a plugin in Rust with no crates: count the words of a file in the project", ["invoke", "examples/wordcount", "wordcount_file", "--args", '{"path": "README.md"}']);
+    step("its gate asks only for a path outside the project", ["gate", "examples/wordcount", "wordcount_file", "--args", '{"path": "/etc/hosts"}']);
+  } else {
+    console.log("\n\x1b[1m# the Rust example, examples/wordcount, is skipped: cargo is not on PATH\x1b[0m");
+  }
   step("nothing is left behind to reap", ["reap"]);
 } finally {
   rmSync(state, { recursive: true, force: true });

@@ -7,3 +7,12 @@ declare module "*.c" {
   const path: string;
   export default path;
 }
+// Files imported with { type: "text" }: their content, embedded in the binary.
+declare module "*.tmpl" {
+  const text: string;
+  export default text;
+}
+declare module "*.h" {
+  const text: string;
+  export default text;
+}

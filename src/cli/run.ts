@@ -25,6 +25,7 @@ const COMMANDS: Record<string, Loader> = {
   reap: () => import("./commands/reap.ts") as never,
   instructions: () => import("./commands/instructions.ts") as never,
   mcp: () => import("./commands/mcp.ts") as never,
+  new: () => import("./commands/new.ts") as never,
 };
 
 const SUMMARIES: Record<string, string> = {
@@ -41,6 +42,7 @@ const SUMMARIES: Record<string, string> = {
   grants: "List or revoke standing permission grants",
   reap: "End processes left behind by sessions that died",
   mcp: "Serve plugins to an MCP client (Claude Code, Codex, Cursor, …) over stdio or HTTP",
+  new: "Start a new plugin in C or Rust, ready to build",
 };
 
 const root = defineCommand({

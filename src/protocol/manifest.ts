@@ -10,6 +10,12 @@ export function contractInRange(n: number): boolean {
 }
 
 const PLUGIN_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+/** The rule for a plugin name, in words, for messages. */
+export const PLUGIN_NAME_RULE = "1-64 of A-Z a-z 0-9 . _ -, starting with a letter or digit";
+
+export function isPluginName(name: string): boolean {
+  return PLUGIN_NAME.test(name);
+}
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const COMMAND_NAME = /^[^\s/][^\s]{0,63}$/;
 
@@ -63,7 +69,7 @@ export const ManifestSchema = v.strictObject({
     v.check(contractInRange, (i) =>
       `contract ${String(i.input)} is outside the range this host accepts (${CONTRACT_OLDEST}..${CONTRACT_CURRENT})`),
   ),
-  name: v.pipe(v.string(), v.regex(PLUGIN_NAME, (i) => `${describeValue(i.input)} is not a plugin name (1-64 of A-Z a-z 0-9 . _ -, starting with a letter or digit)`)),
+  name: v.pipe(v.string(), v.regex(PLUGIN_NAME, (i) => `${describeValue(i.input)} is not a plugin name (${PLUGIN_NAME_RULE})`)),
   version: v.pipe(v.string(), v.check((s) => s.trim() !== "", "must not be blank")),
   instructions: v.optional(v.nullable(v.string()), null),
   spawns: v.optional(v.boolean(), false),

@@ -146,7 +146,7 @@ describe("help and version", () => {
   });
 
   test("every command has --help, naming its options", async () => {
-    const commands = ["list", "describe", "approve", "revoke", "load", "invoke", "gate", "command", "watch", "instructions", "grants", "reap"];
+    const commands = ["list", "describe", "approve", "revoke", "load", "invoke", "gate", "command", "watch", "instructions", "grants", "reap", "new"];
     const top = await cli(["--help"]);
     for (const name of commands) {
       expect(top.stdout).toContain(name);
@@ -182,6 +182,25 @@ describe("the compiled binary", () => {
     const invoked = await cli(["invoke", CALCULATOR, "calc_multiply", "--args", '{"a": 6, "b": 7}', "--json"], { bin: [binary], cwd: dir.path, env });
     expect(invoked.code).toBe(0);
     expect(invoked.json().result.output).toEqual({ content: "6 * 7 = 42", answer: 42 });
+  }, 30_000);
+
+  test("copied alone to another folder, cxagent new writes the same project as from source: the templates are inside it", async () => {
+    using dir = tempDir();
+    const copy = join(dir.path, "cxagent");
+    copyFileSync(join(ROOT, "dist/cxagent"), copy);
+    Bun.spawnSync(["chmod", "+x", copy]);
+    const env = { PATH: join(dir.path, "empty-bin"), HOME: dir.path, TMPDIR: dir.path };
+    for (const lang of ["c", "rust"]) {
+      const fromBinary = await cli(["new", "demo", "--lang", lang, "--dir", `binary-${lang}`, "--json"], { bin: [copy], cwd: dir.path, env });
+      expect(fromBinary.code).toBe(0);
+      const fromSource = await cli(["new", "demo", "--lang", lang, "--dir", `source-${lang}`, "--json"], { cwd: dir.path });
+      expect(fromSource.code).toBe(0);
+      const files: string[] = fromSource.json().files;
+      expect(fromBinary.json().files).toEqual(files);
+      for (const file of files) {
+        expect(readFileSync(join(dir.path, `binary-${lang}`, file), "utf8")).toBe(readFileSync(join(dir.path, `source-${lang}`, file), "utf8"));
+      }
+    }
   }, 30_000);
 });
 

@@ -1,0 +1,79 @@
+import { defineCommand } from "citty";
+import { existsSync, statSync } from "node:fs";
+import { isAbsolute, join, relative, resolve } from "node:path";
+import { CxError } from "../../errors.ts";
+import { isLanguage, LANGUAGES, planProject, writeProject } from "../../scaffold/new-plugin.ts";
+import { globalOptions } from "../_args.ts";
+import type { CommandResult } from "../_output.ts";
+
+const LANGUAGE_NAMES = { c: "C", rust: "Rust" } as const;
+
+export default defineCommand({
+  meta: { name: "new", description: "Start a plugin: a folder with its source, sidecar, READMEs and a Makefile, ready to build" },
+  args: {
+    name: { type: "positional", description: "The plugin's name: 1-64 of A-Z a-z 0-9 . _ -, starting with a letter or digit", required: true },
+    lang: { type: "string", description: `The plugin's language: ${LANGUAGES.join(" or ")}`, valueHint: LANGUAGES.join("|") },
+    dir: { type: "string", description: "The folder to create, which must not exist or be empty (default: ./<name>)", valueHint: "DIR" },
+  },
+  run({ args }): CommandResult {
+    const options = globalOptions(args);
+    if (typeof args.lang !== "string") {
+      throw new CxError("E_USAGE", `'cxagent new' needs the plugin's language: --lang ${LANGUAGES.join(" or --lang ")}`, { hint: "see cxagent new --help" });
+    }
+    if (!isLanguage(args.lang)) {
+      throw new CxError("E_USAGE", `cxagent new writes plugins in ${LANGUAGES.join(" or ")}, not '${args.lang}'`, { hint: "see cxagent new --help" });
+    }
+    const cwd = resolve(options.cwd);
+    if (!existsSync(cwd) || !statSync(cwd).isDirectory()) {
+      throw new CxError("E_INVALID_INPUT", `the project folder ${cwd} does not exist or is not a folder`, { hint: "give --cwd an existing folder" });
+    }
+    const project = planProject(args.name, args.lang);
+    const folder = resolve(cwd, typeof args.dir === "string" ? args.dir : project.names.name);
+    writeProject(project, folder);
+
+    // Paths as the person's shell sees them, whatever --cwd said.
+    const here = process.cwd();
+    const shown = (path: string) => shellWord(shortPath(here, path));
+    const plugin = shown(join(folder, project.pluginFolder));
+    const argsJson = JSON.stringify(project.example.args).replace(/:/g, ": ");
+    const next = [
+      `make -C ${shown(folder)}`,
+      `cxagent approve ${plugin}`,
+      `cxagent invoke ${plugin} ${project.example.tool} --args '${argsJson}'`,
+    ];
+    const language = LANGUAGE_NAMES[project.language];
+    return {
+      json: {
+        name: project.names.name,
+        language: project.language,
+        folder,
+        plugin: join(folder, project.pluginFolder),
+        library: join(folder, project.library),
+        sidecar: join(folder, project.sidecar),
+        tools: [project.names.tool],
+        files: project.files.map((f) => f.path),
+        build: { command: project.build, cwd: folder },
+        next,
+      },
+      text: [
+        `created ${project.names.name}, a plugin in ${language}, in ${shortPath(here, folder)} (${project.files.length} files)`,
+        "",
+        "build it, approve it, call it:",
+        ...next.map((line) => `  ${line}`),
+        "",
+        `${shortPath(here, join(folder, "README.md"))} says what each file is for.`,
+      ].join("\n"),
+    };
+  },
+});
+
+/** A path relative to the current folder when it lies inside it, else absolute. */
+function shortPath(cwd: string, path: string): string {
+  const rel = relative(cwd, path);
+  return rel && !rel.startsWith("..") && !isAbsolute(rel) ? rel : path;
+}
+
+/** Quotes a path for a shell command line when it needs it. */
+function shellWord(word: string): string {
+  return /^[A-Za-z0-9_./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
+}

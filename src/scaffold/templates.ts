@@ -1,0 +1,60 @@
+/**
+ * The template files of `cxagent new`, imported as text so that the compiled binary carries
+ * them: `cxagent new` needs nothing from the source tree where it runs. Placeholders are
+ * `@@name@@`, `@@tool@@` and `@@crate@@` (not `{{...}}`, which Rust's format strings use).
+ */
+import header from "../../ffi/cxagent_plugin.h" with { type: "text" };
+import cMakefile from "./templates/c/Makefile.tmpl" with { type: "text" };
+import cGitignore from "./templates/c/gitignore.tmpl" with { type: "text" };
+import cPlugin from "./templates/c/plugin.c.tmpl" with { type: "text" };
+import cReadme from "./templates/c/README.md.tmpl" with { type: "text" };
+import pluginReadme from "./templates/common/plugin-README.md.tmpl" with { type: "text" };
+import rustCargo from "./templates/rust/Cargo.toml.tmpl" with { type: "text" };
+import rustGitignore from "./templates/rust/gitignore.tmpl" with { type: "text" };
+import rustJson from "./templates/rust/json.rs.tmpl" with { type: "text" };
+import rustLib from "./templates/rust/lib.rs.tmpl" with { type: "text" };
+import rustMakefile from "./templates/rust/Makefile.tmpl" with { type: "text" };
+import rustReadme from "./templates/rust/README.md.tmpl" with { type: "text" };
+
+/** A file of a new project: its path in the project, with placeholders, and its template. */
+export interface TemplateFile {
+  path: string;
+  template: string;
+  /** Copied as it is, placeholders or not (the header, a module shared with an example). */
+  verbatim?: boolean;
+}
+
+/** What every project has, whatever its language: the ABI header and the plugin's own README. */
+const COMMON: TemplateFile[] = [
+  { path: "cxagent_plugin.h", template: header, verbatim: true },
+  { path: "plugin/README.md", template: pluginReadme },
+];
+
+export const TEMPLATES = {
+  c: [
+    { path: "@@name@@.c", template: cPlugin },
+    { path: "Makefile", template: cMakefile },
+    { path: ".gitignore", template: cGitignore },
+    { path: "README.md", template: cReadme },
+    ...COMMON,
+  ],
+  rust: [
+    { path: "Cargo.toml", template: rustCargo },
+    { path: "src/lib.rs", template: rustLib },
+    { path: "src/json.rs", template: rustJson, verbatim: true },
+    { path: "Makefile", template: rustMakefile },
+    { path: ".gitignore", template: rustGitignore },
+    { path: "README.md", template: rustReadme },
+    ...COMMON,
+  ],
+  // ts: issue 19 adds TypeScript plugins, with templates of their own, here.
+} satisfies Record<string, TemplateFile[]>;
+
+/** Fills in the placeholders; a placeholder without a value is a bug in the template. */
+export function render(template: string, values: Record<string, string>): string {
+  return template.replace(/@@([a-z]+)@@/g, (whole, key: string) => {
+    const value = Object.hasOwn(values, key) ? values[key] : undefined;
+    if (value === undefined) throw new Error(`template placeholder ${whole} has no value`);
+    return value;
+  });
+}
