@@ -58,7 +58,19 @@ test.each(["SIGTERM", "SIGHUP", "SIGINT"] as const)("%s: exit 0, every plugin ho
 test("EPIPE: the client stops reading stdout; the next frame ends the server", async () => {
   const { server, hosts } = await serving();
   await server.stopReading();
-  server.send({ jsonrpc: "2.0", id: 4, method: "ping" });
+  // Our end of the pipe closes a moment after the cancel: a frame written before that still fits
+  // in the pipe, so keep sending until one meets the closed end.
+  let exited = false;
+  void server.proc.exited.then(() => (exited = true));
+  for (let id = 4; !exited; id++) {
+    try {
+      server.send({ jsonrpc: "2.0", id, method: "ping" });
+    } catch {
+      break; // it has gone already
+    }
+    await until(() => exited, 100, "").catch(() => {});
+    if (id > 200) throw new Error(`the server did not end on EPIPE; stderr:\n${server.stderr()}`);
+  }
   expect(await server.proc.exited).toBe(0);
   await until(() => server.stderr().includes("stopping: stdout closed (EPIPE)"), 2000, `the stop to be noted; stderr:\n${server.stderr()}`);
   await gone([server.proc.pid, ...hosts], "the server and its plugin hosts to end");
