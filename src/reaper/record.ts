@@ -5,9 +5,10 @@
  * is written atomically before the caller goes on.
  */
 import { readdirSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import * as v from "valibot";
 import { readJsonStrict, writeJsonAtomic } from "../files.ts";
+import { withFileLock } from "../lock.ts";
 import { startTimeOf } from "./proc.ts";
 
 export const RecordedProcessSchema = v.strictObject({
@@ -60,22 +61,35 @@ export class SessionRecord {
   /** Records a process (when it still exists); returns false when it is already gone. */
   add(pid: number, plugin: string, kind: RecordedProcess["kind"], startTime = startTimeOf(pid)): boolean {
     if (startTime === null) return false;
-    this.data ??= {
+    const fresh = this.data ?? {
       owner: { pid: process.pid, startTime: startTimeOf(process.pid) ?? "0" },
       createdAt: new Date().toISOString(),
       processes: [],
     };
-    this.data.processes = this.data.processes.filter((p) => p.pid !== pid);
-    this.data.processes.push({ pid, startTime, plugin, kind });
-    writeJsonAtomic(this.path, this.data);
+    this.data = this.update(fresh, (data) => ({ ...data, processes: [...data.processes.filter((p) => p.pid !== pid), { pid, startTime, plugin, kind }] }));
     return true;
   }
 
   remove(pids: readonly number[]): void {
     if (!this.data || pids.length === 0) return;
-    const before = this.data.processes.length;
-    this.data.processes = this.data.processes.filter((p) => !pids.includes(p.pid));
-    if (this.data.processes.length !== before) writeJsonAtomic(this.path, this.data);
+    this.data = this.update(this.data, (data) => {
+      const processes = data.processes.filter((p) => !pids.includes(p.pid));
+      return processes.length === data.processes.length ? null : { ...data, processes };
+    });
+  }
+
+  /**
+   * Read → modify → rename under the lock all session records share (sessions/.records.lock, one
+   * file that is never removed); `fallback` when the record is not there yet.
+   */
+  private update(fallback: SessionRecordData, modify: (data: SessionRecordData) => SessionRecordData | null): SessionRecordData {
+    return withFileLock(join(dirname(this.path), "records"), () => {
+      const current = readJsonStrict(this.path, SessionRecordSchema, fallback, "session record");
+      const next = modify(current);
+      if (next === null) return current;
+      writeJsonAtomic(this.path, next);
+      return next;
+    });
   }
 
   /** A clean end: nothing is left to reap. */

@@ -113,7 +113,8 @@ describe("approval of a gated call", () => {
     expect(await gates.invoke("asks", { n: 2 }, { approve: answer("deny") })).toMatchObject({ permissionDenied: true, decidedBy: "user" });
     expect(readGrants(state)).toEqual([]);
     expect((await gates.invoke("asks", { n: 3 }, { approve: answer("always") })).success).toBe(true);
-    expect(readGrants(state)).toEqual([{ scope: project, rule: RULE("asks"), grantedAt: expect.any(String) }]);
+    // scoped to the project's real path, and bound to the folder of the plugin it was given to
+    expect(readGrants(state)).toEqual([{ scope: project, rule: RULE("asks"), folder: fixture("gates"), grantedAt: expect.any(String) }]);
     expect(asked.map((r) => [r.tool, r.decision.display])).toEqual(Array(3).fill(["asks", "asks about these arguments"]));
     // the grant answers from now on: no approver needed
     expect((await gates.invoke("asks", { n: 4 })).output.arguments).toEqual({ n: 4 });

@@ -69,7 +69,8 @@ describe("refusing a library", () => {
     const error = await loadError(fixture("not-a-library"));
     expect(error.code).toBe("E_LOAD");
     expect(error.message).toContain("not-a-library.so");
-    expect(error.message).toMatch(/invalid ELF header|file too short/);
+    // refused in the parent, by its ELF reader, before any process exists
+    expect(error.message).toContain("not-a-library.so cannot be loaded: it does not start with the ELF magic bytes, so it is not a shared library");
   });
 
   test("missing cxagent_plugin_invoke, naming it", async () => {
