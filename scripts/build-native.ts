@@ -86,7 +86,9 @@ console.error(`build-native: ${built ? `built ${built} librar${built === 1 ? "y"
 function buildFixture(name: string, source: string, manifest: string, out: string, header: string, link: string[] = [], depends: string[] = []) {
   mkdirSync(out, { recursive: true });
   const manifestHeader = join(out, "manifest.h");
-  const define = `#define FX_MANIFEST ${JSON.stringify(JSON.stringify(JSON.parse(manifest)))}\n`;
+  // Non-ASCII as JSON escapes, so the C source stays ASCII (a bidi control would trip -Wbidi-chars).
+  const ascii = JSON.stringify(JSON.parse(manifest)).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  const define = `#define FX_MANIFEST ${JSON.stringify(ascii)}\n`;
   if (!existsSync(manifestHeader) || readFileSync(manifestHeader, "utf8") !== define) writeFileSync(manifestHeader, define);
   const sidecarOut = join(out, `${name}.plugin.json`);
   if (!existsSync(sidecarOut) || readFileSync(sidecarOut, "utf8") !== manifest) writeFileSync(sidecarOut, manifest);
