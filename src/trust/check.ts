@@ -46,7 +46,7 @@ export async function askOnTerminal(request: TrustRequest): Promise<boolean> {
 
 /** "modified: README.md; added: x.so" — every file name made inert. */
 export function describeChanges(changes: Changes | null): string {
-  if (changes === null) return "which files, is not known (it was approved by an older cxagent that kept no file list)";
+  if (changes === null) return "which ones is not known: the earlier approval was made by an older cxagent, which kept no file list";
   const parts = (["modified", "added", "removed"] as const)
     .filter((k) => changes[k].length)
     .map((k) => `${k}: ${changes[k].map(inert).join(", ")}`);
