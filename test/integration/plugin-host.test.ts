@@ -109,6 +109,8 @@ describe("describe returning", () => {
     ["unknown-key", "manifest declares 'providers', which this build does not service"],
     ["sometimes", `tools[1].gated: must be true, false or "dynamic", not the string "sometimes" (tool 'bad_tool')`],
     ["no-tools", "tools is required"],
+    // 200,000 levels: a manifest error with the path where it went too deep, not a stack overflow
+    ["deep", "tools[0].inputSchema.x[0][0][0]"],
   ];
   test.each(cases)("%s is refused with its path", async (mode, expected) => {
     const error = await loadError(fixture("describe-bad"), { CXAGENT_FX_DESCRIBE: mode });
