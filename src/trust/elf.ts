@@ -130,13 +130,19 @@ export function readDynamic(input: Uint8Array | ElfSource, options: { executable
   const strtab = fileOffset(loads, safe(strtabAddress, "DT_STRTAB"));
   const size = safe(strsz, "DT_STRSZ");
   within(strtab, size, "the dynamic string table");
-  const strings = source.read(strtab, size);
+  // Read string by string: an executable's table also names every symbol it exports.
   const string = (offset: bigint, what: string): string => {
     const start = safe(offset, what);
     if (start >= size) throw new ElfError(`its ${what} points past the end of the string table`);
-    const end = strings.subarray(start).indexOf(0);
+    let window = Math.min(256, size - start);
+    let raw = source.read(strtab + start, window);
+    while (raw.indexOf(0) < 0 && window < size - start) {
+      window = Math.min(window * 4, size - start);
+      raw = source.read(strtab + start, window);
+    }
+    const end = raw.indexOf(0);
     if (end < 0) throw new ElfError(`its ${what} string is not NUL-terminated inside the string table`);
-    const raw = strings.subarray(start, start + end);
+    raw = raw.subarray(0, end);
     try {
       return new TextDecoder("utf-8", { fatal: true }).decode(raw);
     } catch {

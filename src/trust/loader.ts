@@ -32,23 +32,30 @@ export function systemLoader(): SystemLoader {
   return (loaded ??= readSystemLoader());
 }
 
+/** Each part is read the first time it is asked for: most plugins need only what the host has loaded. */
 function readSystemLoader(): SystemLoader {
-  const entries = readCache();
   const triplet = process.arch === "arm64" ? "aarch64-linux-gnu" : "x86_64-linux-gnu";
   const defaultDirs = [`/lib/${triplet}`, `/usr/lib/${triplet}`, "/lib64", "/usr/lib64", "/lib", "/usr/lib"];
-  const systemDirs = new Set<string>();
-  for (const dir of [...defaultDirs, ...entries.map((e) => dirname(e.path))]) {
-    const real = realOrNull(dir);
-    if (real) systemDirs.add(real);
-  }
+  let entries: CacheEntry[] | undefined;
+  let systemDirs: Set<string> | undefined;
+  const cache = () => (entries ??= readCache());
   return {
     cached(name, machine) {
       const required = REQUIRED_FLAGS[machine];
-      const hit = entries.find((e) => e.name === name && (e.flags & 0xff) === FLAG_ELF_LIBC6 && (required === undefined || (e.flags & 0xff00) === required));
+      const hit = cache().find((e) => e.name === name && (e.flags & 0xff) === FLAG_ELF_LIBC6 && (required === undefined || (e.flags & 0xff00) === required));
       return hit?.path ?? null;
     },
     defaultDirs,
-    isSystemDir: (realDir) => systemDirs.has(realDir),
+    isSystemDir(realDir) {
+      if (!systemDirs) {
+        systemDirs = new Set();
+        for (const dir of new Set([...defaultDirs, ...cache().map((e) => dirname(e.path))])) {
+          const real = realOrNull(dir);
+          if (real) systemDirs.add(real);
+        }
+      }
+      return systemDirs.has(realDir);
+    },
     hostLoaded: executableNeeds(),
   };
 }

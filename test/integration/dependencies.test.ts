@@ -26,6 +26,14 @@ function isolated(dir: string, env: Record<string, string> = {}, confirm: boolea
 const lines = (path: string) => (existsSync(path) ? readFileSync(path, "utf8").trim().split("\n") : []);
 
 describe("a plugin that ships a library of its own", () => {
+  test("the slugger example ships libslug.so and works", async () => {
+    using dir = tempDir();
+    await using session = await isolated(dir.path, {}, true);
+    const slugger = await session.load(join(ROOT, "examples/slugger"));
+    expect((await slugger.invoke("slugify", { text: "Hello, World! 2024" })).output).toEqual({ content: "hello-world-2024", library: "libslug 1.0" });
+    expect(session.inspect(join(ROOT, "examples/slugger")).dependencies.plan?.inSet).toEqual([{ path: "libslug.so", soname: "libslug.so" }]);
+  });
+
   test("with RUNPATH $ORIGIN, the library beside it loads from its approved copy and works", async () => {
     using dir = tempDir();
     const marker = join(dir.path, "marker");
