@@ -82,10 +82,11 @@ export function inspectLocation(location: Resolved, context: InspectContext): In
   const binding = entry ? bindingOf(manifest.name, entry, loadSet.realFolder, context) : { settings: null, shadowing: null };
   let dependencies: Inspection["dependencies"];
   try {
-    dependencies = {
-      plan: planDependencies({ library: location.library, realFolder: loadSet.realFolder, bytesOf: (p) => loadSet.kept.get(p), env: context.env, cwd: context.cwd }),
-      problem: null,
-    };
+    // The model is of glibc's loader, for ELF files; elsewhere the system's loader decides alone.
+    const plan = process.platform === "linux"
+      ? planDependencies({ library: location.library, realFolder: loadSet.realFolder, bytesOf: (p) => loadSet.kept.get(p), env: context.env, cwd: context.cwd })
+      : { inSet: [], system: [] };
+    dependencies = { plan, problem: null };
   } catch (error) {
     if (!isCxError(error)) throw error;
     dependencies = { plan: null, problem: error };

@@ -9,6 +9,8 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { isCxError } from "../../src/errors.ts";
 import { Session } from "../../src/index.ts";
+import { trustRequestOf } from "../../src/session/inspect.ts";
+import { describeTrustRequest } from "../../src/trust/check.ts";
 import { cli, copyFixture, fixture, refusal, ROOT, tempDir } from "../helpers.ts";
 
 function isolated(dir: string, env: Record<string, string> = {}, confirm: boolean | null = null) {
@@ -31,7 +33,10 @@ describe("a plugin that ships a library of its own", () => {
     await using session = await isolated(dir.path, {}, true);
     const slugger = await session.load(join(ROOT, "examples/slugger"));
     expect((await slugger.invoke("slugify", { text: "Hello, World! 2024" })).output).toEqual({ content: "hello-world-2024", library: "libslug 1.0" });
-    expect(session.inspect(join(ROOT, "examples/slugger")).dependencies.plan?.inSet).toEqual([{ path: "libslug.so", soname: "libslug.so" }]);
+    const inspected = session.inspect(join(ROOT, "examples/slugger"));
+    expect(inspected.dependencies.plan?.inSet).toEqual([{ path: "libslug.so", soname: "libslug.so" }]);
+    // the person approving it is told what it ships
+    expect(describeTrustRequest(trustRequestOf(inspected))).toContain("  ships         libslug.so (loaded from the approved copies)");
   });
 
   test("with RUNPATH $ORIGIN, the library beside it loads from its approved copy and works", async () => {
