@@ -62,10 +62,10 @@
  *
  * The bytes that run are the bytes the user approved: the host reads the
  * library once, hashes it, and loads it from a sealed in-memory copy of those
- * bytes. So the dynamic loader does not see your folder as the library's own:
- * an RPATH of $ORIGIN finds nothing, and dladdr names no file of yours. Link
- * your dependencies statically, or load them yourself by an absolute path
- * (from your settings, for instance).
+ * bytes. Libraries it needs from its own folder are loaded the same way, from
+ * sealed copies, before it (see "Shipping libraries your plugin needs").
+ * dladdr therefore names no file of yours, and the dynamic loader sees
+ * /proc/self/fd, not your folder, as the library's $ORIGIN.
  *
  * The library is loaded once per process. Calls arrive on the threads of a
  * worker pool, all bound to that one instance, so static variables are shared
@@ -141,6 +141,45 @@
  * library built with -fvisibility=hidden exports nothing unless told to. The
  * CXAGENT_PLUGIN_EXPORT macro on each declaration below takes care of both;
  * put it on your definitions too if they are not preceded by this header.
+ *
+ * Shipping libraries your plugin needs
+ * ------------------------------------
+ * A library your plugin links (DT_NEEDED) is either a system library or ships
+ * inside the plugin's folder; nothing else is loaded. Before any process
+ * exists, cxagent reads the ELF dynamic section of your library and of each
+ * library it ships, finds each needed library the way glibc's loader would
+ * (DT_RPATH when there is no DT_RUNPATH, LD_LIBRARY_PATH, DT_RUNPATH, the
+ * loader's cache, its default folders; $ORIGIN is the folder the file is in),
+ * and sorts what it finds into three kinds:
+ *
+ *   - in the plugin's folder: hashed with it, then loaded by the plugin host
+ *     from a sealed copy of the hashed bytes, before the library that needs
+ *     it. The loader matches the need to that copy by its soname, so the
+ *     library's DT_SONAME must equal the name it is needed by;
+ *   - a system library (a default folder such as /usr/lib, or one the loader's
+ *     cache covers, such as libstdc++.so.6 or libgcc_s.so.1): loaded as usual;
+ *   - anything else is refused, naming your library, the dependency and the
+ *     path it would come from. So is a folder your RPATH or RUNPATH names by
+ *     path (not through $ORIGIN) outside the plugin's folder and outside the
+ *     system's, if the loader would search it before the system's folders: a
+ *     file put there after approval would run unapproved.
+ *
+ * To ship a library beside your plugin, give it a soname and link your plugin
+ * with a RUNPATH of $ORIGIN:
+ *
+ *     cc -shared -fPIC -Wl,-soname,libfoo.so -o libfoo.so foo.c
+ *     cc -shared -fPIC -o myplugin.so myplugin.c -L. -lfoo -Wl,-rpath,'$ORIGIN'
+ *
+ * A library in a subfolder works too ($ORIGIN/lib), and so do libraries that
+ * need each other in a chain; a cycle does not. Rust: a cdylib needs only
+ * system libraries unless you link others; for one you ship, add the linker
+ * argument -Wl,-rpath,$ORIGIN (-C link-arg=...). CMake: set INSTALL_RPATH to
+ * $ORIGIN and BUILD_WITH_INSTALL_RPATH, so no absolute build folder stays in
+ * the RUNPATH.
+ * $LIB and $PLATFORM are not resolved, and a library loaded by path in
+ * DT_NEEDED (one with a '/') cannot come from the folder. Libraries you
+ * dlopen() yourself at run time are your code's choice, not the loader's, and
+ * are not checked. examples/slugger ships libslug.so this way.
  *
  * The handshake
  * -------------

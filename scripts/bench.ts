@@ -57,7 +57,8 @@ function run(cmd: string[], env: Record<string, string> = {}) {
 
 function approve(folder: string, library: string) {
   const manifest = readSidecar(library.replace(/\.so$/, ".plugin.json"), library);
-  recordApproval(stateDir, manifest.name, loadSetHash(folder, library).hash, folder);
+  const set = loadSetHash(folder, library);
+  recordApproval(stateDir, { plugin: manifest.name, hash: set.hash, realFolder: set.realFolder, files: set.files });
 }
 
 /** Resident and proportional memory of a process, in KiB. */

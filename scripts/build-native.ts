@@ -6,8 +6,11 @@
  *     or, for a Rust example (a Cargo.toml in its folder), with cargo when it is on PATH. cargo
  *     builds into target/ at the repository root, and the library is copied next to the sidecar
  *     under the sidecar's stem; without cargo the Rust examples are skipped, saying so;
+ *   - in an example folder, each lib<x>.c first, as lib<x>.so with soname lib<x>.so, and the
+ *     plugin linked against them with RUNPATH $ORIGIN: the way a plugin ships what it needs;
  *   - with "all": every test fixture, test/fixtures/<name>.c, into test/fixtures/build/<name>/,
- *     a folder of its own holding the library and its sidecar.
+ *     a folder of its own holding the library and its sidecar; and the fixtures of
+ *     test/fixtures/deps/, plugins that need a library of their own, linked three ways.
  *
  * Usage: bun scripts/build-native.ts [shim|examples|all]. Only what changed is rebuilt.
  */
@@ -28,10 +31,11 @@ function newer(output: string, inputs: string[]): boolean {
   return inputs.every((i) => statSync(i).mtimeMs <= t);
 }
 
-function compile(output: string, inputs: string[], flags: string[], depends: string[] = []) {
+/** `libs` go after the inputs, where the linker looks for what the inputs need. */
+function compile(output: string, inputs: string[], flags: string[], depends: string[] = [], libs: string[] = []) {
   if (newer(output, [...inputs, ...depends, import.meta.path])) return;
   mkdirSync(join(output, ".."), { recursive: true });
-  const cmd = [cc, ...flags, "-o", output, ...inputs];
+  const cmd = [cc, ...flags, "-o", output, ...inputs, ...libs];
   const proc = Bun.spawnSync(cmd, { cwd: root, stdout: "inherit", stderr: "inherit" });
   if (proc.exitCode !== 0) {
     console.error(`build-native: failed: ${cmd.join(" ")}`);
@@ -52,11 +56,19 @@ for (const name of what === "shim" ? [] : readdirSync(join(root, "examples")).so
     buildRustExample(name);
     continue;
   }
-  const source = join(root, "examples", name, `${name}.c`);
+  const folder = join(root, "examples", name);
+  const source = join(folder, `${name}.c`);
   if (!existsSync(source)) continue;
-  compile(join(root, "examples", name, `${name}.so`), [source], ["-shared", "-fPIC", "-O2", ...WARN, "-I", "ffi", "-pthread"], [
+  // Libraries the plugin ships: each needed by its soname, found through $ORIGIN.
+  const shipped = readdirSync(folder).filter((f) => /^lib.+\.c$/.test(f)).sort().map((f) => basename(f, ".c"));
+  for (const lib of shipped) {
+    compile(join(folder, `${lib}.so`), [join(folder, `${lib}.c`)], ["-shared", "-fPIC", "-O2", ...WARN, `-Wl,-soname,${lib}.so`]);
+  }
+  const linked = shipped.length ? [`-L${folder}`, ...shipped.map((l) => `-l${l.slice(3)}`), "-Wl,-rpath,$ORIGIN"] : [];
+  compile(join(folder, `${name}.so`), [source], ["-shared", "-fPIC", "-O2", ...WARN, "-I", "ffi", "-pthread"], [
     join(root, "ffi/cxagent_plugin.h"),
-  ]);
+    ...shipped.map((l) => join(folder, `${l}.so`)),
+  ], linked);
 }
 
 if (what === "all") {
@@ -66,18 +78,9 @@ if (what === "all") {
     const name = basename(file, ".c");
     const out = join(dir, "build", name);
     const sidecar = join(dir, `${name}.plugin.json`);
-    mkdirSync(out, { recursive: true });
-    // The sidecar is the single source of the fixture's manifest: its text becomes FX_MANIFEST.
-    const manifestHeader = join(out, "manifest.h");
-    const manifest = existsSync(sidecar) ? readFileSync(sidecar, "utf8") : defaultManifest(name);
-    const define = `#define FX_MANIFEST ${JSON.stringify(JSON.stringify(JSON.parse(manifest)))}\n`;
-    if (!existsSync(manifestHeader) || readFileSync(manifestHeader, "utf8") !== define) writeFileSync(manifestHeader, define);
-    const sidecarOut = join(out, `${name}.plugin.json`);
-    if (!existsSync(sidecarOut) || readFileSync(sidecarOut, "utf8") !== manifest) writeFileSync(sidecarOut, manifest);
-    compile(join(out, `${name}.so`), [join(dir, file)], [
-      "-shared", "-fPIC", "-O1", "-g", ...WARN, "-Wno-unused-parameter", "-I", "ffi", "-I", dir, "-include", manifestHeader, "-pthread",
-    ], [header, manifestHeader, join(root, "ffi/cxagent_plugin.h")]);
+    buildFixture(name, join(dir, file), existsSync(sidecar) ? readFileSync(sidecar, "utf8") : defaultManifest(name), out, header);
   }
+  buildDependencyFixtures(join(dir, "deps"), join(dir, "build"), header);
   // Fixtures that are not plugins at all.
   const junk = join(dir, "build", "not-a-library");
   mkdirSync(junk, { recursive: true });
@@ -108,6 +111,52 @@ function buildRustExample(name: string) {
   if (existsSync(output) && readFileSync(output).equals(readFileSync(build.library))) return;
   copyFileSync(build.library, output);
   built++;
+}
+
+/** One fixture plugin: the sidecar (the single source of its manifest, as FX_MANIFEST) and the library. */
+function buildFixture(name: string, source: string, manifest: string, out: string, header: string, link: string[] = [], depends: string[] = []) {
+  mkdirSync(out, { recursive: true });
+  const manifestHeader = join(out, "manifest.h");
+  // Non-ASCII as JSON escapes, so the C source stays ASCII (a bidi control would trip -Wbidi-chars).
+  const ascii = JSON.stringify(JSON.parse(manifest)).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  const define = `#define FX_MANIFEST ${JSON.stringify(ascii)}\n`;
+  if (!existsSync(manifestHeader) || readFileSync(manifestHeader, "utf8") !== define) writeFileSync(manifestHeader, define);
+  const sidecarOut = join(out, `${name}.plugin.json`);
+  if (!existsSync(sidecarOut) || readFileSync(sidecarOut, "utf8") !== manifest) writeFileSync(sidecarOut, manifest);
+  compile(join(out, `${name}.so`), [source], [
+    "-shared", "-fPIC", "-O1", "-g", ...WARN, "-Wno-unused-parameter", "-I", "ffi", "-I", join(root, "test/fixtures"), "-include", manifestHeader, "-pthread",
+  ], [header, manifestHeader, join(root, "ffi/cxagent_plugin.h"), ...depends], link);
+}
+
+/**
+ * Plugins that need a library, libgreeting.so (deps/greeting.c), each in build/<name>/:
+ *   with-dependency            the library beside it, soname set, RUNPATH $ORIGIN: the right way;
+ *   outside-rpath              the library in build/outside-lib/, found through an absolute RPATH;
+ *   dependency-without-soname  the library beside it, RUNPATH $ORIGIN, but no soname;
+ * and two that need only a system library (libgcc_s.so.1), built from echo.c:
+ *   system-dependency          found in the loader's cache, as usual;
+ *   stale-rpath                with an absolute RPATH to a folder outside (that does not exist).
+ * Plus build/greeting-swapped/libgreeting.so, a look-alike with other text, to swap in.
+ */
+function buildDependencyFixtures(deps: string, build: string, header: string) {
+  const greeting = join(deps, "greeting.c");
+  const lib = (out: string, flags: string[]) => {
+    compile(join(out, "libgreeting.so"), [greeting], ["-shared", "-fPIC", "-O1", ...WARN, ...flags]);
+    return join(out, "libgreeting.so");
+  };
+  const plugin = join(deps, "with-dependency.c");
+  const sidecar = (name: string) => readFileSync(join(deps, `${name}.plugin.json`), "utf8");
+  const own = lib(join(build, "with-dependency"), ["-Wl,-soname,libgreeting.so"]);
+  buildFixture("with-dependency", plugin, sidecar("with-dependency"), join(build, "with-dependency"), header, [`-L${join(build, "with-dependency")}`, "-lgreeting", "-Wl,-rpath,$ORIGIN"], [own]);
+  lib(join(build, "greeting-swapped"), ["-Wl,-soname,libgreeting.so", '-DGREETING="swapped"']);
+  const outside = lib(join(build, "outside-lib"), ["-Wl,-soname,libgreeting.so", '-DGREETING="outside"']);
+  buildFixture("outside-rpath", plugin, sidecar("outside-rpath"), join(build, "outside-rpath"), header, [`-L${join(build, "outside-lib")}`, "-lgreeting", "-Wl,--disable-new-dtags", `-Wl,-rpath,${join(build, "outside-lib")}`], [outside]);
+  const echo = join(deps, "..", "echo.c");
+  const gcc = ["-Wl,--no-as-needed", "-l:libgcc_s.so.1"];
+  buildFixture("system-dependency", echo, sidecar("system-dependency"), join(build, "system-dependency"), header, gcc);
+  buildFixture("stale-rpath", echo, sidecar("stale-rpath"), join(build, "stale-rpath"), header, ["-Wl,--disable-new-dtags", `-Wl,-rpath,${join(build, "stale-rpath-folder")}`, ...gcc]);
+  const bare = lib(join(build, "dependency-without-soname"), []);
+  buildFixture("dependency-without-soname", plugin, sidecar("dependency-without-soname"), join(build, "dependency-without-soname"), header, [`-L${join(build, "dependency-without-soname")}`, "-lgreeting", "-Wl,-rpath,$ORIGIN"], [bare]);
 }
 
 function defaultManifest(name: string): string {

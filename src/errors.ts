@@ -22,6 +22,7 @@ export const EXIT_CODES = {
   E_HANDSHAKE: 5,
   E_MISMATCH: 5, // sidecar and describe disagree
   E_COLLISION: 5, // a tool or command name already held
+  E_SHADOWED: 5, // a plugin with the name of a config.json entry that means a plugin in another folder
   E_PLUGIN_FAILED: 5, // the plugin answered ok:false
   E_BAD_REPLY: 5, // the plugin's answer was not a valid envelope
   E_CRASHED: 5,

@@ -8,6 +8,7 @@ import * as v from "valibot";
 import { CxError } from "./errors.ts";
 import { describeProblems } from "./protocol/manifest.ts";
 import { toProblems } from "./protocol/issues.ts";
+import { withFileLock } from "./lock.ts";
 
 export function writeJsonAtomic(path: string, value: unknown): void {
   const temp = join(dirname(path), `.${process.pid}.${Date.now()}.${Math.random().toString(36).slice(2)}.tmp`);
@@ -42,6 +43,27 @@ export function readJsonStrict<S extends v.GenericSchema>(path: string, schema: 
   const result = v.safeParse(schema, parsed);
   if (!result.success) throw corrupt(path, what, `it does not have the expected shape:\n${describeProblems(toProblems(result.issues, what))}`);
   return result.output;
+}
+
+/**
+ * Read → modify → rename under the file's lock (src/lock.ts), so that a concurrent writer's change
+ * is never lost. `modify` returns the new content, or null to leave the file as it is. A corrupt
+ * file is reported and left untouched, as by readJsonStrict.
+ */
+export function updateJsonLocked<S extends v.GenericSchema>(
+  path: string,
+  schema: S,
+  fallback: v.InferOutput<S>,
+  what: string,
+  modify: (current: v.InferOutput<S>) => v.InferOutput<S> | null,
+): v.InferOutput<S> {
+  return withFileLock(path, () => {
+    const current = readJsonStrict(path, schema, fallback, what);
+    const next = modify(current);
+    if (next === null) return current;
+    writeJsonAtomic(path, next);
+    return next;
+  });
 }
 
 function corrupt(path: string, what: string, why: string): CxError {

@@ -70,8 +70,8 @@ export async function refusal(promise: Promise<unknown>): Promise<CxError> {
 export function approve(ref: string, stateDir = STATE_DIR): string {
   const location = resolveReference(ref, EMPTY_CONFIG, searchFolders(EMPTY_CONFIG, ROOT, CONFIG_DIR), ROOT);
   const manifest = readSidecar(location.sidecar, location.library);
-  const { hash } = loadSetHash(location.folder, location.library);
-  recordApproval(stateDir, manifest.name, hash, location.folder);
+  const { hash, realFolder, files } = loadSetHash(location.folder, location.library);
+  recordApproval(stateDir, { plugin: manifest.name, hash, realFolder, files });
   return hash;
 }
 
@@ -124,6 +124,8 @@ export function alive(pid: number): boolean {
 export interface TtyResult {
   /** Everything the terminal showed (stdout and stderr together), without colour codes. */
   output: string;
+  /** The bytes the terminal received, exactly (escape sequences included). */
+  raw: string;
   code: number;
 }
 
@@ -166,7 +168,7 @@ export async function tty(
   const code = await proc.exited;
   await eof; // the terminal's last bytes arrive after the exit
   proc.terminal?.close();
-  return { output: screen.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "").replace(/\r\n/g, "\n"), code };
+  return { output: screen.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "").replace(/\r\n/g, "\n"), raw: screen, code };
 }
 
 /** Live processes whose command line names `library`: plugin hosts of that plugin. */

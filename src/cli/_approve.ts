@@ -4,12 +4,18 @@
  */
 import type { Approver } from "../host/gate.ts";
 import { type Choice, choose, isInteractive } from "../prompt.ts";
+import { inert } from "../inert.ts";
+
+/** The plugin's wording of a call, inert; its later lines indented so none can pass for our legend. */
+export function shownDisplay(display: string | null): string {
+  return (display ?? "").split(/\r?\n/).map(inert).join("\n    ");
+}
 
 export function cliApprover(allow: boolean): Approver | undefined {
   if (isInteractive()) return promptApprover;
   if (allow) {
     return ({ decision }) => {
-      process.stderr.write(`allowed by --allow: ${decision.display}\n`);
+      process.stderr.write(`allowed by --allow: ${shownDisplay(decision.display)}\n`);
       return "once";
     };
   }
@@ -25,6 +31,6 @@ const promptApprover: Approver = async ({ decision }) => {
   const legend = decision.alwaysOffered
     ? `o = allow once, a = always allow ${decision.rule} in this project, d = deny`
     : "o = allow once, d = deny";
-  process.stderr.write(`${decision.display}\n${legend}\n`);
+  process.stderr.write(`${shownDisplay(decision.display)}\n${legend}\n`);
   return choose("Allow this call?", choices, "deny");
 };

@@ -3,6 +3,7 @@
  * document (SPEC §9). Everything else goes to stderr.
  */
 import { CxError } from "../errors.ts";
+import { inertBlock } from "../inert.ts";
 
 export interface CommandResult {
   /** The document printed with --json. */
@@ -12,9 +13,18 @@ export interface CommandResult {
   exitCode?: number;
 }
 
+/**
+ * Prints a result. `--json` is exact JSON. Text on a terminal is made inert (a tool's output, a
+ * command's message and instructions are plugin text); text into a pipe or file is the exact
+ * data, for the program that reads it — views like list and describe escape their plugin fields
+ * themselves, wherever they go.
+ */
 export function printResult(result: CommandResult, json: boolean) {
   if (json && result.json !== undefined) process.stdout.write(JSON.stringify(result.json, null, 2) + "\n");
-  else if (result.text) process.stdout.write(result.text.endsWith("\n") ? result.text : result.text + "\n");
+  else if (result.text) {
+    const text = process.stdout.isTTY ? inertBlock(result.text) : result.text;
+    process.stdout.write(text.endsWith("\n") ? text : text + "\n");
+  }
 }
 
 export function printError(error: CxError, json: boolean) {
@@ -24,8 +34,9 @@ export function printError(error: CxError, json: boolean) {
   }
   const red = useColor() ? (s: string) => `\x1b[31m${s}\x1b[39m` : (s: string) => s;
   const dim = useColor() ? (s: string) => `\x1b[2m${s}\x1b[22m` : (s: string) => s;
-  process.stderr.write(`${red("error")} ${error.message}\n`);
-  if (error.hint) process.stderr.write(dim(`hint: ${error.hint}`) + "\n");
+  // Messages quote plugin text (its error, its stderr tail): inert, whatever stderr is.
+  process.stderr.write(`${red("error")} ${inertBlock(error.message)}\n`);
+  if (error.hint) process.stderr.write(dim(`hint: ${inertBlock(error.hint)}`) + "\n");
 }
 
 export function useColor(stream: NodeJS.WriteStream = process.stderr): boolean {
@@ -34,4 +45,9 @@ export function useColor(stream: NodeJS.WriteStream = process.stderr): boolean {
 
 export function stripAnsi(text: string): string {
   return text.replace(/\x1b\[[0-9;]*m/g, "");
+}
+
+/** Multi-line text made inert, its later lines indented so that none can pass for a line of ours. */
+export function indentBlock(text: string, indent: string): string {
+  return inertBlock(text).split("\n").join(`\n${indent}`);
 }

@@ -5,6 +5,7 @@
  */
 import type { CallEvent } from "../host/plugin-process.ts";
 import { LEVEL_NAMES } from "../log.ts";
+import { inert, inertBlock } from "../inert.ts";
 
 export interface ProgressView {
   onEvent(event: CallEvent): void;
@@ -33,7 +34,7 @@ export function progressView(label: string, verbose: boolean, out: NodeJS.WriteS
       if (event.type === "progress") {
         const columns = out.columns || 80;
         const width = Math.max(10, Math.min(30, columns - 40));
-        const text = event.text.replace(/\s+/g, " ").slice(0, Math.max(0, columns - width - 12));
+        const text = inert(event.text.replace(/\s+/g, " ")).slice(0, Math.max(0, columns - width - 12));
         if (!bar && midLine) out.write("\n");
         midLine = false;
         clear();
@@ -44,18 +45,19 @@ export function progressView(label: string, verbose: boolean, out: NodeJS.WriteS
         }
         draw();
       } else if (event.type === "stream") {
+        const streamed = inertBlock(event.text);
         if (!bar) {
-          out.write(event.text);
-          midLine = !event.text.endsWith("\n");
+          out.write(streamed);
+          midLine = !streamed.endsWith("\n");
           return;
         }
-        pending += event.text;
+        pending += streamed;
         const end = pending.lastIndexOf("\n");
         if (end < 0) return;
         above(pending.slice(0, end + 1));
         pending = pending.slice(end + 1);
       } else if (verbose || event.level >= 2) {
-        const line = `[${label}] ${LEVEL_NAMES[event.level] ?? event.level}: ${event.text}\n`;
+        const line = `[${label}] ${LEVEL_NAMES[event.level] ?? event.level}: ${inertBlock(event.text)}\n`;
         if (midLine) out.write("\n");
         midLine = false;
         above(line);

@@ -2,7 +2,8 @@
  * The session every CLI command runs in, wired to the terminal: logs and plugin output on stderr,
  * the config and state folders from the global flags.
  */
-import { createLogger } from "../log.ts";
+import { createLogger, LEVEL_NAMES } from "../log.ts";
+import { inertBlock } from "../inert.ts";
 import { Session } from "../host/session.ts";
 import type { GlobalOptions } from "./_args.ts";
 
@@ -13,6 +14,11 @@ export async function openSession(options: GlobalOptions): Promise<Session> {
     configDir: options.configDir,
     stateDir: options.stateDir,
     logger,
-    onOutput: options.verbose ? (plugin, line) => logger.withTag(plugin).log(line) : () => {},
+    // What a plugin writes and logs reaches the terminal inert, attributed to it by name.
+    onOutput: options.verbose ? (plugin, line) => logger.withTag(plugin).log(inertBlock(line)) : () => {},
+    onLog: (plugin, level, text) => {
+      const method = level >= 4 ? "error" : level === 3 ? "warn" : level === 2 ? "info" : "debug";
+      logger.withTag(plugin)[method](`${LEVEL_NAMES[level] ?? level}: ${inertBlock(text)}`);
+    },
   });
 }

@@ -1,45 +1,59 @@
 /**
- * Every plugin a session could load: the ones config.json names, then the ones discovery finds,
- * each with its sidecar read (no plugin code runs). Used by `list` and `instructions`.
+ * Every plugin a session could load: the ones config.json names, then the ones discovery finds
+ * (no plugin code runs). A discovered plugin with the name of a config entry that means another
+ * folder is listed too — as the shadow it is. Used by `list` and `instructions`.
  */
 import { isCxError } from "../errors.ts";
-import type { Manifest } from "../protocol/manifest.ts";
 import type { Config } from "./config.ts";
-import { discoverAll, findFile, type SearchFolder } from "./discover.ts";
-import type { PluginLocation } from "./resolve.ts";
+import type { PluginConfig } from "./config.ts";
+import { configuredLocation, discoverAll, findFile, pinnedFolder, type Resolved, type SearchFolder } from "./discover.ts";
 import { readSidecar } from "./sidecar.ts";
 
 export interface CatalogEntry {
   name: string;
   configured: boolean;
-  enabled: boolean;
-  location: PluginLocation | null;
-  manifest: Manifest | null;
-  /** Why the plugin cannot be loaded as it is (missing file, bad sidecar). */
+  location: Resolved | null;
+  /** Why it cannot be found (a configured file that is nowhere). */
   problem: string | null;
+  /** Folders of same-named plugins later in the search order, which discovery by name never reaches. */
+  shadows: string[];
 }
 
-export function catalog(config: Config, folders: SearchFolder[]): CatalogEntry[] {
+export function catalog(config: Config, folders: SearchFolder[], projectDir: string): CatalogEntry[] {
   const entries: CatalogEntry[] = [];
-  const withSidecar = (name: string, location: PluginLocation | null, configured: boolean, enabled: boolean, missing: string | null): CatalogEntry => {
-    if (!location) return { name, configured, enabled, location, manifest: null, problem: missing };
-    try {
-      return { name, configured, enabled, location, manifest: readSidecar(location.sidecar, location.library), problem: null };
-    } catch (error) {
-      return { name, configured, enabled, location, manifest: null, problem: isCxError(error) ? error.message : String(error) };
-    }
-  };
-  for (const [name, entry] of Object.entries(config.plugins)) {
-    const location = findFile(entry.file, folders);
-    entries.push(withSidecar(name, location, true, entry.enabled, `its file '${entry.file}' is in none of the plugin folders`));
+  for (const [name, entry] of config.plugins) {
+    const location = configuredLocation(entry, folders, projectDir);
+    entries.push({
+      name,
+      configured: true,
+      location: location && { ...location, configName: name, how: "config" },
+      problem: location ? null : nowhere(entry, folders, projectDir),
+      shadows: [],
+    });
   }
-  for (const found of discoverAll(folders).found) {
-    if (entries.some((e) => e.location?.library === found.library)) continue;
-    const preview = withSidecar(found.name, found, false, true, null);
-    const name = preview.manifest?.name ?? found.name;
-    const configuredEntry = config.plugins[name];
-    if (configuredEntry && entries.some((e) => e.name === name)) continue;
-    entries.push({ ...preview, name, enabled: configuredEntry?.enabled ?? true });
+  const { found, shadowed } = discoverAll(folders);
+  for (const location of found) {
+    if (entries.some((e) => e.location?.library === location.library)) continue;
+    let name = location.name;
+    try {
+      name = readSidecar(location.sidecar, location.library).name;
+    } catch (error) {
+      if (!isCxError(error)) throw error; // its problem is shown when it is inspected
+    }
+    entries.push({
+      name,
+      configured: false,
+      location: { ...location, configName: null, how: "discovery" },
+      problem: null,
+      shadows: shadowed.filter((s) => s.name === location.name).map((s) => s.folder),
+    });
   }
   return entries;
+}
+
+function nowhere(entry: PluginConfig, folders: SearchFolder[], projectDir: string): string {
+  const pinned = pinnedFolder(entry, projectDir);
+  if (pinned !== null) return `its file '${entry.file}' is not in its pinned folder ${pinned}`;
+  const inProject = findFile(entry.file, folders.filter((f) => f.origin === "project"));
+  return `its file '${entry.file}' is in none of the plugin folders${inProject ? ` (the project's ${inProject.library} is not used for a config entry without "path")` : ""}`;
 }

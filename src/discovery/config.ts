@@ -1,26 +1,39 @@
 /**
  * config.json (SPEC §6.2): where to look for plugins, and per plugin its file, whether it is
- * enabled and its settings. Validated strictly; every problem reported with its path at once.
+ * enabled, its settings and, optionally, the folder it is pinned to. Validated strictly; every
+ * problem reported with its path at once. Plugin names are ordinary keys — `__proto__`,
+ * `constructor` and `prototype` included — kept in a Map, never dropped.
  */
 import { join } from "node:path";
 import * as v from "valibot";
 import { readJsonStrict } from "../files.ts";
 import { isCxError, CxError } from "../errors.ts";
+import { describeProblems } from "../protocol/manifest.ts";
+import { toProblems } from "../protocol/issues.ts";
 
 export const PluginConfigSchema = v.strictObject({
   file: v.pipe(v.string(), v.check((f) => f.trim() !== "" && !f.includes("/") && !f.includes("\\"), "must be a file name, without a folder")),
   enabled: v.optional(v.boolean(), true),
   settings: v.optional(v.unknown()),
+  /** The plugin's folder (`~`, `$VAR` expanded; relative to the project folder): a same-named plugin elsewhere is refused. */
+  path: v.optional(v.pipe(v.string(), v.check((p) => p.trim() !== "", "must not be blank"))),
 });
 export type PluginConfig = v.InferOutput<typeof PluginConfigSchema>;
 
-export const ConfigSchema = v.strictObject({
-  pluginPaths: v.optional(v.array(v.string()), () => []),
-  plugins: v.optional(v.record(v.string(), PluginConfigSchema), () => ({})),
-});
-export type Config = v.InferOutput<typeof ConfigSchema>;
+const isPlainObject = (x: unknown): x is Record<string, unknown> => x !== null && typeof x === "object" && !Array.isArray(x);
 
-export const EMPTY_CONFIG: Config = { pluginPaths: [], plugins: {} };
+// `plugins` is checked entry by entry below: v.record would drop keys such as __proto__.
+const ConfigShapeSchema = v.strictObject({
+  pluginPaths: v.optional(v.array(v.string()), () => []),
+  plugins: v.optional(v.custom<Record<string, unknown>>(isPlainObject, "must be an object of plugin entries"), () => ({})),
+});
+
+export interface Config {
+  pluginPaths: string[];
+  plugins: ReadonlyMap<string, PluginConfig>;
+}
+
+export const EMPTY_CONFIG: Config = { pluginPaths: [], plugins: new Map() };
 
 export function configPath(configDir: string): string {
   return join(configDir, "config.json");
@@ -29,16 +42,37 @@ export function configPath(configDir: string): string {
 /** Reads config.json; a missing file is an empty config. */
 export function readConfig(configDir: string): Config {
   const path = configPath(configDir);
+  let raw: unknown;
   try {
-    return readJsonStrict(path, ConfigSchema, EMPTY_CONFIG, "config file");
+    raw = readJsonStrict(path, v.unknown(), undefined, "config file");
   } catch (error) {
     // The user's own file: its problems are invalid input (exit 3), not corrupt state.
-    if (isCxError(error, "E_STATE")) {
-      throw new CxError("E_CONFIG", error.message.replace("is corrupt: ", "is invalid: "), {
-        hint: `fix ${path}; see README.md for its shape`,
-        details: error.details,
-      });
-    }
+    if (isCxError(error, "E_STATE")) throw invalid(path, error.message.replace("is corrupt: ", "is invalid: "), error.details);
     throw error;
   }
+  return raw === undefined ? EMPTY_CONFIG : parseConfig(raw, path);
+}
+
+export function parseConfig(raw: unknown, path: string): Config {
+  const shape = v.safeParse(ConfigShapeSchema, raw);
+  const issues: v.BaseIssue<unknown>[] = shape.success ? [] : [...shape.issues];
+  const plugins = new Map<string, PluginConfig>();
+  const entries = isPlainObject(raw) && isPlainObject(raw.plugins) ? raw.plugins : {};
+  for (const name of Object.keys(entries)) {
+    const entry = v.safeParse(PluginConfigSchema, entries[name]);
+    if (entry.success) plugins.set(name, entry.output);
+    else {
+      const prefix = [{ key: "plugins" }, { key: name }] as unknown as NonNullable<v.BaseIssue<unknown>["path"]>;
+      for (const issue of entry.issues) issues.push({ ...issue, path: [...prefix, ...(issue.path ?? [])] as typeof prefix });
+    }
+  }
+  if (issues.length || !shape.success) {
+    const problems = toProblems(issues, "config file");
+    throw invalid(path, `the config file ${path} is invalid: it does not have the expected shape:\n${describeProblems(problems)}`, { path });
+  }
+  return { pluginPaths: shape.output.pluginPaths, plugins };
+}
+
+function invalid(path: string, message: string, details: Record<string, unknown> | undefined): CxError {
+  return new CxError("E_CONFIG", message, { hint: `fix ${path}; see README.md for its shape`, details });
 }

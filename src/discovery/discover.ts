@@ -7,7 +7,7 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { CxError } from "../errors.ts";
-import type { Config } from "./config.ts";
+import type { Config, PluginConfig } from "./config.ts";
 import { expandPath } from "./paths.ts";
 import { type PluginLocation, locationOf, resolvePath } from "./resolve.ts";
 import { isLibraryFile, libraryOfSidecar, SIDECAR_SUFFIX } from "./sidecar.ts";
@@ -101,6 +101,25 @@ export function findFile(file: string, folders: SearchFolder[]): PluginLocation 
   return null;
 }
 
+/** The folder a config entry pins (`path`), as an absolute path; null when it pins none. */
+export function pinnedFolder(entry: PluginConfig, projectDir: string): string | null {
+  if (entry.path === undefined) return null;
+  const expanded = expandPath(entry.path);
+  return isAbsolute(expanded) ? resolve(expanded) : resolve(projectDir, expanded);
+}
+
+/**
+ * Where a config entry's plugin is: in its pinned folder; else the first of the user's own search
+ * folders (pluginPaths and the config folder) holding its file. A project's .cxagent/plugins is
+ * not searched for a config entry: a plugin a project ships never takes the user's settings
+ * unless the entry pins it there.
+ */
+export function configuredLocation(entry: PluginConfig, folders: SearchFolder[], projectDir: string): PluginLocation | null {
+  const pinned = pinnedFolder(entry, projectDir);
+  if (pinned !== null) return existsSync(join(pinned, entry.file)) ? locationOf(join(pinned, entry.file)) : null;
+  return findFile(entry.file, folders.filter((f) => f.origin !== "project"));
+}
+
 export type Resolved = PluginLocation & { configName: string | null; how: "config" | "path" | "discovery" };
 
 /**
@@ -108,14 +127,10 @@ export type Resolved = PluginLocation & { configName: string | null; how: "confi
  * sidecar or folder, a name found by discovery.
  */
 export function resolveReference(ref: string, config: Config, folders: SearchFolder[], cwd: string): Resolved {
-  const configured = Object.hasOwn(config.plugins, ref) ? config.plugins[ref] : undefined;
+  const configured = config.plugins.get(ref);
   if (configured) {
-    const location = findFile(configured.file, folders);
-    if (!location) {
-      throw new CxError("E_NOT_FOUND", `plugin '${ref}' is configured with file '${configured.file}', which is in none of the plugin folders`, {
-        hint: `searched: ${folders.map((f) => f.path).join(", ")}`,
-      });
-    }
+    const location = configuredLocation(configured, folders, cwd);
+    if (!location) throw configuredNowhere(ref, configured, folders, cwd);
     return { ...location, configName: ref, how: "config" };
   }
   const asPath = resolve(cwd, ref);
@@ -126,5 +141,21 @@ export function resolveReference(ref: string, config: Config, folders: SearchFol
   if (match) return { ...match, configName: null, how: "discovery" };
   throw new CxError("E_NOT_FOUND", `no plugin named '${ref}'`, {
     hint: `it is not in config.json, not a path, and not in the plugin folders (${folders.map((f) => f.path).join(", ")}); see cxagent list`,
+  });
+}
+
+export function configuredNowhere(name: string, entry: PluginConfig, folders: SearchFolder[], cwd: string): CxError {
+  const pinned = pinnedFolder(entry, cwd);
+  if (pinned !== null) {
+    return new CxError("E_NOT_FOUND", `plugin '${name}' is configured with path ${pinned} and file '${entry.file}', and there is no such file`, {
+      hint: `put the plugin's library at ${join(pinned, entry.file)}, or change "path" in config.json`,
+    });
+  }
+  const searched = folders.filter((f) => f.origin !== "project");
+  const inProject = findFile(entry.file, folders.filter((f) => f.origin === "project"));
+  return new CxError("E_NOT_FOUND", `plugin '${name}' is configured with file '${entry.file}', which is in none of the plugin folders`, {
+    hint: inProject
+      ? `the project has one at ${inProject.library}, but a project's plugin never takes a config.json entry unless the entry pins it: add "path": "${inProject.folder}" to the entry if you mean that one`
+      : `searched: ${searched.map((f) => f.path).join(", ")}`,
   });
 }

@@ -35,10 +35,19 @@ export function readSidecar(path: string, library: string): Manifest {
   try {
     text = readFileSync(path, "utf8");
   } catch {
-    throw new CxError("E_MANIFEST", `the plugin library ${library} has no sidecar ${basename(path)} beside it`, {
-      hint: `a plugin ships its manifest as ${path}, so it can be checked before any of its code runs`,
-    });
+    throw noSidecar(path, library);
   }
+  return parseSidecar(text, path);
+}
+
+export function noSidecar(path: string, library: string): CxError {
+  return new CxError("E_MANIFEST", `the plugin library ${library} has no sidecar ${basename(path)} beside it`, {
+    hint: `a plugin ships its manifest as ${path}, so it can be checked before any of its code runs`,
+  });
+}
+
+/** Checks a sidecar's text (read once, by the load-set hash, when loading). */
+export function parseSidecar(text: string, path: string): Manifest {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

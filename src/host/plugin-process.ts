@@ -68,10 +68,21 @@ export interface ProcessHooks {
   onGone?: (pids: number[]) => void;
 }
 
+/** A library from the plugin's folder that its library needs, with the approved bytes. */
+export interface SealedDependency {
+  /** Its path in the load set, for messages. */
+  path: string;
+  /** The name it is needed by and its DT_SONAME: the loader matches the sealed copy by it. */
+  soname: string;
+  bytes: Uint8Array;
+}
+
 export interface SpawnOptions extends ProcessHooks {
   library: string;
   /** The library's approved bytes: loaded from a sealed copy of these, not from the file. */
   libraryBytes?: Uint8Array;
+  /** Loaded from sealed copies too, in this order, before the library. */
+  dependencies?: SealedDependency[];
   /** The plugin's name, for messages. */
   label: string;
   cwd: string;
@@ -80,6 +91,29 @@ export interface SpawnOptions extends ProcessHooks {
   stuckMs?: number;
   pollMs?: number;
   env?: Record<string, string | undefined>;
+}
+
+/**
+ * Sealed in-memory copies of the approved bytes: the library first, then its dependencies. On
+ * Linux a load whose copies cannot be made is refused rather than loaded from the files, which
+ * may have changed; elsewhere (no memfd) the files are loaded.
+ */
+function sealedCopies(options: SpawnOptions): number[] {
+  if (!options.libraryBytes) return [];
+  const fds: number[] = [];
+  const parts: [Uint8Array, string][] = [[options.libraryBytes, options.label], ...(options.dependencies ?? []).map((d) => [d.bytes, `${options.label}:${d.soname}`] as [Uint8Array, string])];
+  for (const [bytes, name] of parts) {
+    const fd = sealedCopy(bytes, name);
+    if (fd === null) {
+      for (const open of fds) closeSync(open);
+      if (process.platform !== "linux" && fds.length === 0) return [];
+      throw new CxError("E_LOAD", `plugin '${options.label}' was not loaded: cxagent could not make a sealed in-memory copy (memfd) of its approved bytes`, {
+        hint: "the plugin host loads only sealed copies of what was approved; check that memfd_create is allowed here",
+      });
+    }
+    fds.push(fd);
+  }
+  return fds;
 }
 
 /** Waits for `promise` at most `ms`; true if it settled in time. Leaves no timer behind. */
@@ -134,9 +168,11 @@ export class PluginProcess {
       send: (line) => this.write(line),
     });
     makeNonDumpable(); // before any plugin host exists (see nondumpable.ts); Session.open did it already
-    const sealed = options.libraryBytes ? sealedCopy(options.libraryBytes, options.label) : null;
+    const copies = sealedCopies(options);
+    const sealed = copies.length ? copies[0]! : null;
+    const dependencyArgs = copies.slice(1).flatMap((_fd, i) => ["--dependency", `${3 + 1 + i}:${options.dependencies![i]!.path}`]);
     this.proc = Bun.spawn({
-      cmd: [...hostCommand(), options.library, ...(sealed === null ? [] : ["--library-fd", "3"])],
+      cmd: [...hostCommand(), options.library, ...(sealed === null ? [] : ["--library-fd", "3", ...dependencyArgs])],
       cwd: options.cwd,
       env: {
         ...process.env,
@@ -145,10 +181,10 @@ export class PluginProcess {
         CXAGENT_POOL_CAP: String(options.poolCap ?? DEFAULTS.poolCap),
         CXAGENT_POLL_MS: String(options.pollMs ?? 200),
       },
-      stdio: ["pipe", "pipe", "pipe", ...(sealed === null ? [] : [sealed])],
+      stdio: ["pipe", "pipe", "pipe", ...copies],
       detached: true, // its own process group, so shutdown can signal everything it started
     }) as Subprocess<"pipe", "pipe", "pipe">;
-    if (sealed !== null) closeSync(sealed);
+    for (const fd of copies) closeSync(fd);
     this.pid = this.proc.pid;
     const stat = readStat(this.pid);
     this.host = stat ? { pid: this.pid, startTime: stat.startTime, pgid: stat.pgid, sid: stat.sid } : { pid: this.pid, startTime: "0" };

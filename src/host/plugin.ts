@@ -13,10 +13,12 @@ import * as v from "valibot";
 import { type CommandResult, CommandResultSchema, deniedResult, type JobResult, type Submit, toJobResult } from "../protocol/result.ts";
 import { Submits } from "./submits.ts";
 import { preview } from "../protocol/issues.ts";
-import { addGrant, hasGrant } from "../trust/grants.ts";
+import { addGrant, hasGrant, projectScope } from "../trust/grants.ts";
+import { realpathSync } from "node:fs";
+import { dirname } from "node:path";
 import { type Approval, type Approver, decide, type GateAnswer, type GateDecision } from "./gate.ts";
 import type { Reply } from "../protocol/wire.ts";
-import { type CallEvent, DEFAULTS, PluginProcess, type ProcessHooks } from "./plugin-process.ts";
+import { type CallEvent, DEFAULTS, PluginProcess, type ProcessHooks, type SealedDependency } from "./plugin-process.ts";
 
 export const CRASH_BUDGET = { crashes: 3, windowMs: 5 * 60_000 };
 
@@ -26,9 +28,15 @@ export interface PluginSpec {
   library: string;
   /** Its approved bytes; every plugin host of this plugin loads exactly these. */
   libraryBytes?: Uint8Array;
+  /** Libraries from its folder it needs, with their approved bytes, in the order they are loaded. */
+  dependencies?: SealedDependency[];
+  /** The real path of its folder: the grants it receives are the ones made for this folder. */
+  folder?: string;
   settings: unknown;
   cwd: string;
-  /** Where grants are stored; grants are scoped to `cwd`. */
+  /** The scope of its grants: the project folder's real path (default: `cwd`, symbolic links resolved). */
+  scope?: string;
+  /** Where grants are stored. */
   stateDir: string;
   /** How long a gate may take before it counts as failed (default 500 ms). */
   gateMs?: number;
@@ -85,8 +93,14 @@ export class Plugin {
   private exportsValue: string[] = [];
   private timingsValue = { spawnAt: 0, phases: [] as { name: string; at: number }[], readyAt: 0, startedAt: 0 };
 
+  /** Grants are looked up and stored for this project scope and this plugin folder. */
+  private readonly scope: string;
+  private readonly folder: string;
+
   private constructor(spec: PluginSpec, manifest: Manifest, hooks: ProcessHooks, submitted: Submits) {
     this.spec = spec;
+    this.scope = spec.scope ?? projectScope(spec.cwd);
+    this.folder = spec.folder ?? realFolderOf(spec.library);
     this.submitted = submitted;
     this.name = spec.name;
     this.library = spec.library;
@@ -114,6 +128,7 @@ export class Plugin {
     const { process, ready } = await PluginProcess.spawn({
       library: spec.library,
       libraryBytes: spec.libraryBytes,
+      dependencies: spec.dependencies,
       label: spec.name,
       cwd: spec.cwd,
       startupMs: spec.startupMs,
@@ -188,7 +203,7 @@ export class Plugin {
     const declared = this.tool(tool);
     const argumentsObject = requireObject(args, `arguments for ${tool}`);
     const answer = declared.gated === "dynamic" ? await this.askGate(tool, argumentsObject) : null;
-    return decide(this.name, declared, argumentsObject, answer, (rule) => hasGrant(this.spec.stateDir, this.spec.cwd, rule));
+    return decide(this.name, declared, argumentsObject, answer, (rule) => hasGrant(this.spec.stateDir, this.scope, rule, this.folder));
   }
 
   private async askGate(tool: string, args: Record<string, unknown>): Promise<GateAnswer> {
@@ -240,7 +255,7 @@ export class Plugin {
     let answer = typeof approve === "function" ? await approve({ plugin: this.name, tool, arguments: args, decision }) : approve;
     if (answer === "always" && !decision.alwaysOffered) answer = "once";
     if (answer === "deny") return deniedResult("user", `${tool} was not run: permission was denied`);
-    if (answer === "always") addGrant(this.spec.stateDir, this.spec.cwd, decision.rule!);
+    if (answer === "always") addGrant(this.spec.stateDir, this.scope, decision.rule!, this.folder);
     return null;
   }
 
@@ -412,4 +427,12 @@ export function requireObject(value: unknown, what: string): Record<string, unkn
     });
   }
   return value as Record<string, unknown>;
+}
+
+function realFolderOf(library: string): string {
+  try {
+    return realpathSync(dirname(library));
+  } catch {
+    return dirname(library);
+  }
 }

@@ -8,13 +8,16 @@ import { CxError } from "../errors.ts";
 import { firstDifference } from "../protocol/compare.ts";
 import type { Manifest } from "../protocol/manifest.ts";
 import { type Logger, LEVEL_NAMES, silentLogger } from "../log.ts";
+import { inertBlock } from "../inert.ts";
 import { type Config, readConfig } from "../discovery/config.ts";
 import { type Resolved, resolveReference, type SearchFolder, searchFolders } from "../discovery/discover.ts";
 import { type Folders, resolveFolders } from "../discovery/paths.ts";
-import { readSidecar } from "../discovery/sidecar.ts";
 import { catalog } from "../discovery/catalog.ts";
-import { askOnTerminal, type ConfirmTrust, ensureTrusted } from "../trust/check.ts";
+import { askOnTerminal, type ConfirmTrust, confirmTrusted } from "../trust/check.ts";
+import { projectScope } from "../trust/grants.ts";
+import { libraryBytes } from "../trust/hash.ts";
 import { isInteractive } from "../prompt.ts";
+import { type Inspection, inspect, inspectLocation, recordInspected, refusalOf, trustRequestOf } from "../session/inspect.ts";
 import type { Approval, Approver } from "./gate.ts";
 import { reap, type ReapEntry, type ReapReport } from "../reaper/reap.ts";
 import type { Owned } from "../reaper/ours.ts";
@@ -148,11 +151,11 @@ export class Session implements AsyncDisposable {
    * resolve them; sidecars are read, no plugin code runs. Trust is settled by `load()`.
    */
   available(): AvailablePlugin[] {
-    return catalog(this.config, this.searchFolders).map((e) => ({
+    return catalog(this.config, this.searchFolders, this.cwd).map((e) => ({
       name: e.name,
       ref: e.configured || !e.location ? e.name : e.location.library,
       configured: e.configured,
-      enabled: e.enabled,
+      enabled: this.config.plugins.get(e.name)?.enabled ?? true,
       problem: e.problem,
     }));
   }
@@ -163,40 +166,52 @@ export class Session implements AsyncDisposable {
   }
 
   /**
-   * Loads a plugin: sidecar, config, name claims, trust, then spawn, handshake, describe,
-   * comparison with the sidecar, attach and start. No plugin code runs before trust is settled.
+   * Everything known about a plugin before any of its code runs (location, sidecar, hash, file
+   * list, trust, folder sharers, config entry, shadowing, dependencies), from one read of its folder.
+   */
+  inspect(ref: string): Inspection {
+    return inspect(ref, this.inspectContext());
+  }
+
+  /** The same, for a plugin already located (as `list` finds them). */
+  inspectAt(location: Resolved): Inspection {
+    return inspectLocation(location, this.inspectContext());
+  }
+
+  private inspectContext() {
+    return { config: this.config, searchFolders: this.searchFolders, cwd: this.cwd, stateDir: this.folders.stateDir, env: { ...process.env, ...this.options.env } };
+  }
+
+  /**
+   * Loads a plugin: inspect (one read of its folder: sidecar, hash, config, dependencies), name
+   * claims, trust, then spawn, handshake, describe, comparison with the sidecar, attach and start.
+   * No plugin code runs before trust is settled, and the bytes that run are the bytes inspected.
    */
   async load(ref: string, options: LoadOptions = {}): Promise<Plugin> {
     if (this.closed) throw new CxError("E_STOPPED", "this session is closed");
-    const location = this.locate(ref);
-    const sidecar = readSidecar(location.sidecar, location.library);
-    if (location.configName !== null && location.configName !== sidecar.name) {
-      throw new CxError("E_CONFIG", `config.json configures plugin '${location.configName}', but the sidecar ${location.sidecar} names it '${sidecar.name}'`, {
-        hint: `rename the entry in config.json to '${sidecar.name}'`,
-      });
-    }
-    const configured = this.config.plugins[sidecar.name];
-    if (configured?.enabled === false && !options.once) {
+    const inspection = this.inspect(ref);
+    const { manifest: sidecar, location, loadSet } = inspection;
+    const refusal = refusalOf(inspection);
+    if (inspection.shadowing && refusal) throw refusal;
+    if (!inspection.enabled && !options.once) {
       throw new CxError("E_DISABLED", `plugin '${sidecar.name}' is disabled in config.json (enabled: false), so it was not loaded`, {
         hint: "load it for this run only with --once (it still needs approval), or set enabled: true",
       });
     }
+    if (refusal) throw refusal;
     this.claimNames(sidecar);
-    const loadSet = await ensureTrusted({
-      stateDir: this.folders.stateDir,
-      name: sidecar.name,
-      manifest: sidecar,
-      library: location.library,
-      folder: location.folder,
-      approveCommand: ref,
-      confirm: this.confirmTrust(),
-    });
+    const trusted = await confirmTrusted(trustRequestOf(inspection), { approveCommand: ref, confirm: this.confirmTrust() });
+    if (trusted === "now") recordInspected(inspection, this.folders.stateDir);
+    const configured = inspection.settings ? this.config.plugins.get(inspection.settings.entry) : undefined;
     const spec: PluginSpec = {
       name: sidecar.name,
       library: location.library,
-      libraryBytes: loadSet.library,
+      libraryBytes: libraryBytes(loadSet),
+      dependencies: inspection.dependencies.plan!.inSet.map((d) => ({ path: d.path, soname: d.soname, bytes: loadSet.kept.get(d.path)! })),
+      folder: loadSet.realFolder,
       settings: options.settings ?? configured?.settings ?? {},
       cwd: this.cwd,
+      scope: projectScope(this.cwd),
       stateDir: this.folders.stateDir,
       gateMs: this.options.gateMs,
       approve: this.options.approve,
@@ -287,11 +302,11 @@ export class Session implements AsyncDisposable {
     const log = (level: number, text: string) => {
       if (onLog) return onLog(name, level, text);
       const method = level >= 4 ? "error" : level === 3 ? "warn" : level === 2 ? "info" : "debug";
-      logger[method](`${LEVEL_NAMES[level] ?? level}: ${text}`);
+      logger[method](`${LEVEL_NAMES[level] ?? level}: ${inertBlock(text)}`);
     };
     const record = () => (this.record ??= new SessionRecord(this.folders.stateDir));
     return {
-      onOutput: (line: string) => (onOutput ? onOutput(name, line) : logger.debug(line)),
+      onOutput: (line: string) => (onOutput ? onOutput(name, line) : logger.debug(inertBlock(line))),
       onLog: log,
       onSpawn: (host: Owned) => {
         record().add(host, name, "host");

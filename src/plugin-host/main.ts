@@ -27,6 +27,12 @@ export async function runPluginHost(args: string[]): Promise<never> {
   // With --library-fd, the parent passed the approved bytes as an open, sealed file.
   const fdFlag = args.indexOf("--library-fd");
   const libraryFd = fdFlag > 0 ? Number(args[fdFlag + 1]) : null;
+  // Each --dependency <fd>:<path> is a sealed copy of a library from the plugin's folder that it
+  // needs, in the order to load them (each after what it needs).
+  const dependencies = args.flatMap((a, i) => (a === "--dependency" && args[i + 1] ? [args[i + 1]!] : [])).map((spec) => {
+    const colon = spec.indexOf(":");
+    return { fd: Number(spec.slice(0, colon)), path: spec.slice(colon + 1) };
+  });
   // 1. Before anything can print: keep the real stdout for the protocol and send fd 1 to stderr;
   //    take the requests off fd 0 too, so a process the plugin starts cannot read them.
   const libc = openLibc();
@@ -71,7 +77,14 @@ export async function runPluginHost(args: string[]): Promise<never> {
   const path = libraryPath!;
 
   // 2. Load the library. Its static constructors run here; trust was settled by the parent.
+  //    The libraries it ships come first, from their approved copies: the loader then matches the
+  //    library's DT_NEEDED to them by soname and never opens the files on disk.
   phase("dlopen");
+  for (const dependency of dependencies) {
+    const loaded = libc.open(`/proc/self/fd/${dependency.fd}`);
+    libc.close(dependency.fd);
+    if ("error" in loaded) return refuse("load", `cannot load ${dependency.path}, a library the plugin ships, as a shared library: ${loaded.error}`);
+  }
   const opened = libc.open(libraryFd === null ? path : `/proc/self/fd/${libraryFd}`);
   if (libraryFd !== null) libc.close(libraryFd);
   if ("error" in opened) return refuse("load", `cannot load ${path} as a shared library: ${opened.error}`);

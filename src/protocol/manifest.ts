@@ -81,10 +81,34 @@ export type Manifest = v.InferOutput<typeof ManifestSchema>;
 
 export type ManifestCheck = { ok: true; manifest: Manifest } | { ok: false; problems: Problem[] };
 
+/**
+ * How deeply a manifest may nest objects and arrays. Real ones nest a dozen levels (an inputSchema
+ * of objects of arrays); past this the comparison and JSON printing would run out of stack.
+ */
+export const MANIFEST_DEPTH_LIMIT = 64;
+
+/** The path of the first value nested deeper than `limit`, or null. Iterative: any depth is safe. */
+export function tooDeep(input: unknown, limit = MANIFEST_DEPTH_LIMIT): string | null {
+  const stack: { value: unknown; depth: number; path: string }[] = [{ value: input, depth: 0, path: "" }];
+  while (stack.length) {
+    const { value, depth, path } = stack.pop()!;
+    if (value === null || typeof value !== "object") continue;
+    if (depth >= limit) return path || "(the document)";
+    const entries = Array.isArray(value) ? value.map((v, i) => [`[${i}]`, v] as const) : Object.entries(value).map(([k, v]) => [/^[A-Za-z_$][\w$]*$/.test(k) ? `.${k}` : `[${JSON.stringify(k)}]`, v] as const);
+    for (const [step, child] of entries) stack.push({ value: child, depth: depth + 1, path: path ? path + step : step.replace(/^\./, "") });
+  }
+  return null;
+}
+
 /** Validates a parsed manifest, reporting every problem at once with its JSON path. */
 export function checkManifest(input: unknown): ManifestCheck {
   if (input === null || typeof input !== "object" || Array.isArray(input)) {
     return { ok: false, problems: [{ path: "", message: `the manifest is ${describeValue(input)}, not a JSON object` }] };
+  }
+  const deep = tooDeep(input);
+  if (deep !== null) {
+    const shown = deep.length > 120 ? `${deep.slice(0, 120)}…` : deep;
+    return { ok: false, problems: [{ path: deep, message: `${shown}: nested more than ${MANIFEST_DEPTH_LIMIT} levels deep, which no manifest needs` }] };
   }
   const result = v.safeParse(ManifestSchema, input);
   if (result.success) return { ok: true, manifest: result.output };

@@ -9,12 +9,12 @@ const isPlainObject = (x: unknown): x is Record<string, unknown> => x !== null &
 const orDefault = <T extends v.GenericSchema>(schema: T, value: v.InferOutput<T>) =>
   v.optional(v.fallback(schema, value as never), value as never);
 
-export const JobResultSchema = v.object({
+const JobResultFieldsSchema = v.object({
   success: orDefault(v.boolean(), false),
   exitCode: orDefault(v.pipe(v.number(), v.integer()), 0),
   errorMessage: orDefault(v.nullable(v.string()), null),
   permissionDenied: orDefault(v.boolean(), false),
-  decidedBy: orDefault(v.nullable(v.picklist(["user", "policy"])), null),
+  decidedBy: v.optional(v.unknown()),
   output: orDefault(
     v.custom<Record<string, unknown>>((x) => isPlainObject(x), "output must be a JSON object"),
     {},
@@ -22,7 +22,28 @@ export const JobResultSchema = v.object({
   logFile: orDefault(v.nullable(v.string()), null),
   durationMs: v.optional(v.fallback(v.pipe(v.number(), v.integer(), v.minValue(0)), undefined as never)),
 });
+
+/** Only cxagent says who decided a permission: a plugin that names a decider or a denial is making its own claim. */
+const pluginClaim = (permissionDenied: boolean, decidedBy: unknown): DecidedBy | null =>
+  permissionDenied || (decidedBy !== undefined && decidedBy !== null) ? "plugin" : null;
+
+export const JobResultSchema = v.pipe(
+  JobResultFieldsSchema,
+  v.transform((r) => ({ ...r, decidedBy: pluginClaim(r.permissionDenied, r.decidedBy) })),
+);
 export type JobResult = Omit<v.InferOutput<typeof JobResultSchema>, "durationMs"> & { durationMs: number };
+
+/**
+ * Who decided a permission. "user" and "policy" are cxagent's own decisions, made before the call
+ * reached the plugin; "plugin" marks a result in which the plugin itself named a decider or a
+ * denial — its claim, never taken for cxagent's.
+ */
+export type DecidedBy = "user" | "policy" | "plugin";
+
+/** Whether cxagent itself denied the call (it never reached the plugin). */
+export function isDeniedByHost(result: JobResult): boolean {
+  return result.permissionDenied && (result.decidedBy === "user" || result.decidedBy === "policy");
+}
 
 /**
  * Normalizes a plugin's `result` object exactly as JobResultSchema does (a test holds the two
@@ -36,7 +57,7 @@ export function toJobResult(r: Record<string, unknown>, measuredMs: number): Job
     exitCode: Number.isInteger(r.exitCode) ? (r.exitCode as number) : 0,
     errorMessage: typeof r.errorMessage === "string" ? r.errorMessage : null,
     permissionDenied: typeof r.permissionDenied === "boolean" ? r.permissionDenied : false,
-    decidedBy: r.decidedBy === "user" || r.decidedBy === "policy" ? r.decidedBy : null,
+    decidedBy: pluginClaim(r.permissionDenied === true, r.decidedBy),
     output: isPlainObject(r.output) ? r.output : {},
     logFile: typeof r.logFile === "string" ? r.logFile : null,
     durationMs: Number.isInteger(d) && (d as number) >= 0 ? (d as number) : Math.round(measuredMs),

@@ -10,9 +10,10 @@
  * one that led no group, so only the process itself is signalled.
  */
 import { readdirSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import * as v from "valibot";
 import { readJsonStrict, writeJsonAtomic } from "../files.ts";
+import { withFileLock } from "../lock.ts";
 import type { Owned } from "./ours.ts";
 import { startTimeOf } from "./proc.ts";
 
@@ -76,22 +77,36 @@ export class SessionRecord {
 
   /** Records a process whose identity the caller has read from /proc (see proveDescent). */
   add(owned: Owned, plugin: string, kind: RecordedProcess["kind"]): void {
-    this.data ??= {
+    const fresh = this.data ?? {
       owner: { pid: process.pid, startTime: startTimeOf(process.pid) ?? "0" },
       createdAt: new Date().toISOString(),
       processes: [],
     };
     const { pid, startTime, pgid, sid } = owned;
-    this.data.processes = this.data.processes.filter((p) => p.pid !== pid);
-    this.data.processes.push({ pid, startTime, plugin, kind, ...(pgid === undefined ? {} : { pgid }), ...(sid === undefined ? {} : { sid }) });
-    writeJsonAtomic(this.path, this.data);
+    const entry = { pid, startTime, plugin, kind, ...(pgid === undefined ? {} : { pgid }), ...(sid === undefined ? {} : { sid }) };
+    this.data = this.update(fresh, (data) => ({ ...data, processes: [...data.processes.filter((p) => p.pid !== pid), entry] }));
   }
 
   remove(pids: readonly number[]): void {
     if (!this.data || pids.length === 0) return;
-    const before = this.data.processes.length;
-    this.data.processes = this.data.processes.filter((p) => !pids.includes(p.pid));
-    if (this.data.processes.length !== before) writeJsonAtomic(this.path, this.data);
+    this.data = this.update(this.data, (data) => {
+      const processes = data.processes.filter((p) => !pids.includes(p.pid));
+      return processes.length === data.processes.length ? null : { ...data, processes };
+    });
+  }
+
+  /**
+   * Read → modify → rename under the lock all session records share (sessions/.records.lock, one
+   * file that is never removed); `fallback` when the record is not there yet.
+   */
+  private update(fallback: SessionRecordData, modify: (data: SessionRecordData) => SessionRecordData | null): SessionRecordData {
+    return withFileLock(join(dirname(this.path), "records"), () => {
+      const current = readJsonStrict(this.path, SessionRecordSchema, fallback, "session record");
+      const next = modify(current);
+      if (next === null) return current;
+      writeJsonAtomic(this.path, next);
+      return next;
+    });
   }
 
   /** A clean end: nothing is left to reap. */

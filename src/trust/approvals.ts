@@ -1,51 +1,131 @@
 /**
- * approvals.json in the state folder: which exact load set a person approved for a plugin name.
- * Only a person answering the prompt, or `cxagent approve --hash` with the matching hash, adds an
- * entry; nothing in config.json can.
+ * approvals.json in the state folder: which exact load set a person approved for a plugin at a
+ * folder (SPEC §6.3). Same-named plugins in two folders are two approvals. Only a person answering
+ * the prompt, or `cxagent approve --hash` with the matching hash, adds an entry; nothing in
+ * config.json can. Every change is made under the file's lock, so concurrent writers lose nothing.
  */
+import { realpathSync } from "node:fs";
 import { join } from "node:path";
 import * as v from "valibot";
-import { readJsonStrict, writeJsonAtomic } from "../files.ts";
+import { readJsonStrict, updateJsonLocked } from "../files.ts";
+import type { LoadSetFile } from "./hash.ts";
+
+const Hex64 = v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/, "must be 64 lowercase hex digits"));
+
+export const ApprovedFileSchema = v.strictObject({
+  path: v.string(),
+  size: v.pipe(v.number(), v.integer(), v.minValue(0)),
+  sha256: Hex64,
+});
 
 export const ApprovalSchema = v.strictObject({
   plugin: v.string(),
-  hash: v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/, "must be 64 lowercase hex digits")),
+  hash: Hex64,
+  /** The folder's real path (approvals written before file lists were kept may hold another spelling). */
   directory: v.string(),
   approvedAt: v.string(),
+  /** Absent in approvals written by cxagent 0.1, which kept no file list. */
+  files: v.optional(v.array(ApprovedFileSchema)),
 });
 export type Approval = v.InferOutput<typeof ApprovalSchema>;
 
 const ApprovalsFileSchema = v.strictObject({ approvals: v.array(ApprovalSchema) });
+type ApprovalsFile = v.InferOutput<typeof ApprovalsFileSchema>;
+const EMPTY: ApprovalsFile = { approvals: [] };
 
-export type TrustState = "approved" | "changed" | "new";
+/** What changed in a plugin's folder since its approval. */
+export interface Changes {
+  added: string[];
+  removed: string[];
+  modified: string[];
+}
+
+export type Trust =
+  | { state: "approved"; approval: Approval }
+  /** `changes` is null when the earlier approval kept no file list. */
+  | { state: "changed"; approval: Approval; changes: Changes | null }
+  | { state: "new" };
+
+export type TrustState = Trust["state"];
 
 export function approvalsPath(stateDir: string): string {
   return join(stateDir, "approvals.json");
 }
 
 export function readApprovals(stateDir: string): Approval[] {
-  return readJsonStrict(approvalsPath(stateDir), ApprovalsFileSchema, { approvals: [] }, "approvals file").approvals;
+  return readJsonStrict(approvalsPath(stateDir), ApprovalsFileSchema, EMPTY, "approvals file").approvals;
 }
 
-/** approved: this exact hash; changed: approved before, with other bytes; new: never approved. */
-export function trustState(approvals: readonly Approval[], plugin: string, hash: string): TrustState {
-  const mine = approvals.filter((a) => a.plugin === plugin);
-  if (mine.some((a) => a.hash === hash)) return "approved";
-  return mine.length ? "changed" : "new";
+/** Whether an approval is for the folder whose real path is `realFolder`. */
+export function isForFolder(approval: Approval, realFolder: string): boolean {
+  if (approval.directory === realFolder) return true;
+  try {
+    return realpathSync(approval.directory) === realFolder; // an older approval's spelling of the folder
+  } catch {
+    return false;
+  }
 }
 
-/** Records an approval, replacing earlier ones for the same plugin name. */
-export function recordApproval(stateDir: string, plugin: string, hash: string, directory: string): Approval {
-  const approvals = readApprovals(stateDir).filter((a) => a.plugin !== plugin);
-  const entry = { plugin, hash, directory, approvedAt: new Date().toISOString() };
-  writeJsonAtomic(approvalsPath(stateDir), { approvals: [...approvals, entry] });
-  return entry;
+/**
+ * approved: this exact hash at this folder; changed: approved at this folder before, with other
+ * bytes; new: never approved at this folder (a same-named plugin elsewhere does not count).
+ */
+export function trustOf(approvals: readonly Approval[], plugin: string, realFolder: string, hash: string, files: readonly LoadSetFile[]): Trust {
+  const here = approvals.filter((a) => a.plugin === plugin && isForFolder(a, realFolder));
+  const exact = here.find((a) => a.hash === hash);
+  if (exact) return { state: "approved", approval: exact };
+  const last = here.at(-1);
+  if (!last) return { state: "new" };
+  return { state: "changed", approval: last, changes: last.files ? diffFiles(last.files, files) : null };
 }
 
-/** Removes every approval of a plugin; returns how many there were. */
-export function revokeApproval(stateDir: string, plugin: string): number {
-  const approvals = readApprovals(stateDir);
-  const kept = approvals.filter((a) => a.plugin !== plugin);
-  if (kept.length !== approvals.length) writeJsonAtomic(approvalsPath(stateDir), { approvals: kept });
-  return approvals.length - kept.length;
+/** Folders (as recorded) where a plugin of this name is approved, other than `realFolder`. */
+export function approvedElsewhere(approvals: readonly Approval[], plugin: string, realFolder: string): string[] {
+  const folders = approvals.filter((a) => a.plugin === plugin && !isForFolder(a, realFolder)).map((a) => a.directory);
+  return [...new Set(folders)];
+}
+
+export function diffFiles(before: readonly LoadSetFile[], after: readonly LoadSetFile[]): Changes {
+  const old = new Map(before.map((f) => [f.path, f]));
+  const now = new Map(after.map((f) => [f.path, f]));
+  return {
+    added: after.filter((f) => !old.has(f.path)).map((f) => f.path),
+    removed: before.filter((f) => !now.has(f.path)).map((f) => f.path),
+    modified: after.filter((f) => {
+      const was = old.get(f.path);
+      return was !== undefined && (was.sha256 !== f.sha256 || was.size !== f.size);
+    }).map((f) => f.path),
+  };
+}
+
+/** Records an approval of a plugin at a folder, replacing earlier ones for that plugin at that folder only. */
+export function recordApproval(stateDir: string, entry: { plugin: string; hash: string; realFolder: string; files: readonly LoadSetFile[] }): Approval {
+  const approval: Approval = {
+    plugin: entry.plugin,
+    hash: entry.hash,
+    directory: entry.realFolder,
+    approvedAt: new Date().toISOString(),
+    files: entry.files.map((f) => ({ path: f.path, size: f.size, sha256: f.sha256 })),
+  };
+  updateJsonLocked(approvalsPath(stateDir), ApprovalsFileSchema, EMPTY, "approvals file", (file) => ({
+    approvals: [...file.approvals.filter((a) => !(a.plugin === entry.plugin && isForFolder(a, entry.realFolder))), approval],
+  }));
+  return approval;
+}
+
+/**
+ * Removes approvals of a plugin: at one folder, or at every folder when `realFolder` is null.
+ * Returns the folders (as recorded) whose approval was removed.
+ */
+export function revokeApproval(stateDir: string, plugin: string, realFolder: string | null): string[] {
+  const removed: string[] = [];
+  updateJsonLocked(approvalsPath(stateDir), ApprovalsFileSchema, EMPTY, "approvals file", (file) => {
+    const kept = file.approvals.filter((a) => {
+      const goes = a.plugin === plugin && (realFolder === null || isForFolder(a, realFolder));
+      if (goes) removed.push(a.directory);
+      return !goes;
+    });
+    return kept.length === file.approvals.length ? null : { approvals: kept };
+  });
+  return removed;
 }

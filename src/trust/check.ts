@@ -1,38 +1,38 @@
 /**
- * The trust decision for one load (SPEC §6.3): hash the load set, compare with approvals.json, and
- * when the exact bytes were not approved, ask a person — or refuse. Runs before any process exists.
+ * The trust decision for one load (SPEC §6.3): when the exact load set at its folder was not
+ * approved, ask a person — or refuse. Runs before any process exists. What the person is shown
+ * is built from the same bytes that are hashed and loaded, and every string from the plugin or
+ * its folder is made inert for the terminal.
  */
-import { basename } from "node:path";
 import { CxError } from "../errors.ts";
+import { inert } from "../inert.ts";
 import type { Manifest } from "../protocol/manifest.ts";
-import { SIDECAR_SUFFIX } from "../discovery/sidecar.ts";
-import { readApprovals, recordApproval, type TrustState, trustState } from "./approvals.ts";
-import { type LoadSet, loadSetHash } from "./hash.ts";
 import { choose } from "../prompt.ts";
+import type { Changes, TrustState } from "./approvals.ts";
 
 export interface TrustRequest {
   name: string;
   manifest: Manifest;
   library: string;
   folder: string;
+  /** The folder's real path: what the approval is bound to. */
+  realFolder: string;
   hash: string;
   state: TrustState;
+  /** What changed since the approval at this folder (state "changed"); null when not recorded. */
+  changes: Changes | null;
+  /** Folders where a same-named plugin is approved: a different plugin from this one. */
+  approvedElsewhere: string[];
   /** Other plugins whose files are in the same load set. */
   sharesWith: string[];
+  /** The config.json entry whose settings it will receive, by key names. */
+  settings: { entry: string; keys: string[] } | null;
+  /** Libraries from its folder the loader maps for it, from their approved copies. */
+  ships: string[];
 }
 
 /** Asks a person; resolves true only when they approved. */
 export type ConfirmTrust = (request: TrustRequest) => Promise<boolean>;
-
-/** The other plugins whose sidecars are in `library`'s load set. */
-export function sharersOf(files: readonly string[], library: string): string[] {
-  const ownSidecar = `${basename(library).replace(/\.[^.]+$/, "")}${SIDECAR_SUFFIX}`;
-  return files.filter((f) => f.endsWith(SIDECAR_SUFFIX) && f !== ownSidecar).map((f) => basename(f, SIDECAR_SUFFIX));
-}
-
-export function trustRequest(name: string, manifest: Manifest, library: string, loadSet: LoadSet, state: TrustState): TrustRequest {
-  return { name, manifest, library, folder: loadSet.folder, hash: loadSet.hash, state, sharesWith: sharersOf(loadSet.files, library) };
-}
 
 /** The approval prompt on the terminal (SPEC §6.3): default No, Ctrl-C is No. */
 export async function askOnTerminal(request: TrustRequest): Promise<boolean> {
@@ -44,53 +44,89 @@ export async function askOnTerminal(request: TrustRequest): Promise<boolean> {
   return answer === "yes";
 }
 
+/** "modified: README.md; added: x.so" — every file name made inert. */
+export function describeChanges(changes: Changes | null): string {
+  if (changes === null) return "which ones is not known: the earlier approval was made by an older cxagent, which kept no file list";
+  const parts = (["modified", "added", "removed"] as const)
+    .filter((k) => changes[k].length)
+    .map((k) => `${k}: ${changes[k].map(inert).join(", ")}`);
+  return parts.join("; ") || "no file, but the hash differs";
+}
+
+export function otherFolderSentence(name: string, elsewhere: readonly string[], here: string): string {
+  const where = elsewhere.map(inert).join(", ");
+  return `another plugin named ${inert(name)} is approved from ${where}; this one is at ${inert(here)}`;
+}
+
 /**
- * Returns the hashed load set (with the library's bytes) once its exact bytes are approved.
- * Throws E_NOT_APPROVED when nobody can be asked, E_DENIED when the person said no.
+ * Throws E_NOT_APPROVED when nobody can be asked, E_DENIED when the person said no; returns when
+ * the exact load set is approved (already, or just now by the person; the caller records it).
  */
-export async function ensureTrusted(options: {
-  stateDir: string;
-  name: string;
-  manifest: Manifest;
-  library: string;
-  folder: string;
-  approveCommand: string;
-  confirm?: ConfirmTrust;
-}): Promise<LoadSet> {
-  const loadSet = loadSetHash(options.folder, options.library);
-  const state = trustState(readApprovals(options.stateDir), options.name, loadSet.hash);
-  if (state === "approved") return loadSet;
-  const request = trustRequest(options.name, options.manifest, options.library, loadSet, state);
-  if (!options.confirm) {
-    const why = state === "changed" ? "its files changed since it was approved" : "it has not been approved";
-    throw new CxError("E_NOT_APPROVED", `plugin '${options.name}' was not loaded: ${why} (hash ${loadSet.hash})`, {
-      hint: `review it with 'cxagent describe ${options.approveCommand}', then approve it: 'cxagent approve ${options.approveCommand}' on a terminal, or 'cxagent approve ${options.approveCommand} --hash ${loadSet.hash}'`,
-      details: { plugin: options.name, hash: loadSet.hash, folder: options.folder, state },
-    });
-  }
+export async function confirmTrusted(request: TrustRequest, options: { approveCommand: string; confirm?: ConfirmTrust }): Promise<"already" | "now"> {
+  if (request.state === "approved") return "already";
+  if (!options.confirm) throw notApproved(request, options.approveCommand);
   if (!(await options.confirm(request))) {
-    throw new CxError("E_DENIED", `plugin '${options.name}' was not approved, so it was not loaded`);
+    throw new CxError("E_DENIED", `plugin '${request.name}' was not approved, so it was not loaded`);
   }
-  recordApproval(options.stateDir, options.name, loadSet.hash, options.folder);
-  return loadSet;
+  return "now";
+}
+
+export function notApproved(request: TrustRequest, approveCommand: string): CxError {
+  const why =
+    request.state === "changed"
+      ? `its files changed since it was approved (${describeChanges(request.changes)})`
+      : request.approvedElsewhere.length
+        ? `it has not been approved: ${otherFolderSentence(request.name, request.approvedElsewhere, request.realFolder)}`
+        : "it has not been approved";
+  return new CxError("E_NOT_APPROVED", `plugin '${request.name}' was not loaded: ${why} (hash ${request.hash})`, {
+    hint: `review it with 'cxagent describe ${approveCommand}', then approve it: 'cxagent approve ${approveCommand}' on a terminal, or 'cxagent approve ${approveCommand} --hash ${request.hash}'`,
+    details: {
+      plugin: request.name,
+      hash: request.hash,
+      folder: request.realFolder,
+      state: request.state,
+      changes: request.changes,
+      approvedElsewhere: request.approvedElsewhere,
+    },
+  });
+}
+
+/** Which tools ask, and how: "every call: a, b; depending on its arguments: c". */
+export function describeAsking(manifest: Manifest): string {
+  const always = manifest.tools.filter((t) => t.gated === true).map((t) => t.name);
+  const dynamic = manifest.tools.filter((t) => t.gated === "dynamic").map((t) => t.name);
+  const parts = [
+    ...(always.length ? [`on every call: ${always.join(", ")}`] : []),
+    ...(dynamic.length ? [`depending on the arguments: ${dynamic.join(", ")}`] : []),
+  ];
+  return parts.length ? parts.join("; ") : "never";
+}
+
+export function describeSettings(settings: TrustRequest["settings"]): string {
+  if (!settings) return "none (config.json has no entry for it)";
+  const keys = settings.keys.length ? `keys: ${settings.keys.map(inert).join(", ")}` : "no keys";
+  return `those of config.json entry '${inert(settings.entry)}' (${keys})`;
 }
 
 /** The approval prompt's text (SPEC §6.3). */
 export function describeTrustRequest(request: TrustRequest): string {
   const m = request.manifest;
-  const dynamic = m.tools.filter((t) => t.gated === "dynamic").map((t) => t.name);
+  const name = inert(m.name);
+  const version = inert(m.version);
   const lines = [
-    request.state === "changed"
-      ? `Plugin ${m.name} ${m.version} changed since you approved it.`
-      : `Plugin ${m.name} ${m.version} has not been approved yet.`,
-    `  folder        ${request.folder}  (every file in it is covered)`,
+    request.state === "changed" ? `Plugin ${name} ${version} changed since you approved it.` : `Plugin ${name} ${version} has not been approved yet.`,
+    `  folder        ${inert(request.realFolder)}  (every file in it is covered)`,
     `  hash          ${request.hash}`,
-    `  tools         ${m.tools.length}${m.tools.length ? `: ${m.tools.map((t) => t.name).join(", ")}` : ""}`,
-    `  asks per call ${dynamic.length ? `depending on its arguments: ${dynamic.join(", ")}` : "never depending on arguments"}`,
+    ...(request.state === "changed" ? [`  changed       ${describeChanges(request.changes)}`] : []),
+    ...(request.approvedElsewhere.length ? [`  elsewhere     ${otherFolderSentence(m.name, request.approvedElsewhere, request.realFolder)}`] : []),
+    `  tools         ${m.tools.length}${m.tools.length ? `: ${m.tools.map((t) => inert(t.name)).join(", ")}` : ""}`,
+    `  asks          ${describeAsking(m)}`,
     `  instructions  ${m.instructions ? "adds instructions for the model" : "none"}`,
     `  processes     ${m.spawns ? "starts processes of its own" : "starts none"}`,
     `  on its own    ${m.client ? "can start work by itself (client)" : "only acts when called"}`,
-    `  shares folder ${request.sharesWith.length ? `with ${request.sharesWith.join(", ")}` : "with no other plugin"}`,
+    `  settings      ${describeSettings(request.settings)}`,
+    ...(request.ships.length ? [`  ships         ${request.ships.map(inert).join(", ")} (loaded from the approved copies)`] : []),
+    `  shares folder ${request.sharesWith.length ? `with ${request.sharesWith.map(inert).join(", ")}` : "with no other plugin"}`,
     "Loading it runs its code with your permissions.",
   ];
   return lines.join("\n");

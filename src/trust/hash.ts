@@ -5,17 +5,39 @@
  * content. A symbolic link is hashed by its target text and must resolve inside the folder.
  * Moving the folder keeps the hash; changing any byte or name changes it.
  */
-import { closeSync, lstatSync, openSync, readdirSync, readFileSync, readlinkSync, readSync, realpathSync } from "node:fs";
+import { closeSync, fstatSync, lstatSync, openSync, readdirSync, readlinkSync, readSync, realpathSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 import { CxError } from "../errors.ts";
 
+/** One entry of a load set, as an approval records it so that "changed" can say what changed. */
+export interface LoadSetFile {
+  /** Relative path, `/` separators. */
+  path: string;
+  /** Bytes hashed: the file's length, or a symbolic link's target text length. */
+  size: number;
+  /** SHA-256 of those bytes, lowercase hex. */
+  sha256: string;
+}
+
 export interface LoadSet {
   folder: string;
+  /** The folder's real path (symbolic links resolved): what an approval is bound to. */
+  realFolder: string;
   hash: string;
-  /** Relative paths, in hashing order. */
-  files: string[];
-  /** The library's bytes, read once: the same bytes are hashed and then loaded. */
-  library?: Buffer;
+  /** Every entry, in hashing order. */
+  files: LoadSetFile[];
+  /**
+   * The bytes read while hashing of every sidecar, every ELF file and the README.md (by relative
+   * path): the prompt, the hash and the load all use these, never a second read of the file.
+   */
+  kept: Map<string, Buffer>;
+  /** The library's relative path (of its real file) when one was given. */
+  libraryPath: string | null;
+}
+
+/** The kept bytes of the library the load set was hashed for. */
+export function libraryBytes(set: LoadSet): Buffer | undefined {
+  return set.libraryPath === null ? undefined : set.kept.get(set.libraryPath);
 }
 
 interface Entry {
@@ -72,44 +94,68 @@ function u64le(n: number): Buffer {
   return b;
 }
 
-/** Hashes a load set. With `library`, that file's bytes are kept in the result. */
+const CHUNK = 1 << 20;
+const SIDECAR = ".plugin.json";
+const ELF_MAGIC = Buffer.from([0x7f, 0x45, 0x4c, 0x46]);
+
+/**
+ * Hashes a load set, reading each file once. Sidecars and ELF files are kept in memory, so what
+ * is shown, hashed and loaded are the same bytes; any other file is streamed.
+ */
 export function loadSetHash(folder: string, library?: string): LoadSet {
+  try {
+    return hashLoadSet(folder, library);
+  } catch (error) {
+    // A file that vanished between listing and reading: someone is changing the folder right now.
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== "ENOENT" && code !== "ENOTDIR") throw error;
+    throw new CxError("E_LOAD", `the plugin's folder ${folder} changed while it was being hashed (${(error as Error).message})`, { hint: "try again once nothing is writing to it", cause: error });
+  }
+}
+
+function hashLoadSet(folder: string, library?: string): LoadSet {
   const realFolder = realpathSync(folder);
   const entries = walk(folder, realFolder);
   // The library may be a link to a file beside it: its bytes are that file's.
-  const libraryPath = library === undefined ? undefined : relative(realFolder, realpathSync(library)).split(sep).join("/");
+  const libraryPath = library === undefined ? null : relative(realFolder, realpathSync(library)).split(sep).join("/");
   const hasher = new Bun.CryptoHasher("sha256");
-  let libraryBytes: Buffer | undefined;
-  const chunk = Buffer.allocUnsafe(1 << 20);
+  const files: LoadSetFile[] = [];
+  const kept = new Map<string, Buffer>();
+  const chunk = Buffer.allocUnsafe(CHUNK);
   for (const entry of entries) {
     hasher.update(u32le(entry.bytes.length));
     hasher.update(entry.bytes);
+    const own = new Bun.CryptoHasher("sha256");
     if (entry.link !== null) {
       const target = Buffer.from(entry.link);
       hasher.update(u64le(target.length));
       hasher.update(target);
-      continue;
-    }
-    if (entry.path === libraryPath) {
-      libraryBytes = readFileSync(entry.absolute);
-      hasher.update(u64le(libraryBytes.length));
-      hasher.update(libraryBytes);
+      own.update(target);
+      files.push({ path: entry.path, size: target.length, sha256: own.digest("hex") });
       continue;
     }
     const fd = openSync(entry.absolute, "r");
     try {
-      const size = lstatSync(entry.absolute).size;
+      const size = fstatSync(fd).size;
       hasher.update(u64le(size));
+      const parts: Buffer[] = [];
+      let keep = entry.path.endsWith(SIDECAR) || entry.path === libraryPath || entry.path === "README.md";
       let done = 0;
       while (done < size) {
         const n = readSync(fd, chunk, 0, Math.min(chunk.length, size - done), null);
         if (n <= 0) throw new CxError("E_LOAD", `${entry.absolute} changed while it was being hashed`, { hint: "try again" });
-        hasher.update(chunk.subarray(0, n));
+        const piece = chunk.subarray(0, n);
+        if (done === 0 && n >= 4 && piece.subarray(0, 4).equals(ELF_MAGIC)) keep = true;
+        hasher.update(piece);
+        own.update(piece);
+        if (keep) parts.push(Buffer.from(piece));
         done += n;
       }
+      if (keep) kept.set(entry.path, Buffer.concat(parts, size));
+      files.push({ path: entry.path, size, sha256: own.digest("hex") });
     } finally {
       closeSync(fd);
     }
   }
-  return { folder, hash: hasher.digest("hex"), files: entries.map((e) => e.path), library: libraryBytes };
+  return { folder, realFolder, hash: hasher.digest("hex"), files, kept, libraryPath };
 }

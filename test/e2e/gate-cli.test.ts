@@ -82,7 +82,7 @@ describe("a gated invoke without a terminal", () => {
     const { env, project, state } = world(dir.path);
     const prompt = await tty(["invoke", CALCULATOR, "calc_add", "--args", '{"a":2,"b":3}', "--cwd", project], [{ after: "Allow this call? [o/a/D]", send: "a" }], { env });
     expect(prompt.code).toBe(0);
-    expect(grantsIn(state)).toEqual([{ scope: project, rule: "plugin calculator tool calc_add", grantedAt: expect.any(String) }]);
+    expect(grantsIn(state)).toEqual([{ scope: project, rule: "plugin calculator tool calc_add", folder: CALCULATOR, grantedAt: expect.any(String) }]);
     const again = await cli(["invoke", CALCULATOR, "calc_add", "--args", '{"a":2,"b":3}', "--cwd", project], { env });
     expect(again).toMatchObject({ code: 0, stdout: "2 + 3 = 5\n" });
     const listed = await cli(["grants", "--json", "--cwd", project], { env });

@@ -38,7 +38,16 @@ describe("approval lifecycle: new → approved → changed → asks again → re
     expect(approved.code).toBe(0);
     expect(approved.json()).toEqual({ plugin: "echo", version: "1.0.0", hash, folder: echo, approved: true, already: false });
     const file = JSON.parse(readFileSync(join(dir.path, "state", "approvals.json"), "utf8"));
-    expect(file).toEqual({ approvals: [{ plugin: "echo", hash, directory: echo, approvedAt: expect.any(String) }] });
+    // bound to the folder's real path, with the file list that lets "changed" say what changed
+    expect(file).toEqual({
+      approvals: [{
+        plugin: "echo",
+        hash,
+        directory: echo,
+        approvedAt: expect.any(String),
+        files: ["echo.plugin.json", "echo.so", "manifest.h"].map((path) => ({ path, size: expect.any(Number), sha256: expect.stringMatching(/^[0-9a-f]{64}$/) })),
+      }],
+    });
 
     expect((await cli(["invoke", "echo", "echo_this"], { env })).code).toBe(0);
 
@@ -55,9 +64,9 @@ describe("approval lifecycle: new → approved → changed → asks again → re
     expect((await cli(["invoke", "echo", "echo_this"], { env })).code).toBe(0);
 
     const revoked = await cli(["revoke", "echo", "--json"], { env });
-    expect(revoked.json()).toEqual({ plugin: "echo", revoked: true });
+    expect(revoked.json()).toEqual({ plugin: "echo", revoked: true, folders: [echo] });
     expect((await cli(["invoke", "echo", "echo_this"], { env })).code).toBe(4);
-    expect((await cli(["revoke", "echo"], { env })).stdout).toBe("echo was not approved; nothing to revoke\n");
+    expect((await cli(["revoke", "echo"], { env })).stdout).toBe(`echo was not approved at ${echo}; nothing to revoke\n`);
   });
 
   test("approve without a terminal and without --hash fails with exit 4 and says how", async () => {

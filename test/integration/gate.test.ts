@@ -2,10 +2,10 @@
  * Per-call permission (SPEC §7) through the library: every row of the table with a real gate.
  */
 import { describe, expect, test } from "bun:test";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import type { GateDecision, PermissionRequest, SessionOptions } from "../../src/index.ts";
-import { addGrant, readGrants } from "../../src/trust/grants.ts";
+import { addGrant, projectScope, readGrants } from "../../src/trust/grants.ts";
 import { CALCULATOR, fixture, freeCounts, openSession, tempDir, until, within } from "../helpers.ts";
 
 const RULE = (tool: string) => `plugin gates tool ${tool}`;
@@ -121,7 +121,8 @@ describe("approval of a gated call", () => {
     expect(await gates.invoke("asks", { n: 2 }, { approve: answer("deny") })).toMatchObject({ permissionDenied: true, decidedBy: "user" });
     expect(readGrants(state)).toEqual([]);
     expect((await gates.invoke("asks", { n: 3 }, { approve: answer("always") })).success).toBe(true);
-    expect(readGrants(state)).toEqual([{ scope: project, rule: RULE("asks"), grantedAt: expect.any(String) }]);
+    // scoped to the project's real path, and bound to the folder of the plugin it was given to
+    expect(readGrants(state)).toEqual([{ scope: project, rule: RULE("asks"), folder: fixture("gates"), grantedAt: expect.any(String) }]);
     expect(asked.map((r) => [r.tool, r.decision.display])).toEqual(Array(3).fill(["asks", "asks about these arguments"]));
     // the grant answers from now on: no approver needed
     expect((await gates.invoke("asks", { n: 4 })).output.arguments).toEqual({ n: 4 });
@@ -172,7 +173,7 @@ describe("a stored grant answers only a call that offers Always", () => {
     const project = join(dir, "project");
     mkdirSync(project);
     const state = join(dir, "state");
-    for (const tool of [...tools, "asks"]) addGrant(state, project, RULE(tool));
+    for (const tool of [...tools, "asks"]) addGrant(state, projectScope(project), RULE(tool), realpathSync(fixture("gates")));
     const session = await openSession({ cwd: project, stateDir: state, ...options });
     const gates = await session.load(fixture("gates"));
     expect((await gates.gate("asks")).granted).toBe(true); // the grants are where the session looks

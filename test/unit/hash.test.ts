@@ -2,7 +2,7 @@ import { expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { cpSync, mkdirSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { loadSetHash } from "../../src/trust/hash.ts";
+import { libraryBytes, loadSetHash } from "../../src/trust/hash.ts";
 import { tempDir } from "../helpers.ts";
 
 /** SPEC §6.3 written out a second time, byte by byte, to check the implementation against. */
@@ -43,8 +43,15 @@ test("matches the algorithm of SPEC §6.3, byte for byte", () => {
   makeLoadSet(dir.path);
   const set = loadSetHash(dir.path, join(dir.path, "plugin.so"));
   expect(set.hash).toBe(referenceHash(CONTENTS));
-  expect(set.files).toEqual([".hidden", "Zeta", "lib/deep/data.bin", "plugin.plugin.json", "plugin.so", "émoji-é"]);
-  expect(set.library).toEqual(Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0, 1, 2, 255]));
+  expect(set.files.map((f) => f.path)).toEqual([".hidden", "Zeta", "lib/deep/data.bin", "plugin.plugin.json", "plugin.so", "émoji-é"]);
+  // every file with its size and own SHA-256, so an approval can later say which files changed
+  for (const [path, content] of CONTENTS) {
+    const bytes = Buffer.from(content);
+    expect(set.files.find((f) => f.path === path)).toEqual({ path, size: bytes.length, sha256: createHash("sha256").update(bytes).digest("hex") });
+  }
+  expect(libraryBytes(set)).toEqual(Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0, 1, 2, 255]));
+  // the bytes shown and loaded are the ones hashed: the sidecar and ELF files are kept, others are not
+  expect([...set.kept.keys()]).toEqual(["plugin.plugin.json", "plugin.so"]);
 });
 
 test("moving the folder keeps the hash; a byte, a name, a new README or a swapped library change it", () => {
@@ -84,7 +91,7 @@ test("a symbolic link is hashed by its target text and must stay inside the fold
   const withLink = loadSetHash(set, join(set, "plugin.so"));
   expect(withLink.hash).toBe(referenceHash([["real.so.1", "library bytes"], ["plugin.so", "real.so.1"]]));
   // the library's bytes are those of the file the link points to
-  expect(withLink.library?.toString()).toBe("library bytes");
+  expect(libraryBytes(withLink)?.toString()).toBe("library bytes");
 
   writeFileSync(join(dir.path, "outside"), "not in the load set");
   symlinkSync("../outside", join(set, "escape"));

@@ -1,10 +1,9 @@
 import { defineCommand } from "citty";
 import { CxError } from "../../errors.ts";
-import { readSidecar } from "../../discovery/sidecar.ts";
+import { inert } from "../../inert.ts";
 import { isInteractive } from "../../prompt.ts";
-import { readApprovals, recordApproval, trustState } from "../../trust/approvals.ts";
-import { askOnTerminal, trustRequest } from "../../trust/check.ts";
-import { loadSetHash } from "../../trust/hash.ts";
+import { recordInspected, refusalOf, trustRequestOf } from "../../session/inspect.ts";
+import { askOnTerminal } from "../../trust/check.ts";
 import { globalOptions, pluginArg } from "../_args.ts";
 import type { CommandResult } from "../_output.ts";
 import { openSession } from "../_session.ts";
@@ -17,40 +16,45 @@ export default defineCommand({
   },
   async run({ args }): Promise<CommandResult> {
     const options = globalOptions(args);
-    await using session = await openSession(options);
-    const location = session.locate(args.plugin);
-    const manifest = readSidecar(location.sidecar, location.library);
-    const loadSet = loadSetHash(location.folder, location.library);
-    const stateDir = session.folders.stateDir;
-    const state = trustState(readApprovals(stateDir), manifest.name, loadSet.hash);
-    const done = (how: string, already = false): CommandResult => ({
-      json: { plugin: manifest.name, version: manifest.version, hash: loadSet.hash, folder: location.folder, approved: true, already },
-      text: already ? `${manifest.name} ${manifest.version} is already approved (hash ${loadSet.hash})` : `approved ${manifest.name} ${manifest.version} ${how} (hash ${loadSet.hash})`,
-    });
+    let given: string | null = null;
     if (typeof args.hash === "string") {
-      const given = args.hash.trim().toLowerCase();
+      given = args.hash.trim().toLowerCase();
       if (!/^[0-9a-f]{64}$/.test(given)) throw new CxError("E_USAGE", `--hash takes 64 hexadecimal digits, not '${args.hash}'`);
+    }
+    await using session = await openSession(options);
+    // One read of the folder: the prompt, the hash compared and the approval recorded are of the same bytes.
+    const inspected = session.inspect(args.plugin);
+    const { manifest, loadSet } = inspected;
+    const refusal = refusalOf(inspected);
+    if (refusal) throw refusal; // approving what would be refused at load only misleads
+    const done = (how: string, already = false): CommandResult => ({
+      json: { plugin: manifest.name, version: manifest.version, hash: loadSet.hash, folder: loadSet.realFolder, approved: true, already },
+      text: already
+        ? `${inert(manifest.name)} ${inert(manifest.version)} is already approved at ${inert(loadSet.realFolder)} (hash ${loadSet.hash})`
+        : `approved ${inert(manifest.name)} ${inert(manifest.version)} at ${inert(loadSet.realFolder)} ${how}(hash ${loadSet.hash})`,
+    });
+    if (given !== null) {
       if (given !== loadSet.hash) {
         throw new CxError("E_NOT_APPROVED", `plugin '${manifest.name}' was not approved: its files hash to ${loadSet.hash}, not to the ${given} you gave`, {
           hint: "the files differ from the ones you meant to approve; review them with cxagent describe",
           details: { plugin: manifest.name, computed: loadSet.hash, given },
         });
       }
-      if (state === "approved") return done("", true);
-      recordApproval(stateDir, manifest.name, loadSet.hash, location.folder);
-      return done("by pinned hash");
+      if (inspected.trust.state === "approved") return done("", true);
+      recordInspected(inspected, session.folders.stateDir);
+      return done("by pinned hash ");
     }
-    if (state === "approved") return done("", true);
+    if (inspected.trust.state === "approved") return done("", true);
     if (!isInteractive()) {
       throw new CxError("E_NEEDS_TTY", `approving plugin '${manifest.name}' needs a terminal to ask on`, {
         hint: `review it with 'cxagent describe ${args.plugin}', then pin its hash: cxagent approve ${args.plugin} --hash ${loadSet.hash}`,
         details: { plugin: manifest.name, hash: loadSet.hash },
       });
     }
-    if (!(await askOnTerminal(trustRequest(manifest.name, manifest, location.library, loadSet, state)))) {
+    if (!(await askOnTerminal(trustRequestOf(inspected)))) {
       throw new CxError("E_DENIED", `plugin '${manifest.name}' was not approved`);
     }
-    recordApproval(stateDir, manifest.name, loadSet.hash, location.folder);
+    recordInspected(inspected, session.folders.stateDir);
     return done("");
   },
 });

@@ -1,13 +1,11 @@
 import { defineCommand } from "citty";
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
-import { readSidecar } from "../../discovery/sidecar.ts";
 import { firstDifference } from "../../protocol/compare.ts";
 import type { Manifest } from "../../protocol/manifest.ts";
-import { readApprovals, trustState } from "../../trust/approvals.ts";
-import { loadSetHash } from "../../trust/hash.ts";
+import { inert, inertBlock } from "../../inert.ts";
+import { refusalOf } from "../../session/inspect.ts";
+import { describeAsking, describeChanges, describeSettings, otherFolderSentence } from "../../trust/check.ts";
 import { globalOptions, pluginArg } from "../_args.ts";
-import type { CommandResult } from "../_output.ts";
+import { type CommandResult, indentBlock } from "../_output.ts";
 import { openSession } from "../_session.ts";
 
 export default defineCommand({
@@ -19,47 +17,78 @@ export default defineCommand({
   async run({ args }): Promise<CommandResult> {
     const options = globalOptions(args);
     await using session = await openSession(options);
-    const location = session.locate(args.plugin);
-    const manifest = readSidecar(location.sidecar, location.library);
-    const { hash, files } = loadSetHash(location.folder);
-    const trust = trustState(readApprovals(session.folders.stateDir), manifest.name, hash);
-    const readmePath = join(location.folder, "README.md");
-    const readme = existsSync(readmePath) ? readFileSync(readmePath, "utf8") : null;
+    const inspected = session.inspect(args.plugin);
+    const { location, manifest, loadSet, trust } = inspected;
+    const readme = loadSet.kept.get("README.md")?.toString("utf8") ?? null;
+    const refusal = refusalOf(inspected);
     let live: { manifest: Manifest; matches: boolean; difference: string | null } | null = null;
     if (args.live) {
       const plugin = await session.load(args.plugin);
       const difference = firstDifference(manifest, plugin.manifest);
       live = { manifest: plugin.manifest, matches: difference === null, difference };
     }
+    const changes = trust.state === "changed" ? trust.changes : null;
+    const trustLine =
+      trust.state === "approved" ? "approved" : trust.state === "changed" ? `changed since it was approved (${describeChanges(changes)})` : "not approved";
+    const lines = [
+      `folder: ${inert(loadSet.realFolder)} (${loadSet.files.length} file${loadSet.files.length === 1 ? "" : "s"})`,
+      `hash: ${loadSet.hash}`,
+      `trust: ${trustLine}`,
+      ...(inspected.approvedElsewhere.length ? [`note: ${otherFolderSentence(manifest.name, inspected.approvedElsewhere, loadSet.realFolder)}`] : []),
+      `settings: ${describeSettings(inspected.settings)}`,
+      ...(inspected.dependencies.plan?.inSet.length ? [`ships: ${inspected.dependencies.plan.inSet.map((d) => inert(d.path)).join(", ")}`] : []),
+      ...(refusal ? [`refused: ${indentBlock(refusal.message, "  ")}`] : []),
+    ];
     return {
-      json: { name: manifest.name, library: location.library, sidecar: location.sidecar, folder: location.folder, hash, trust, files, manifest, readme, live },
+      json: {
+        name: manifest.name,
+        library: location.library,
+        sidecar: location.sidecar,
+        folder: loadSet.realFolder,
+        hash: loadSet.hash,
+        trust: trust.state,
+        changes,
+        approvedElsewhere: inspected.approvedElsewhere,
+        settings: inspected.settings,
+        shadowing: inspected.shadowing,
+        ships: inspected.dependencies.plan?.inSet.map((d) => d.path) ?? [],
+        refused: refusal?.toJSON() ?? null,
+        files: loadSet.files,
+        manifest,
+        readme,
+        live,
+      },
       text:
         renderManifest(manifest, location.library) +
-        `folder: ${location.folder} (${files.length} file${files.length === 1 ? "" : "s"})\nhash: ${hash}\ntrust: ${trust === "approved" ? "approved" : trust === "changed" ? "changed since it was approved" : "not approved"}\n` + (readme ? `\n${renderMarkdown(readme)}` : "") + (live ? `\nlive: describe ${live.matches ? "matches the sidecar" : `differs: ${live.difference}`}\n` : ""),
+        lines.join("\n") + "\n" +
+        (readme ? `\n${renderMarkdown(readme)}` : "") +
+        (live ? `\nlive: describe ${live.matches ? "matches the sidecar" : `differs: ${inert(live.difference!)}`}\n` : ""),
     };
   },
 });
 
+/** The manifest as a person reads it; every string from it is made inert. */
 export function renderManifest(m: Manifest, library: string): string {
-  const gate = (g: boolean | "dynamic") => (g === "dynamic" ? "asks depending on the arguments" : g ? "asks every call" : "never asks");
+  const gate = (g: boolean | "dynamic") => (g === "dynamic" ? "asks depending on the arguments" : g ? "asks on every call" : "never asks");
   const lines = [
-    `${m.name} ${m.version}  (contract ${m.pluginContract})`,
-    `library: ${library}`,
+    `${inert(m.name)} ${inert(m.version)}  (contract ${m.pluginContract})`,
+    `library: ${inert(library)}`,
     `spawns processes: ${m.spawns ? "yes" : "no"}   starts work on its own: ${m.client ? "yes" : "no"}`,
+    `asks: ${describeAsking(m)}`,
     "",
     `tools (${m.tools.length}):`,
-    ...m.tools.map((t) => `  ${t.name}  — ${t.description || "(no description)"}\n      permission: ${gate(t.gated)}${t.gated !== false && !t.alwaysAskable ? ", never offers Always" : ""}`),
+    ...m.tools.map((t) => `  ${inert(t.name)}  — ${t.description ? inert(t.description) : "(no description)"}\n      permission: ${gate(t.gated)}${t.gated !== false && !t.alwaysAskable ? ", never offers Always" : ""}`),
   ];
-  if (m.commands.length) lines.push("", `commands (${m.commands.length}):`, ...m.commands.map((c) => `  /${c.name}  — ${c.summary ?? ""}`));
-  if (m.instructions) lines.push("", "instructions for the model:", ...m.instructions.split("\n").map((l) => `  ${l}`));
+  if (m.commands.length) lines.push("", `commands (${m.commands.length}):`, ...m.commands.map((c) => `  /${inert(c.name)}  — ${inert(c.summary ?? "")}`));
+  if (m.instructions) lines.push("", "instructions for the model:", ...inertBlock(m.instructions).split("\n").map((l) => `  ${l}`));
   return lines.join("\n") + "\n";
 }
 
-/** A light terminal rendering of a README: headings underlined, code fenced by indentation. */
+/** A light terminal rendering of a README (inert): headings underlined, code fenced by indentation. */
 export function renderMarkdown(markdown: string): string {
   const out: string[] = [];
   let inCode = false;
-  for (const line of markdown.split("\n")) {
+  for (const line of inertBlock(markdown).split("\n")) {
     if (line.startsWith("```")) {
       inCode = !inCode;
       continue;

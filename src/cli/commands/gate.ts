@@ -3,6 +3,7 @@ import { CxError } from "../../errors.ts";
 import { globalOptions, pluginArg } from "../_args.ts";
 import type { CommandResult } from "../_output.ts";
 import { openSession } from "../_session.ts";
+import { shownDisplay } from "../_approve.ts";
 
 export default defineCommand({
   meta: { name: "gate", description: "Show whether a call would need permission, and how it would be asked — without making the call" },
@@ -29,7 +30,7 @@ export default defineCommand({
       ? `${args.tool} runs without asking (decided by ${source}).`
       : d.granted
         ? `${args.tool} needs permission, and a stored grant (${d.rule}) allows it in this project.`
-        : `${args.tool} asks first (decided by ${source}): "${d.display}". Always is ${d.alwaysOffered ? `offered (it would store: ${d.rule})` : "not offered"}.`;
+        : `${args.tool} asks first (decided by ${source}): "${shownDisplay(d.display)}". Always is ${d.alwaysOffered ? `offered (it would store: ${d.rule})` : "not offered"}.`;
     return { json: d, text };
   },
 });

@@ -1,7 +1,7 @@
 import { defineCommand } from "citty";
-import { resolve } from "node:path";
 import { resolveFolders } from "../../discovery/paths.ts";
-import { readGrants, revokeGrant } from "../../trust/grants.ts";
+import { inert } from "../../inert.ts";
+import { projectScope, readGrants, revokeGrant } from "../../trust/grants.ts";
 import { globalOptions } from "../_args.ts";
 import type { CommandResult } from "../_output.ts";
 
@@ -14,17 +14,20 @@ export default defineCommand({
   async run({ args }): Promise<CommandResult> {
     const options = globalOptions(args);
     const { stateDir } = resolveFolders(options);
-    const project = resolve(options.cwd);
+    // Grants are stored and compared under the project's real path (symbolic links resolved).
+    const project = projectScope(options.cwd);
     if (typeof args.revoke === "string") {
       const removed = revokeGrant(stateDir, args.revoke, args["all-projects"] ? null : project);
       return {
         json: { rule: args.revoke, scope: args["all-projects"] ? null : project, revoked: removed },
-        text: removed ? `revoked ${removed} grant${removed === 1 ? "" : "s"} of '${args.revoke}'` : `no grant of '${args.revoke}' ${args["all-projects"] ? "anywhere" : `in ${project}`}; nothing to revoke`,
+        text: removed ? `revoked ${removed} grant${removed === 1 ? "" : "s"} of '${inert(args.revoke)}'` : `no grant of '${inert(args.revoke)}' ${args["all-projects"] ? "anywhere" : `in ${inert(project)}`}; nothing to revoke`,
       };
     }
     const grants = readGrants(stateDir);
     const text = grants.length
-      ? grants.map((g) => `${g.rule}\n  in ${g.scope}${g.scope === project ? " (this project)" : ""}, since ${g.grantedAt}`).join("\n")
+      ? grants
+          .map((g) => `${inert(g.rule)}\n  in ${inert(g.scope)}${g.scope === project ? " (this project)" : ""}, since ${inert(g.grantedAt)}${g.folder === undefined ? "\n  for a plugin of that name in any folder (granted by an older cxagent)" : `\n  for the plugin at ${inert(g.folder)}`}`)
+          .join("\n")
       : "no standing grants";
     return { json: { grants }, text };
   },

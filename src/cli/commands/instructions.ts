@@ -1,11 +1,10 @@
 import { defineCommand } from "citty";
 import { catalog } from "../../discovery/catalog.ts";
-import { readSidecar } from "../../discovery/sidecar.ts";
-import { CxError } from "../../errors.ts";
+import { CxError, isCxError } from "../../errors.ts";
 import { composeInstructions } from "../../host/session.ts";
+import { inert } from "../../inert.ts";
 import type { Manifest } from "../../protocol/manifest.ts";
-import { readApprovals, trustState } from "../../trust/approvals.ts";
-import { loadSetHash } from "../../trust/hash.ts";
+import type { Inspection } from "../../session/inspect.ts";
 import { globalOptions } from "../_args.ts";
 import type { CommandResult } from "../_output.ts";
 import { openSession } from "../_session.ts";
@@ -21,34 +20,44 @@ export default defineCommand({
   async run({ args }): Promise<CommandResult> {
     const options = globalOptions(args);
     await using session = await openSession(options);
-    const approvals = readApprovals(session.folders.stateDir);
     const chosen: Manifest[] = [];
     const skipped: { plugin: string; why: string }[] = [];
     const named = args._;
-    const candidates = named.length
-      ? named.map((ref) => {
-          const location = session.locate(ref);
-          return { ref, location, manifest: readSidecar(location.sidecar, location.library), enabled: true };
-        })
-      : catalog(session.config, session.searchFolders).flatMap((e) => (e.location && e.manifest ? [{ ref: e.name, location: e.location, manifest: e.manifest, enabled: e.enabled }] : []));
-    for (const c of candidates) {
-      if (!c.enabled) {
-        skipped.push({ plugin: c.manifest.name, why: "disabled in config.json" });
+    const candidates: { ref: string; inspected: Inspection; explicit: boolean }[] = named.length
+      ? named.map((ref) => ({ ref, inspected: session.inspect(ref), explicit: true }))
+      : catalog(session.config, session.searchFolders, session.cwd).flatMap((e) => {
+          if (!e.location) return [];
+          try {
+            return [{ ref: e.name, inspected: session.inspectAt(e.location), explicit: false }];
+          } catch (error) {
+            if (!isCxError(error)) throw error;
+            return []; // list shows why it cannot load
+          }
+        });
+    for (const { ref, inspected, explicit } of candidates) {
+      const name = inspected.name;
+      if (!explicit && !inspected.enabled) {
+        skipped.push({ plugin: name, why: "disabled in config.json" });
         continue;
       }
-      const state = trustState(approvals, c.manifest.name, loadSetHash(c.location.folder).hash);
+      if (inspected.shadowing) {
+        if (explicit) throw new CxError("E_SHADOWED", `plugin '${name}' at ${inspected.loadSet.realFolder} shadows the config.json entry '${inspected.shadowing.entry}', so its instructions would not be loaded`);
+        skipped.push({ plugin: name, why: `shadows the config.json entry '${inspected.shadowing.entry}'` });
+        continue;
+      }
+      const state = inspected.trust.state;
       if (state !== "approved") {
-        if (named.length) {
-          throw new CxError("E_NOT_APPROVED", `plugin '${c.manifest.name}' is not approved, so its instructions would not be loaded`, {
-            hint: `approve it first: cxagent approve ${c.ref}`,
+        if (explicit) {
+          throw new CxError("E_NOT_APPROVED", `plugin '${name}' is not approved, so its instructions would not be loaded`, {
+            hint: `approve it first: cxagent approve ${ref}`,
           });
         }
-        skipped.push({ plugin: c.manifest.name, why: state === "changed" ? "changed since it was approved" : "not approved" });
+        skipped.push({ plugin: name, why: state === "changed" ? "changed since it was approved" : "not approved" });
         continue;
       }
-      chosen.push(c.manifest);
+      chosen.push(inspected.manifest);
     }
-    for (const s of skipped) if (!options.json) process.stderr.write(`skipped ${s.plugin}: ${s.why}\n`);
+    for (const s of skipped) if (!options.json) process.stderr.write(`skipped ${inert(s.plugin)}: ${s.why}\n`);
     const text = composeInstructions(chosen);
     return { json: { instructions: text, plugins: chosen.map((m) => m.name), skipped }, text };
   },

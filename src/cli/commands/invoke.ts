@@ -2,7 +2,8 @@ import { defineCommand } from "citty";
 import { readFileSync } from "node:fs";
 import { CxError } from "../../errors.ts";
 import type { CallEvent } from "../../host/plugin-process.ts";
-import type { JobResult } from "../../protocol/result.ts";
+import { isDeniedByHost, type JobResult } from "../../protocol/result.ts";
+import { inertBlock } from "../../inert.ts";
 import { globalOptions, pluginArg } from "../_args.ts";
 import type { CommandResult } from "../_output.ts";
 import { openSession } from "../_session.ts";
@@ -51,19 +52,24 @@ export default defineCommand({
       view?.finish();
     }
     const envelope = { ok: true, result, error: null };
-    const exitCode = result.permissionDenied ? 4 : result.success ? 0 : 1;
+    // Exit 4 only when cxagent denied the call; a denial the tool reports itself is its failure (1).
+    const deniedByUs = isDeniedByHost(result);
+    const exitCode = deniedByUs ? 4 : result.success ? 0 : 1;
     if (jsonl) {
       process.stdout.write(JSON.stringify(envelope) + "\n");
       return { json: undefined, exitCode };
     }
-    if (result.permissionDenied) {
+    if (deniedByUs) {
       if (!options.json) {
         const how = result.decidedBy === "policy" ? "\nhint: there was no terminal to ask on; pass --allow to allow this one call" : "";
-        process.stderr.write(`${result.errorMessage}${how}\n`);
+        process.stderr.write(`${inertBlock(result.errorMessage ?? "")}${how}\n`);
       }
       return { json: envelope, exitCode };
     }
-    if (!result.success && result.errorMessage && !options.json) process.stderr.write(`${args.tool} failed: ${result.errorMessage}\n`);
+    if (!result.success && result.errorMessage && !options.json) {
+      const claim = result.permissionDenied ? " (the tool reports that permission was denied; cxagent did not deny it)" : "";
+      process.stderr.write(`${args.tool} failed${claim}: ${inertBlock(result.errorMessage)}\n`);
+    }
     return { json: envelope, text: contentOf(result), exitCode };
   },
 });

@@ -1,13 +1,14 @@
 import { defineCommand } from "citty";
 import { catalog } from "../../discovery/catalog.ts";
 import { BUILTIN_TOOLS } from "../../host/session.ts";
-import { readApprovals, trustState } from "../../trust/approvals.ts";
-import { loadSetHash } from "../../trust/hash.ts";
 import { isCxError } from "../../errors.ts";
+import { inert } from "../../inert.ts";
+import { refusalOf } from "../../session/inspect.ts";
+import { describeChanges, otherFolderSentence } from "../../trust/check.ts";
+import type { Changes } from "../../trust/approvals.ts";
 import { globalOptions } from "../_args.ts";
-import type { CommandResult } from "../_output.ts";
+import { type CommandResult, indentBlock } from "../_output.ts";
 import { openSession } from "../_session.ts";
-import { sharersOf } from "../../trust/check.ts";
 
 export default defineCommand({
   meta: { name: "list", description: "Every configured or discovered plugin, with its trust state (no plugin code runs)" },
@@ -15,55 +16,66 @@ export default defineCommand({
   async run({ args }): Promise<CommandResult> {
     const options = globalOptions(args);
     await using session = await openSession(options);
-    const approvals = readApprovals(session.folders.stateDir);
-    const entries = catalog(session.config, session.searchFolders);
+    const entries = catalog(session.config, session.searchFolders, session.cwd);
     const holders = new Map<string, string>(BUILTIN_TOOLS.map((t) => [t, "built-in"]));
     const plugins = entries.map((entry) => {
-      let hash: string | null = null;
-      let trust: string = "unknown";
-      let sharesWith: string[] = [];
+      let inspected = null;
       let problem = entry.problem;
-      if (entry.location && entry.manifest) {
+      if (entry.location) {
         try {
-          const loadSet = loadSetHash(entry.location.folder);
-          hash = loadSet.hash;
-          trust = trustState(approvals, entry.manifest.name, loadSet.hash);
-          sharesWith = sharersOf(loadSet.files, entry.location.library);
+          inspected = session.inspectAt(entry.location);
         } catch (error) {
-          problem = isCxError(error) ? error.message : String(error);
+          // A corrupt state file is no one plugin's problem: it fails the listing, by path.
+          if (!isCxError(error) || error.code === "E_STATE") throw error;
+          problem = error.message;
         }
       }
-      const tools = entry.manifest?.tools.map((t) => t.name) ?? [];
+      problem ??= inspected ? (refusalOf(inspected)?.message ?? null) : null;
+      const tools = inspected?.manifest.tools.map((t) => t.name) ?? [];
       const collisions = tools.filter((t) => holders.has(t)).map((tool) => ({ tool, holder: holders.get(tool)! }));
-      if (entry.enabled) for (const t of tools) if (!holders.has(t)) holders.set(t, entry.name);
+      const enabled = inspected?.enabled ?? session.config.plugins.get(entry.name)?.enabled ?? true;
+      if (enabled && !inspected?.shadowing) for (const t of tools) if (!holders.has(t)) holders.set(t, entry.name);
+      const trust = inspected?.trust;
       return {
         name: entry.name,
-        version: entry.manifest?.version ?? null,
+        version: inspected?.manifest.version ?? null,
         library: entry.location?.library ?? null,
-        folder: entry.location?.folder ?? null,
-        sharesWith,
+        folder: inspected?.loadSet.realFolder ?? entry.location?.folder ?? null,
+        sharesWith: inspected?.sharesWith ?? [],
         configured: entry.configured,
-        enabled: entry.enabled,
-        trust,
-        hash,
+        enabled,
+        trust: trust?.state ?? "unknown",
+        changes: trust?.state === "changed" ? trust.changes : null,
+        approvedElsewhere: inspected?.approvedElsewhere ?? [],
+        shadows: entry.shadows,
+        shadowing: inspected?.shadowing ?? null,
+        settings: inspected?.settings ?? null,
+        ships: inspected?.dependencies.plan?.inSet.map((d) => d.path) ?? [],
+        hash: inspected?.loadSet.hash ?? null,
         tools,
         collisions,
         problem,
       };
     });
+    const trustWords = (p: (typeof plugins)[number]) =>
+      p.trust === "approved" ? "approved" : p.trust === "changed" ? "CHANGED since approval" : p.trust === "new" ? "not approved" : "";
     const text = plugins.length
       ? plugins
           .map((p) => {
-            const lines = [`${p.name} ${p.version ?? "?"}  ${p.enabled ? "" : "[disabled] "}${p.trust === "approved" ? "approved" : p.trust === "changed" ? "CHANGED since approval" : p.trust === "new" ? "not approved" : ""}`];
-            if (p.library) lines.push(`  library  ${p.library}`);
-            if (p.folder) lines.push(`  folder   ${p.folder}${p.sharesWith.length ? ` (shared with ${p.sharesWith.join(", ")})` : ""}`);
-            if (p.tools.length) lines.push(`  tools    ${p.tools.join(", ")}`);
-            for (const c of p.collisions) lines.push(`  collides tool '${c.tool}' is already held by ${c.holder === "built-in" ? "a built-in tool" : `plugin '${c.holder}'`}`);
-            if (p.problem) lines.push(`  problem  ${p.problem}`);
+            const lines = [`${inert(p.name)} ${p.version === null ? "?" : inert(p.version)}  ${p.enabled ? "" : "[disabled] "}${trustWords(p)}`];
+            if (p.library) lines.push(`  library  ${inert(p.library)}`);
+            if (p.folder) lines.push(`  folder   ${inert(p.folder)}${p.sharesWith.length ? ` (shared with ${p.sharesWith.map(inert).join(", ")})` : ""}`);
+            if (p.trust === "changed") lines.push(`  changed  ${describeChanges(p.changes as Changes | null)}`);
+            if (p.approvedElsewhere.length && p.folder) lines.push(`  note     ${otherFolderSentence(p.name, p.approvedElsewhere, p.folder)}`);
+            for (const folder of p.shadows) lines.push(`  shadows  another plugin named ${inert(p.name)} at ${inert(folder)}, which loads only by its path`);
+            if (p.ships.length) lines.push(`  ships    ${p.ships.map(inert).join(", ")}`);
+            if (p.tools.length) lines.push(`  tools    ${p.tools.map(inert).join(", ")}`);
+            for (const c of p.collisions) lines.push(`  collides tool '${inert(c.tool)}' is already held by ${c.holder === "built-in" ? "a built-in tool" : `plugin '${inert(c.holder)}'`}`);
+            if (p.problem) lines.push(`  problem  ${indentBlock(p.problem, "           ")}`);
             return lines.join("\n");
           })
           .join("\n\n")
-      : `no plugins found; searched ${session.searchFolders.map((f) => f.path).join(", ")}`;
+      : `no plugins found; searched ${session.searchFolders.map((f) => inert(f.path)).join(", ")}`;
     return { json: { plugins, searched: session.searchFolders.map((f) => f.path) }, text };
   },
 });

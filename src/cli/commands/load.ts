@@ -1,4 +1,5 @@
 import { defineCommand } from "citty";
+import { inert } from "../../inert.ts";
 import { globalOptions, pluginArg } from "../_args.ts";
 import type { CommandResult } from "../_output.ts";
 import { openSession } from "../_session.ts";
@@ -38,7 +39,7 @@ export default defineCommand({
     return {
       json: { plugin: plugin.name, version: plugin.manifest.version, tools: plugin.tools.map((x) => x.name), exports: plugin.exports, loadedMs: ms(loaded - began), timings },
       text: [
-        `loaded ${plugin.name} ${plugin.manifest.version}: ${plugin.tools.length} tool${plugin.tools.length === 1 ? "" : "s"}${plugin.exports.length ? `, exports ${plugin.exports.join(", ")}` : ""}`,
+        `loaded ${inert(plugin.name)} ${inert(plugin.manifest.version)}: ${plugin.tools.length} tool${plugin.tools.length === 1 ? "" : "s"}${plugin.exports.length ? `, exports ${plugin.exports.join(", ")}` : ""}`,
         ...rows.map(([what, n]) => `  ${what.padEnd(46)} ${n.toFixed(1).padStart(8)} ms`),
       ].join("\n"),
     };

@@ -1,5 +1,6 @@
 import { defineCommand } from "citty";
 import { CxError } from "../../errors.ts";
+import { inert, inertBlock } from "../../inert.ts";
 import { globalOptions, pluginArg } from "../_args.ts";
 import type { CommandResult } from "../_output.ts";
 import { openSession } from "../_session.ts";
@@ -53,7 +54,7 @@ export default defineCommand({
         const space = line.search(/\s/);
         const name = space < 0 ? line : line.slice(0, space);
         const result = await plugin.command(name, space < 0 ? "" : line.slice(space));
-        process.stderr.write(`/${name}: ${result.status}${result.message ? `: ${result.message}` : ""}\n`);
+        process.stderr.write(`/${inert(name)}: ${result.status}${result.message ? `: ${inertBlock(result.message)}` : ""}\n`);
       }
       await watching;
     } finally {

@@ -1,0 +1,88 @@
+/**
+ * An exclusive lock on a state file, held across read → modify → rename so concurrent writers
+ * lose nothing (SPEC §6.3, §11). It is flock(2) on a hidden `.<name>.lock` beside the file: the
+ * kernel releases it when its holder exits in any way, kill -9 included, so a crashed writer never
+ * leaves the store locked. The lock file itself is never removed (removing it would let two
+ * writers lock two different files).
+ */
+import { dlopen, FFIType } from "bun:ffi";
+import { closeSync, constants, fstatSync, mkdirSync, openSync, readFileSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { CxError } from "./errors.ts";
+
+const LOCK_EX = 2;
+const LOCK_NB = 4;
+/** How long a writer waits for another to finish before it gives up (they hold it for milliseconds). */
+export const LOCK_WAIT_MS = 10_000;
+
+let flock: ((fd: number, operation: number) => number) | null | undefined;
+
+function flockFunction(): ((fd: number, operation: number) => number) | null {
+  if (flock !== undefined) return flock;
+  const names = process.platform === "darwin" ? ["libSystem.B.dylib"] : process.platform === "linux" ? ["libc.so.6", "libc.musl-x86_64.so.1", "libc.musl-aarch64.so.1"] : [];
+  flock = null;
+  for (const name of names) {
+    try {
+      const lib = dlopen(name, { flock: { args: [FFIType.i32, FFIType.i32], returns: FFIType.i32 } });
+      flock = (fd, operation) => lib.symbols.flock(fd, operation);
+      break;
+    } catch {
+      // try the next name
+    }
+  }
+  return flock;
+}
+
+export function lockPathOf(path: string): string {
+  return join(dirname(path), `.${basename(path)}.lock`);
+}
+
+/** Runs `fn` holding the exclusive lock of `path` (which need not exist). */
+export function withFileLock<T>(path: string, fn: () => T, waitMs = LOCK_WAIT_MS): T {
+  const lock = flockFunction();
+  if (!lock) return fn(); // no flock on this platform: writes are still atomic, not serialized
+  const lockPath = lockPathOf(path);
+  let fd: number;
+  try {
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    fd = openSync(lockPath, constants.O_RDWR | constants.O_CREAT, 0o600);
+  } catch (error) {
+    throw new CxError("E_STATE", `cannot write ${path}: its lock file ${lockPath} cannot be opened (${(error as Error).message})`, {
+      cause: error,
+      hint: `check that ${dirname(path)} exists and is writable, or choose another folder with --state-dir`,
+    });
+  }
+  try {
+    const deadline = Date.now() + waitMs;
+    let pause = 1;
+    while (lock(fd, LOCK_EX | LOCK_NB) !== 0) {
+      if (Date.now() >= deadline) {
+        const holder = holderOf(fd);
+        throw new CxError("E_STATE", `${path} stayed locked for ${waitMs / 1000} s${holder ? ` by process ${holder}` : ""}, so it was not changed`, {
+          hint: holder ? `another cxagent is writing it; if process ${holder} is stuck, end it and try again` : "another cxagent is writing it; try again",
+          details: { path, holder },
+        });
+      }
+      Bun.sleepSync(pause);
+      pause = Math.min(pause * 2, 20);
+    }
+    return fn();
+  } finally {
+    closeSync(fd); // closing the only descriptor releases the lock
+  }
+}
+
+/** The pid holding a flock on the file `fd` is open on, from /proc/locks (Linux), if it can be told. */
+function holderOf(fd: number): number | null {
+  try {
+    const inode = fstatSync(fd).ino;
+    for (const line of readFileSync("/proc/locks", "utf8").split("\n")) {
+      const fields = line.trim().split(/\s+/);
+      // "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF"
+      if (fields[1] === "FLOCK" && fields[5]?.split(":")[2] === String(inode)) return Number(fields[4]);
+    }
+  } catch {
+    // not Linux, or /proc/locks unreadable
+  }
+  return null;
+}

@@ -1,0 +1,208 @@
+/**
+ * Everything cxagent knows about a plugin before any of its code runs, computed in one place and
+ * from one read of its folder: where it is, what its sidecar declares, the load-set hash and file
+ * list, whether that exact load set is approved at that folder (and what changed if not), the
+ * same-named plugins approved elsewhere, the other plugins sharing its folder, the config entry
+ * whose settings it receives or the one it shadows, whether it is enabled, and which libraries the
+ * loader would map for it. `list`, `describe`, `approve`, `instructions` and every load use it.
+ */
+import { basename, relative, sep } from "node:path";
+import { realpathSync } from "node:fs";
+import { CxError, isCxError } from "../errors.ts";
+import type { Config, PluginConfig } from "../discovery/config.ts";
+import { configuredLocation, type Resolved, resolveReference, type SearchFolder } from "../discovery/discover.ts";
+import type { PluginLocation } from "../discovery/resolve.ts";
+import { LIBRARY_EXTENSIONS, noSidecar, parseSidecar, SIDECAR_SUFFIX } from "../discovery/sidecar.ts";
+import { checkManifest, type Manifest } from "../protocol/manifest.ts";
+import { approvedElsewhere, readApprovals, recordApproval, type Trust, trustOf } from "../trust/approvals.ts";
+import type { TrustRequest } from "../trust/check.ts";
+import { type DependencyPlan, planDependencies } from "../trust/dependencies.ts";
+import { type LoadSet, loadSetHash } from "../trust/hash.ts";
+
+export interface InspectContext {
+  config: Config;
+  searchFolders: SearchFolder[];
+  /** The project folder: where plugin hosts run and relative paths start. */
+  cwd: string;
+  stateDir: string;
+  /** The plugin host's environment (its LD_LIBRARY_PATH decides where the loader looks). */
+  env: Record<string, string | undefined>;
+}
+
+/** The config entry whose settings a plugin receives: its name and its settings' keys, never values. */
+export interface SettingsSource {
+  entry: string;
+  keys: string[];
+  /** The folder the entry pins, when it does. */
+  pinned: string | null;
+}
+
+/** A config entry of the same name that is bound to another folder: loading this plugin is refused. */
+export interface Shadowing {
+  entry: string;
+  /** Where the entry's own plugin is (real path), or null when it is nowhere. */
+  folder: string | null;
+  pinned: boolean;
+}
+
+export interface Inspection {
+  /** The name the sidecar declares. */
+  name: string;
+  location: Resolved;
+  manifest: Manifest;
+  loadSet: LoadSet;
+  trust: Trust;
+  /** Folders where a plugin of the same name is approved: a different plugin from this one. */
+  approvedElsewhere: string[];
+  /** Other plugins whose valid sidecar and library are in this load set. */
+  sharesWith: string[];
+  settings: SettingsSource | null;
+  shadowing: Shadowing | null;
+  /** false when config.json says enabled: false for it. */
+  enabled: boolean;
+  /** The libraries the loader would map, or why it must not load. */
+  dependencies: { plan: DependencyPlan; problem: null } | { plan: null; problem: CxError };
+}
+
+/** Resolves a reference (config name, path, discovered name) and inspects what it names. */
+export function inspect(ref: string, context: InspectContext): Inspection {
+  return inspectLocation(resolveReference(ref, context.config, context.searchFolders, context.cwd), context);
+}
+
+export function inspectLocation(location: Resolved, context: InspectContext): Inspection {
+  const loadSet = loadSetHash(location.folder, location.library);
+  const manifest = parseSidecar(sidecarText(location, loadSet), location.sidecar);
+  if (location.configName !== null && location.configName !== manifest.name) {
+    throw new CxError("E_CONFIG", `config.json configures plugin '${location.configName}', but the sidecar ${location.sidecar} names it '${manifest.name}'`, {
+      hint: `rename the entry in config.json to '${manifest.name}'`,
+    });
+  }
+  const approvals = readApprovals(context.stateDir);
+  const entry = context.config.plugins.get(manifest.name);
+  const binding = entry ? bindingOf(manifest.name, entry, loadSet.realFolder, context) : { settings: null, shadowing: null };
+  let dependencies: Inspection["dependencies"];
+  try {
+    // The model is of glibc's loader, for ELF files; elsewhere the system's loader decides alone.
+    const plan = process.platform === "linux"
+      ? planDependencies({ library: location.library, realFolder: loadSet.realFolder, bytesOf: (p) => loadSet.kept.get(p), env: context.env, cwd: context.cwd })
+      : { inSet: [], system: [] };
+    dependencies = { plan, problem: null };
+  } catch (error) {
+    if (!isCxError(error)) throw error;
+    dependencies = { plan: null, problem: error };
+  }
+  return {
+    name: manifest.name,
+    location,
+    manifest,
+    loadSet,
+    trust: trustOf(approvals, manifest.name, loadSet.realFolder, loadSet.hash, loadSet.files),
+    approvedElsewhere: approvedElsewhere(approvals, manifest.name, loadSet.realFolder),
+    sharesWith: sharersOf(loadSet, location),
+    settings: binding.settings,
+    shadowing: binding.shadowing,
+    enabled: binding.shadowing ? true : (entry?.enabled ?? true),
+    dependencies,
+  };
+}
+
+/** The sidecar's bytes as the hash read them. */
+function sidecarText(location: PluginLocation, loadSet: LoadSet): string {
+  let path: string;
+  try {
+    path = relative(loadSet.realFolder, realpathSync(location.sidecar)).split(sep).join("/");
+  } catch {
+    throw noSidecar(location.sidecar, location.library);
+  }
+  const bytes = loadSet.kept.get(path);
+  if (!bytes) throw noSidecar(location.sidecar, location.library);
+  return bytes.toString("utf8");
+}
+
+/**
+ * Whether a plugin at `realFolder` is the one a config entry of its name means. The entry means
+ * the plugin in its pinned folder, else the one found in the user's own search folders; any other
+ * folder holding a plugin of that name shadows it and gets neither its settings nor its load.
+ */
+function bindingOf(name: string, entry: PluginConfig, realFolder: string, context: InspectContext): { settings: SettingsSource | null; shadowing: Shadowing | null } {
+  const meant = configuredLocation(entry, context.searchFolders, context.cwd);
+  let meantFolder: string | null = null;
+  try {
+    meantFolder = meant ? realpathSync(meant.folder) : null;
+  } catch {
+    meantFolder = null;
+  }
+  if (meantFolder !== realFolder) return { settings: null, shadowing: { entry: name, folder: meantFolder, pinned: entry.path !== undefined } };
+  const settings = entry.settings;
+  const keys = settings !== null && typeof settings === "object" && !Array.isArray(settings) ? Object.keys(settings) : [];
+  return { settings: { entry: name, keys, pinned: entry.path === undefined ? null : meantFolder }, shadowing: null };
+}
+
+/** Plugins sharing a load set: valid sidecars in it with a library of the same stem beside them. */
+function sharersOf(loadSet: LoadSet, location: PluginLocation): string[] {
+  let own: string | null = null;
+  try {
+    own = relative(loadSet.realFolder, realpathSync(location.sidecar)).split(sep).join("/");
+  } catch {
+    own = null;
+  }
+  const present = new Set(loadSet.files.map((f) => f.path));
+  const names: string[] = [];
+  for (const [path, bytes] of loadSet.kept) {
+    if (!path.endsWith(SIDECAR_SUFFIX) || path === own || basename(path).startsWith(".")) continue;
+    const stem = path.slice(0, -SIDECAR_SUFFIX.length);
+    if (!LIBRARY_EXTENSIONS.some((ext) => present.has(stem + ext))) continue;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(bytes.toString("utf8"));
+    } catch {
+      continue;
+    }
+    const checked = checkManifest(parsed);
+    if (checked.ok) names.push(checked.manifest.name);
+  }
+  return [...new Set(names)];
+}
+
+/** What the trust prompt and the refusal show, from an inspection. */
+export function trustRequestOf(inspection: Inspection): TrustRequest {
+  const { trust, loadSet, manifest, location } = inspection;
+  return {
+    name: inspection.name,
+    manifest,
+    library: location.library,
+    folder: location.folder,
+    realFolder: loadSet.realFolder,
+    hash: loadSet.hash,
+    state: trust.state,
+    changes: trust.state === "changed" ? trust.changes : null,
+    approvedElsewhere: inspection.approvedElsewhere,
+    sharesWith: inspection.sharesWith,
+    settings: inspection.settings,
+    ships: inspection.dependencies.plan?.inSet.map((d) => d.path) ?? [],
+  };
+}
+
+/** Records that a person approved exactly this inspected load set at its folder. */
+export function recordInspected(inspection: Inspection, stateDir: string) {
+  return recordApproval(stateDir, { plugin: inspection.name, hash: inspection.loadSet.hash, realFolder: inspection.loadSet.realFolder, files: inspection.loadSet.files });
+}
+
+/**
+ * Why a plugin must not load as it is, before trust is even asked: it shadows a config entry of
+ * its name, or its libraries would come from outside what is approved. Null when nothing stops it.
+ */
+export function refusalOf(inspection: Inspection): CxError | null {
+  const s = inspection.shadowing;
+  if (s) {
+    const here = inspection.loadSet.realFolder;
+    const meant = s.folder === null ? `the plugin it names is in none of the plugin folders` : `its plugin is at ${s.folder}`;
+    return new CxError("E_SHADOWED", `plugin '${inspection.name}' at ${here} was refused: config.json has an entry '${s.entry}' and ${meant}${s.pinned ? " (pinned with \"path\")" : ""}; this is a different plugin of the same name, so it gets neither that entry's settings nor a load`, {
+      hint: s.pinned || s.folder !== null
+        ? `load the configured one with 'cxagent load ${s.entry}'; to use this one instead, set "path": "${here}" in that entry, or rename one of the two`
+        : `set "path": "${here}" in the '${s.entry}' entry of config.json if this is the plugin it means`,
+      details: { plugin: inspection.name, folder: here, configured: s.folder, pinned: s.pinned },
+    });
+  }
+  return inspection.dependencies.problem;
+}

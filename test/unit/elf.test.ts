@@ -1,0 +1,50 @@
+import { expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { ElfError, readDynamic } from "../../src/trust/elf.ts";
+import { fixture } from "../helpers.ts";
+
+const library = () => readFileSync(join(fixture("with-dependency"), "with-dependency.so"));
+
+test("reads what the loader acts on: needed libraries, soname, rpath, runpath", () => {
+  expect(readDynamic(library())).toMatchObject({ needed: ["libgreeting.so", "libc.so.6"], soname: null, rpath: null, runpath: "$ORIGIN" });
+  expect(readDynamic(readFileSync(join(fixture("with-dependency"), "libgreeting.so")))).toMatchObject({ soname: "libgreeting.so", needed: ["libc.so.6"] });
+  expect(readDynamic(readFileSync(join(fixture("outside-rpath"), "outside-rpath.so")))).toMatchObject({ rpath: fixture("outside-lib"), runpath: null });
+});
+
+test.each([
+  ["not an ELF file", (b: Buffer) => b.fill(0x41, 0, 4), "it does not start with the ELF magic bytes"],
+  ["cut short", (b: Buffer) => b.subarray(0, 40), "its ELF header is cut short"],
+  ["32-bit", (b: Buffer) => b.fill(1, 4, 5), "it is a 32-bit ELF file"],
+  ["big-endian", (b: Buffer) => b.fill(2, 5, 6), "it is a big-endian ELF file"],
+  ["an executable", (b: Buffer) => (b.writeUInt16LE(2, 16), b), "not a shared object"],
+  ["program headers past the end", (b: Buffer) => (b.writeBigUInt64LE(BigInt(b.length), 32), b), "the program header table lies past the end of the file"],
+  ["truncated after its headers", (b: Buffer) => b.subarray(0, 1024), "lies past the end of the file"],
+])("refuses %s, saying why", (_what, spoil, message) => {
+  const bytes = spoil(Buffer.from(library()));
+  expect(() => readDynamic(bytes)).toThrow(ElfError);
+  expect(() => readDynamic(bytes)).toThrow(message);
+});
+
+test("a dynamic section without DT_NULL, or a string outside its table, is refused", () => {
+  const bytes = Buffer.from(library());
+  // find PT_DYNAMIC and overwrite its terminating entry, then a DT_NEEDED offset
+  const phoff = Number(bytes.readBigUInt64LE(32));
+  const phnum = bytes.readUInt16LE(56);
+  let dynamic = -1;
+  let size = 0;
+  for (let i = 0; i < phnum; i++) {
+    const at = phoff + i * 56;
+    if (bytes.readUInt32LE(at) === 2) {
+      dynamic = Number(bytes.readBigUInt64LE(at + 8));
+      size = Number(bytes.readBigUInt64LE(at + 32));
+    }
+  }
+  expect(dynamic).toBeGreaterThan(0);
+  const unterminated = Buffer.from(bytes);
+  for (let at = dynamic; at + 16 <= dynamic + size; at += 16) if (unterminated.readBigInt64LE(at) === 0n) unterminated.writeBigInt64LE(0x6fffffffn, at);
+  expect(() => readDynamic(unterminated)).toThrow("does not end with DT_NULL");
+  const farString = Buffer.from(bytes);
+  for (let at = dynamic; at + 16 <= dynamic + size; at += 16) if (farString.readBigInt64LE(at) === 1n) farString.writeBigUInt64LE(1n << 40n, at + 8);
+  expect(() => readDynamic(farString)).toThrow("its DT_NEEDED points past the end of the string table");
+});
