@@ -44,7 +44,7 @@ async function drive(folder: string, name: string, tool: string) {
   const described = await cli(["describe", plugin, "--json"]);
   expect(described.code).toBe(0);
   // The load set is what ships: no source, no build tree.
-  expect(described.json().files).toEqual(["README.md", `${name}.plugin.json`, `${name}.so`]);
+  expect(described.json().files.map((f: { path: string }) => f.path)).toEqual(["README.md", `${name}.plugin.json`, `${name}.so`]);
   expect(described.json().readme).toContain(`\`${tool}\``);
   await approveByHash(plugin);
 

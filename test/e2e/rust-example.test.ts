@@ -37,7 +37,7 @@ describe.skipIf(!hasCargo)("examples/wordcount, built with cargo", () => {
   test("the load set is the source, the sidecar, the README and the library: no build tree", async () => {
     const r = await cli(["describe", plugin, "--json"]);
     expect(r.code).toBe(0);
-    expect(r.json().files).toEqual(["Cargo.lock", "Cargo.toml", "README.md", "src/json.rs", "src/lib.rs", "wordcount.plugin.json", "wordcount.so"]);
+    expect(r.json().files.map((f: { path: string }) => f.path)).toEqual(["Cargo.lock", "Cargo.toml", "README.md", "src/json.rs", "src/lib.rs", "wordcount.plugin.json", "wordcount.so"]);
   });
 
   test("describe --live: what the library describes is its sidecar", async () => {

@@ -193,7 +193,7 @@ describe("a stored grant answers only a call that offers Always", () => {
     const { session, gates, state, project } = await withGrants(dir.path, [], { gateMs: 2000 });
     await using _ = session;
     expect((await gates.invoke("sleeps", { ms: 0 }, { approve: "always" })).success).toBe(true);
-    expect(readGrants(state)).toContainEqual({ scope: project, rule: RULE("sleeps"), grantedAt: expect.any(String) });
+    expect(readGrants(state)).toContainEqual({ scope: project, rule: RULE("sleeps"), folder: realpathSync(fixture("gates")), grantedAt: expect.any(String) });
     expect((await gates.invoke("sleeps", { ms: 0 })).success).toBe(true); // the grant answers a gate that answers
     const late = await within(gates.gate("sleeps", { ms: 10_000 }), 8000, "the gate decision");
     expect(late).toMatchObject({ ask: true, source: "gate-failed", granted: false });

@@ -285,7 +285,7 @@ describe("permission (point 9)", () => {
     const asked: any[] = [];
     await elicitingClient(() => ({ action: "accept", content: { decision: "allow_always" } }), asked)(server);
     expect((await server.client.callTool({ name: "test_elicitation", arguments: { message: "a" } })).isError).toBe(false);
-    expect(grants().filter((g: any) => g.scope === dir.path)).toEqual([{ scope: dir.path, rule: "plugin mcp-conformance tool test_elicitation", grantedAt: expect.any(String) }]);
+    expect(grants().filter((g: any) => g.scope === dir.path)).toEqual([{ scope: dir.path, rule: "plugin mcp-conformance tool test_elicitation", folder: fixture("mcp-conformance"), grantedAt: expect.any(String) }]);
     expect((await server.client.callTool({ name: "test_elicitation", arguments: { message: "b" } })).isError).toBe(false);
     expect(asked).toHaveLength(1);
   });
