@@ -18,7 +18,7 @@ console.log(product.output.content, "→ answer", product.output.answer);
 
 // A tool can fail on its own terms: that is a result with success:false, not an exception.
 // calc_divide asks for a zero divisor; a script answers such questions itself (default: deny).
-const quotient = await calc.invoke("calc_divide", { a: 1, b: 0 }, { approve: ({ decision }) => (console.log(`allowing: ${decision.display}`), "once") });
+const quotient = await calc.invoke("calc_divide", { a: 1, b: 0 }, { permission: ({ decision }) => (console.log(`allowing: ${decision.display}`), "once") });
 console.log(quotient.success ? quotient.output.content : `failed: ${quotient.errorMessage}`);
 
 // A call that cannot produce a result at all throws a CxError with a stable code.

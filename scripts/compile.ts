@@ -17,7 +17,7 @@ const run = (cmd: string[]) => {
 run([process.execPath, "scripts/build-native.ts", "shim"]);
 run([
   process.execPath, "build", "--compile",
-  "src/cli/main.ts",
+  "src/main.ts",
   "--outfile", "dist/cxagent",
   // A plugin host started in someone's project must not pick up that project's .env or bunfig.toml.
   "--no-compile-autoload-dotenv", "--no-compile-autoload-bunfig",

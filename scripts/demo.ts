@@ -17,7 +17,7 @@ let failures = 0;
 function step(title: string, args: string[], expectCode = 0) {
   const shown = args.map((a) => (/[\s{}"']/.test(a) ? `'${a}'` : a)).join(" ");
   console.log(`\n\x1b[1m# ${title}\x1b[0m\n$ ${args[0] === "__build" ? "npm run examples" : `cxagent ${shown}`}`);
-  const cmd = args[0] === "__build" ? [process.execPath, "scripts/build-native.ts", "examples"] : [process.execPath, "src/cli/main.ts", ...args];
+  const cmd = args[0] === "__build" ? [process.execPath, "scripts/build-native.ts", "examples"] : [process.execPath, "src/main.ts", ...args];
   const proc = Bun.spawnSync(cmd, { cwd: root, env, stdout: "inherit", stderr: "inherit", stdin: "ignore" });
   if (proc.exitCode !== expectCode) {
     console.log(`\x1b[31m(exit code ${proc.exitCode}, expected ${expectCode})\x1b[0m`);
@@ -30,24 +30,24 @@ try {
   step("what the calculator declares, and the hash of its files (none of its code runs)", ["describe", "examples/calculator"]);
   // Nothing runs before a person approves those exact files: on a terminal `cxagent approve`
   // asks; here, with no one to ask, the hash just shown is pinned instead.
-  const described = Bun.spawnSync([process.execPath, "src/cli/main.ts", "describe", "examples/calculator", "--json"], { cwd: root, env });
+  const described = Bun.spawnSync([process.execPath, "src/main.ts", "describe", "examples/calculator", "--json"], { cwd: root, env });
   const hash = JSON.parse(described.stdout.toString()).hash as string;
   step("approve exactly those files", ["approve", "examples/calculator", "--hash", hash]);
   step("multiply: never asks for permission", ["invoke", "examples/calculator", "calc_multiply", "--args", '{"a": 6, "b": 7}']);
   step("add: gated, so without a terminal to ask on it needs --allow", ["invoke", "examples/calculator", "calc_add", "--args", '{"a": 2, "b": 3}', "--allow"]);
   step("divide: asks only when the divisor is zero", ["invoke", "examples/calculator", "calc_divide", "--args", '{"a": 1, "b": 3}']);
   step("the same call as JSON, for pipelines", ["invoke", "examples/calculator", "calc_divide", "--args", '{"a": 22, "b": 7}', "--json"]);
-  const reporter = Bun.spawnSync([process.execPath, "src/cli/main.ts", "describe", "examples/reporter", "--json"], { cwd: root, env });
+  const reporter = Bun.spawnSync([process.execPath, "src/main.ts", "describe", "examples/reporter", "--json"], { cwd: root, env });
   step("approve the reporter example", ["approve", "examples/reporter", "--hash", JSON.parse(reporter.stdout.toString()).hash]);
   step("a call that reports while it runs: each report a JSON line, then the result", ["invoke", "examples/reporter", "reporter_count", "--args", '{"to": 5, "delayMs": 100}', "--jsonl"]);
-  const spawner = Bun.spawnSync([process.execPath, "src/cli/main.ts", "describe", "examples/spawner", "--json"], { cwd: root, env });
+  const spawner = Bun.spawnSync([process.execPath, "src/main.ts", "describe", "examples/spawner", "--json"], { cwd: root, env });
   step("approve the spawner example", ["approve", "examples/spawner", "--hash", JSON.parse(spawner.stdout.toString()).hash]);
   step("a plugin with a helper process of its own, registered so it never outlives the session", ["invoke", "examples/spawner", "spawner_ping", "--args", '{"text": "hello, helper"}']);
-  const scheduler = Bun.spawnSync([process.execPath, "src/cli/main.ts", "describe", "examples/scheduler", "--json"], { cwd: root, env });
+  const scheduler = Bun.spawnSync([process.execPath, "src/main.ts", "describe", "examples/scheduler", "--json"], { cwd: root, env });
   step("approve the scheduler example", ["approve", "examples/scheduler", "--hash", JSON.parse(scheduler.stdout.toString()).hash]);
   step("a plugin that starts work on its own: a command sets a reminder, poll hands it back", ["watch", "examples/scheduler", "--command", "remind in 1s run the tests", "--count", "1", "--for", "5000"]);
   if (findCargo()) {
-    const wordcount = Bun.spawnSync([process.execPath, "src/cli/main.ts", "describe", "examples/wordcount", "--json"], { cwd: root, env });
+    const wordcount = Bun.spawnSync([process.execPath, "src/main.ts", "describe", "examples/wordcount", "--json"], { cwd: root, env });
     step("approve the Rust example", ["approve", "examples/wordcount", "--hash", JSON.parse(wordcount.stdout.toString()).hash]);
     step("a plugin in Rust with no crates: count the words of a file in the project", ["invoke", "examples/wordcount", "wordcount_file", "--args", '{"path": "README.md"}']);
     step("its gate asks only for a path outside the project", ["gate", "examples/wordcount", "wordcount_file", "--args", '{"path": "/etc/hosts"}']);

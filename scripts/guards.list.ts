@@ -62,7 +62,7 @@ export const GUARDS: Guard[] = [
   {
     id: "trust-sealed-copy",
     area: "trust",
-    file: "src/host/session.ts",
+    file: "src/session/session.ts",
     find: `libraryBytes: loadSet.library,`,
     replace: `libraryBytes: undefined,`,
     tests: [TRUST],
@@ -98,7 +98,7 @@ export const GUARDS: Guard[] = [
   {
     id: "trust-sidecar-agrees",
     area: "trust",
-    file: "src/host/session.ts",
+    file: "src/session/session.ts",
     find: `if (difference) {`,
     replace: `if (false) {`,
     tests: [TRUST],
@@ -116,7 +116,7 @@ export const GUARDS: Guard[] = [
   {
     id: "trust-builtin-names",
     area: "trust",
-    file: "src/host/session.ts",
+    file: "src/session/session.ts",
     find: `if ((BUILTIN_TOOLS as readonly string[]).includes(tool.name)) {`,
     replace: `if (false) {`,
     tests: [TRUST],
@@ -125,7 +125,7 @@ export const GUARDS: Guard[] = [
   {
     id: "trust-held-names",
     area: "trust",
-    file: "src/host/session.ts",
+    file: "src/session/session.ts",
     find: `const holder = this.plugins.find((p) => p.tools.some((t) => t.name === tool.name));`,
     replace: `const holder = undefined as Plugin | undefined;`,
     tests: [TRUST],
@@ -255,7 +255,7 @@ export const GUARDS: Guard[] = [
   {
     id: "reap-host-recorded",
     area: "reaping",
-    file: "src/host/session.ts",
+    file: "src/session/session.ts",
     find: `record().add(pid, name, "host");`,
     replace: ``,
     tests: [REAP],
@@ -264,7 +264,7 @@ export const GUARDS: Guard[] = [
   {
     id: "reap-child-recorded",
     area: "reaping",
-    file: "src/host/session.ts",
+    file: "src/session/session.ts",
     find: `record().add(child.pid, name, "child", child.startTime);`,
     replace: ``,
     tests: [REAP],
@@ -300,7 +300,7 @@ export const GUARDS: Guard[] = [
   {
     id: "reap-clean-close-forgets",
     area: "reaping",
-    file: "src/host/session.ts",
+    file: "src/session/session.ts",
     find: `    this.record?.close();`,
     replace: ``,
     tests: [REAP],
@@ -309,7 +309,7 @@ export const GUARDS: Guard[] = [
   {
     id: "reap-on-open",
     area: "reaping",
-    file: "src/host/session.ts",
+    file: "src/session/session.ts",
     find: `if (options.reap !== false) {`,
     replace: `if (false) {`,
     tests: [REAP],

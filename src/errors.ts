@@ -1,8 +1,10 @@
 /**
  * The one error class of cxagent. Every failure a user can meet carries a stable `code`, a message
- * that says what failed and why, and a hint naming what to do next. Only cli/main.ts turns codes
- * into exit codes, through EXIT_CODES below.
+ * that says what failed and why, a hint in plain words, and, where there is one, a structured next
+ * step. The library names no CLI flag: the CLI (cli/_hints.ts) turns a next step into a command the
+ * user can run. Exit codes come only from EXIT_CODES and the result table below.
  */
+import { isDeniedByHost, type JobResult } from "./protocol/result.ts";
 
 export const EXIT_CODES = {
   E_TOOL_FAILED: 1, // the tool ran and reported success:false (or a command refused)
@@ -37,8 +39,33 @@ export const EXIT_CODES = {
 
 export type ErrorCode = keyof typeof EXIT_CODES;
 
+/**
+ * What the user can do about an error, as data: each front end words it its own way (the CLI with
+ * its commands and flags, a script with its options, an MCP client with nothing to type).
+ */
+export type NextStep =
+  /** Approve the plugin's files: this exact hash, after reviewing them. */
+  | { do: "approve"; ref: string; hash: string }
+  /** Load a plugin that config.json disables, for this session only (it still needs approval). */
+  | { do: "load-once"; ref: string }
+  /** Allow a call that needed a person, once. */
+  | { do: "allow-call"; plugin: string; tool: string }
+  /** Give the call more time than it had. */
+  | { do: "raise-timeout"; ms: number }
+  /** Look at everything the plugin wrote (its stdout and stderr, its logs). */
+  | { do: "see-output"; plugin: string }
+  /** Start a fresh plugin host (stuck calls cannot be interrupted), or a new session. */
+  | { do: "restart"; plugin: string }
+  /** Use another folder for state, config or the project. */
+  | { do: "choose-folder"; which: "state" | "config" | "project"; path: string }
+  /** See which plugins there are. */
+  | { do: "list-plugins" }
+  /** A bug in cxagent: report it with what it printed. */
+  | { do: "report-bug" };
+
 export interface CxErrorOptions {
   hint?: string;
+  next?: NextStep;
   cause?: unknown;
   details?: Record<string, unknown>;
 }
@@ -46,13 +73,16 @@ export interface CxErrorOptions {
 export class CxError extends Error {
   override readonly name = "CxError";
   readonly code: ErrorCode;
+  /** What to do next, in words that name no command or flag. */
   readonly hint: string | undefined;
+  readonly next: NextStep | undefined;
   readonly details: Record<string, unknown> | undefined;
 
   constructor(code: ErrorCode, message: string, options: CxErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
     this.hint = options.hint;
+    this.next = options.next;
     this.details = options.details;
   }
 
@@ -60,9 +90,9 @@ export class CxError extends Error {
     return EXIT_CODES[this.code];
   }
 
-  /** The `--json` shape of SPEC §9. */
+  /** The `--json` shape of SPEC §9 (the CLI puts its own wording of `next` in `hint`). */
   toJSON() {
-    return { code: this.code, message: this.message, hint: this.hint ?? null, details: this.details ?? null };
+    return { code: this.code, message: this.message, hint: this.hint ?? null, next: this.next ?? null, details: this.details ?? null };
   }
 }
 
@@ -76,6 +106,22 @@ export function asCxError(error: unknown): CxError {
   const message = error instanceof Error ? error.message : String(error);
   return new CxError("E_INTERNAL", `internal error: ${message}`, {
     cause: error,
-    hint: "this is a bug in cxagent; run again with --verbose and report the output",
+    hint: "this is a bug in cxagent; please report it with what was printed",
+    next: { do: "report-bug" },
   });
+}
+
+/**
+ * The exit code of a call that produced a result (SPEC §9): 0 it succeeded; 1 the tool ran and
+ * reported failure, or refused, or denied the call itself; 4 cxagent denied it (a person, or the
+ * policy when nobody could be asked). The one table, for invoke, command and every adapter.
+ */
+export function resultExitCode(result: JobResult): number {
+  if (isDeniedByHost(result)) return EXIT_CODES.E_DENIED;
+  return result.success ? 0 : EXIT_CODES.E_TOOL_FAILED;
+}
+
+/** The exit code of a command's answer: a refusal is the command's own failure. */
+export function commandExitCode(result: { status: string }): number {
+  return result.status === "refused" ? EXIT_CODES.E_TOOL_FAILED : 0;
 }

@@ -20,7 +20,8 @@ export function writeJsonAtomic(path: string, value: unknown): void {
     rmSync(temp, { force: true });
     throw new CxError("E_STATE", `cannot write ${path}: ${(error as Error).message}`, {
       cause: error,
-      hint: `check that ${dirname(path)} exists and is writable, or choose another folder with --state-dir`,
+      hint: `check that ${dirname(path)} exists and is writable, or use another state folder`,
+      next: { do: "choose-folder", which: "state", path: dirname(path) },
     });
   }
 }

@@ -1,13 +1,25 @@
 /**
- * The cxagent library API, for scripts run with `bun run` (SPEC §10).
+ * The cxagent library API, for scripts run with `bun run` (SPEC §10). It knows no terminal and
+ * names no CLI flag: errors carry a structured next step, and asking a person (to trust a plugin,
+ * to allow a call) is the caller's, through `confirmTrust` and `permission`.
  */
-export { Session, BUILTIN_TOOLS, type SessionOptions, type LoadOptions, type AvailablePlugin } from "./host/session.ts";
+export {
+  Session,
+  BUILTIN_TOOLS,
+  type SessionOptions,
+  type LoadOptions,
+  type AvailablePlugin,
+  type ApproveOptions,
+  type ApprovalResult,
+} from "./session/session.ts";
+export type { LoadStep, LoadTimings } from "./session/pipeline.ts";
 export type { Inspection, SettingsSource, Shadowing } from "./session/inspect.ts";
 export type { TrustRequest, ConfirmTrust } from "./trust/check.ts";
+export type { Changes, Trust, TrustState } from "./trust/approvals.ts";
 export { Plugin, type InvokeOptions, type PluginChange } from "./host/plugin.ts";
 export type { CallEvent } from "./host/plugin-process.ts";
-export type { Approval, Approver, GateDecision, PermissionRequest } from "./host/gate.ts";
-export { CxError, EXIT_CODES, type ErrorCode, isCxError } from "./errors.ts";
+export type { GateDecision, PermissionAnswer, PermissionHandler, PermissionRequest } from "./host/gate.ts";
+export { CxError, EXIT_CODES, type ErrorCode, type NextStep, isCxError, resultExitCode, commandExitCode } from "./errors.ts";
 export type { Manifest, Tool, Command } from "./protocol/manifest.ts";
-export type { JobResult, CommandResult, Submit } from "./protocol/result.ts";
-export { createLogger } from "./log.ts";
+export type { JobResult, CommandResult, Submit, DecidedBy } from "./protocol/result.ts";
+export { createLogger, type Logger } from "./log.ts";

@@ -49,7 +49,8 @@ export function withFileLock<T>(path: string, fn: () => T, waitMs = LOCK_WAIT_MS
   } catch (error) {
     throw new CxError("E_STATE", `cannot write ${path}: its lock file ${lockPath} cannot be opened (${(error as Error).message})`, {
       cause: error,
-      hint: `check that ${dirname(path)} exists and is writable, or choose another folder with --state-dir`,
+      hint: `check that ${dirname(path)} exists and is writable, or use another state folder`,
+      next: { do: "choose-folder", which: "state", path: dirname(path) },
     });
   }
   try {

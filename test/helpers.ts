@@ -5,14 +5,9 @@
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { resolveReference, searchFolders } from "../src/discovery/discover.ts";
-import { EMPTY_CONFIG } from "../src/discovery/config.ts";
-import { readSidecar } from "../src/discovery/sidecar.ts";
-import { Session, type SessionOptions } from "../src/host/session.ts";
+import { Session, type SessionOptions } from "../src/session/session.ts";
 import { CxError } from "../src/errors.ts";
 import { expect } from "bun:test";
-import { recordApproval } from "../src/trust/approvals.ts";
-import { loadSetHash } from "../src/trust/hash.ts";
 
 export const ROOT = join(import.meta.dir, "..");
 export const FIXTURES = join(ROOT, "test/fixtures/build");
@@ -66,12 +61,11 @@ export async function refusal(promise: Promise<unknown>): Promise<CxError> {
   return error as CxError;
 }
 
-/** Records an approval of a plugin's current files, as `cxagent approve --hash` would. */
-export function approve(ref: string, stateDir = STATE_DIR): string {
-  const location = resolveReference(ref, EMPTY_CONFIG, searchFolders(EMPTY_CONFIG, ROOT, CONFIG_DIR), ROOT);
-  const manifest = readSidecar(location.sidecar, location.library);
-  const { hash, realFolder, files } = loadSetHash(location.folder, location.library);
-  recordApproval(stateDir, { plugin: manifest.name, hash, realFolder, files });
+/** Approves a plugin's current files through the public API, as `cxagent approve --hash` does. */
+export async function approve(ref: string, stateDir = STATE_DIR): Promise<string> {
+  await using session = await Session.open({ cwd: ROOT, configDir: CONFIG_DIR, stateDir, reap: false });
+  const { hash } = session.inspect(ref).loadSet;
+  await session.approve(ref, { hash });
   return hash;
 }
 
@@ -85,7 +79,7 @@ export interface CliResult {
 /** Runs `cxagent` from source with isolated config and state folders. */
 export async function cli(args: string[], options: { env?: Record<string, string>; cwd?: string; stdin?: string; bin?: string[] } = {}): Promise<CliResult> {
   const proc = Bun.spawn({
-    cmd: [...(options.bin ?? [process.execPath, join(ROOT, "src/cli/main.ts")]), ...args],
+    cmd: [...(options.bin ?? [process.execPath, join(ROOT, "src/main.ts")]), ...args],
     cwd: options.cwd ?? ROOT,
     env: { ...process.env, NO_COLOR: "1", CXAGENT_CONFIG_DIR: CONFIG_DIR, CXAGENT_STATE_DIR: STATE_DIR, ...options.env },
     stdin: options.stdin === undefined ? "ignore" : new Blob([options.stdin]),
@@ -142,7 +136,7 @@ export async function tty(
   const decoder = new TextDecoder();
   let closed!: () => void;
   const eof = new Promise<void>((resolve) => (closed = resolve));
-  const proc = Bun.spawn([process.execPath, join(ROOT, "src/cli/main.ts"), ...args], {
+  const proc = Bun.spawn([process.execPath, join(ROOT, "src/main.ts"), ...args], {
     cwd: options.cwd ?? ROOT,
     env: { ...process.env, NO_COLOR: "1", CXAGENT_CONFIG_DIR: CONFIG_DIR, CXAGENT_STATE_DIR: STATE_DIR, ...options.env },
     terminal: {

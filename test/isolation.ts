@@ -22,7 +22,7 @@ export const NOBODY = process.getuid?.() === 0 && works(["setpriv", "--reuid=655
 if (!NOBODY) console.error("skipping tests run as an ordinary user: they need root and setpriv");
 
 /** How the shell inside runs the CLI from source: `"$CX" invoke ...`. */
-export const CLI_IN_SHELL = `${process.execPath} ${join(ROOT, "src/cli/main.ts")}`;
+export const CLI_IN_SHELL = `${process.execPath} ${join(ROOT, "src/main.ts")}`;
 
 /**
  * Runs `script` with /bin/sh as pid 1 of a new pid namespace (it stays pid 1: the script must not

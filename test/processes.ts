@@ -36,7 +36,7 @@ export async function holdSession(state: string, refs: string[], env: Record<str
 
 /** The CLI from source as a running process whose stderr can be waited on while it runs. */
 export function startCli(args: string[], env: Record<string, string> = {}) {
-  const proc = Bun.spawn([process.execPath, join(ROOT, "src/cli/main.ts"), ...args], {
+  const proc = Bun.spawn([process.execPath, join(ROOT, "src/main.ts"), ...args], {
     cwd: ROOT,
     env: { ...process.env, NO_COLOR: "1", CXAGENT_CONFIG_DIR: CONFIG_DIR, CXAGENT_STATE_DIR: STATE_DIR, ...env },
     stdout: "pipe",

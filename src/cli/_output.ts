@@ -4,6 +4,7 @@
  */
 import { CxError } from "../errors.ts";
 import { inertBlock } from "../inert.ts";
+import { cliHint } from "./_hints.ts";
 
 export interface CommandResult {
   /** The document printed with --json. */
@@ -28,15 +29,16 @@ export function printResult(result: CommandResult, json: boolean) {
 }
 
 export function printError(error: CxError, json: boolean) {
+  const hint = cliHint(error);
   if (json) {
-    process.stdout.write(JSON.stringify({ error: error.toJSON() }, null, 2) + "\n");
+    process.stdout.write(JSON.stringify({ error: { ...error.toJSON(), hint: hint ?? null } }, null, 2) + "\n");
     return;
   }
   const red = useColor() ? (s: string) => `\x1b[31m${s}\x1b[39m` : (s: string) => s;
   const dim = useColor() ? (s: string) => `\x1b[2m${s}\x1b[22m` : (s: string) => s;
   // Messages quote plugin text (its error, its stderr tail): inert, whatever stderr is.
   process.stderr.write(`${red("error")} ${inertBlock(error.message)}\n`);
-  if (error.hint) process.stderr.write(dim(`hint: ${inertBlock(error.hint)}`) + "\n");
+  if (hint) process.stderr.write(dim(`hint: ${inertBlock(hint)}`) + "\n");
 }
 
 export function useColor(stream: NodeJS.WriteStream = process.stderr): boolean {

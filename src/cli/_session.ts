@@ -1,11 +1,14 @@
 /**
  * The session every CLI command runs in, wired to the terminal: logs and plugin output on stderr,
- * the config and state folders from the global flags.
+ * made inert and attributed to the plugin by name; the config and state folders from the global
+ * flags; on a terminal, the trust prompt.
  */
 import { createLogger, LEVEL_NAMES } from "../log.ts";
 import { inertBlock } from "../inert.ts";
-import { Session } from "../host/session.ts";
+import { Session } from "../session/session.ts";
 import type { GlobalOptions } from "./_args.ts";
+import { isInteractive } from "./_prompt.ts";
+import { askTrustOnTerminal } from "./_trust-prompt.ts";
 
 export async function openSession(options: GlobalOptions): Promise<Session> {
   const logger = createLogger({ verbose: options.verbose });
@@ -14,6 +17,7 @@ export async function openSession(options: GlobalOptions): Promise<Session> {
     configDir: options.configDir,
     stateDir: options.stateDir,
     logger,
+    confirmTrust: isInteractive() ? askTrustOnTerminal : null,
     // What a plugin writes and logs reaches the terminal inert, attributed to it by name.
     onOutput: options.verbose ? (plugin, line) => logger.withTag(plugin).log(inertBlock(line)) : () => {},
     onLog: (plugin, level, text) => {

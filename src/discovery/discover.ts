@@ -140,7 +140,8 @@ export function resolveReference(ref: string, config: Config, folders: SearchFol
   const match = discoverAll(folders).found.find((f) => f.name === ref);
   if (match) return { ...match, configName: null, how: "discovery" };
   throw new CxError("E_NOT_FOUND", `no plugin named '${ref}'`, {
-    hint: `it is not in config.json, not a path, and not in the plugin folders (${folders.map((f) => f.path).join(", ")}); see cxagent list`,
+    hint: `it is not in config.json, not a path, and not in the plugin folders (${folders.map((f) => f.path).join(", ")})`,
+    next: { do: "list-plugins" },
   });
 }
 

@@ -124,7 +124,8 @@ export class Calls {
             this.abandon(
               id,
               new CxError("E_TIMEOUT", `plugin '${this.label}': ${what} ${why}`, {
-                hint: "the native call runs on and its late answer will be discarded; give a longer --timeout if it needs more time",
+                hint: "the native call runs on and its late answer will be discarded; allow it more time if it needs more",
+                next: { do: "raise-timeout", ms: timeoutMs },
               }),
             );
           }, ms);
@@ -224,7 +225,7 @@ export class Calls {
     return new CxError(
       "E_BUSY",
       `plugin '${this.label}' is busy: all ${this.poolCap} of its workers have been stuck in native code for over ${this.stuckMs} ms; ${what} was refused`,
-      { hint: "stuck calls cannot be interrupted; wait for them, or restart the plugin" },
+      { hint: "stuck calls cannot be interrupted; wait for them, or restart the plugin", next: { do: "restart", plugin: this.label } },
     );
   }
 

@@ -5,7 +5,7 @@
  */
 import { preview } from "../protocol/issues.ts";
 import type { Tool } from "../protocol/manifest.ts";
-import { ruleFor } from "../trust/grants.ts";
+import { ruleFor } from "../protocol/rules.ts";
 
 export interface GateDecision {
   /** Whether a person (or the caller's policy) must allow this call. */
@@ -62,8 +62,8 @@ export function decide(plugin: string, tool: Tool, args: unknown, answer: GateAn
   return { ask: true, display, alwaysOffered, rule, source: "gate", granted: alwaysOffered && granted(rule) };
 }
 
-/** How a call that needs permission was answered. */
-export type Approval = "once" | "always" | "deny";
+/** How a call that needs permission was answered: allowed this once, allowed always (a grant), or denied. */
+export type PermissionAnswer = "once" | "always" | "deny";
 
 export interface PermissionRequest {
   plugin: string;
@@ -73,4 +73,4 @@ export interface PermissionRequest {
 }
 
 /** Decides a call that needs permission: a person at a prompt, or a script's own policy. */
-export type Approver = (request: PermissionRequest) => Approval | Promise<Approval>;
+export type PermissionHandler = (request: PermissionRequest) => PermissionAnswer | Promise<PermissionAnswer>;

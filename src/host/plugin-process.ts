@@ -25,7 +25,6 @@ import { endProcesses, finished } from "../reaper/escalate.ts";
 import { type Owned, proveDescent } from "../reaper/ours.ts";
 import { readStat } from "../reaper/proc.ts";
 import { makeNonDumpable } from "./nondumpable.ts";
-import { hostCommand } from "./self.ts";
 import { Calls, type RequestOptions } from "./calls.ts";
 
 export type { CallEvent, RequestOptions } from "./calls.ts";
@@ -78,6 +77,8 @@ export interface SealedDependency {
 }
 
 export interface SpawnOptions extends ProcessHooks {
+  /** The command that starts a plugin host, without the library: the session knows where cxagent is. */
+  hostCommand: string[];
   library: string;
   /** The library's approved bytes: loaded from a sealed copy of these, not from the file. */
   libraryBytes?: Uint8Array;
@@ -172,7 +173,7 @@ export class PluginProcess {
     const sealed = copies.length ? copies[0]! : null;
     const dependencyArgs = copies.slice(1).flatMap((_fd, i) => ["--dependency", `${3 + 1 + i}:${options.dependencies![i]!.path}`]);
     this.proc = Bun.spawn({
-      cmd: [...hostCommand(), options.library, ...(sealed === null ? [] : ["--library-fd", "3", ...dependencyArgs])],
+      cmd: [...options.hostCommand, options.library, ...(sealed === null ? [] : ["--library-fd", "3", ...dependencyArgs])],
       cwd: options.cwd,
       env: {
         ...process.env,
@@ -214,7 +215,8 @@ export class PluginProcess {
       const timer = setTimeout(() => {
         resolve(
           new CxError("E_TIMEOUT", `plugin '${host.label}' did not become ready within ${startupMs / 1000} s (it was in ${host.phase})`, {
-            hint: "a library constructor or cxagent_plugin_describe is blocking; check the plugin with --verbose",
+            hint: "a library constructor or cxagent_plugin_describe is blocking; what the plugin wrote may say why",
+            next: { do: "see-output", plugin: host.label },
           }),
         );
       }, startupMs);
@@ -338,7 +340,8 @@ export class PluginProcess {
 
   private crashError(exit: ExitInfo, what: string): CxError {
     return new CxError("E_CRASHED", `plugin '${this.label}' crashed (${describeExit(exit)}) while ${what} was running${this.tailText()}`, {
-      hint: "the plugin will be restarted on its next call; run with --verbose to see all it wrote",
+      hint: "the next call to it starts a fresh plugin host; what the plugin wrote may say why it crashed",
+      next: { do: "see-output", plugin: this.label },
       details: { exitCode: exit.code, signal: exit.signal, stderr: this.tail.slice() },
     });
   }

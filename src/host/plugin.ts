@@ -5,7 +5,6 @@
  * which it stays quarantined for the session (SPEC §12).
  */
 import { CxError, isCxError } from "../errors.ts";
-import { firstDifference } from "../protocol/compare.ts";
 import { describeValue } from "../protocol/issues.ts";
 import type { Manifest, Tool } from "../protocol/manifest.ts";
 import { CONTRACT_CURRENT } from "../protocol/manifest.ts";
@@ -13,35 +12,45 @@ import * as v from "valibot";
 import { type CommandResult, CommandResultSchema, deniedResult, type JobResult, type Submit, toJobResult } from "../protocol/result.ts";
 import { Submits } from "./submits.ts";
 import { preview } from "../protocol/issues.ts";
-import { addGrant, hasGrant, projectScope } from "../trust/grants.ts";
-import { realpathSync } from "node:fs";
-import { dirname } from "node:path";
-import { type Approval, type Approver, decide, type GateAnswer, type GateDecision } from "./gate.ts";
+import { decide, type GateAnswer, type GateDecision, type PermissionAnswer, type PermissionHandler } from "./gate.ts";
 import type { Reply } from "../protocol/wire.ts";
 import { type CallEvent, DEFAULTS, PluginProcess, type ProcessHooks, type SealedDependency } from "./plugin-process.ts";
 
 export const CRASH_BUDGET = { crashes: 3, windowMs: 5 * 60_000 };
 
+/** Where a plugin's standing "Always" grants live: the session scopes them (project, folder). */
+export interface GrantStore {
+  has(rule: string): boolean;
+  add(rule: string): void;
+}
+
+/**
+ * Whether a manifest the plugin host described may be served: `previous` is null at the first
+ * start (the session compares it with the sidecar) and the manifest served so far after a restart.
+ * Throws the CxError that refuses it.
+ */
+export type AcceptManifest = (described: Manifest, previous: Manifest | null) => void;
+
 export interface PluginSpec {
   name: string;
+  /** The command that starts a plugin host (see session/host-command.ts). */
+  hostCommand: string[];
   /** The library the plugin host loads. */
   library: string;
   /** Its approved bytes; every plugin host of this plugin loads exactly these. */
   libraryBytes?: Uint8Array;
   /** Libraries from its folder it needs, with their approved bytes, in the order they are loaded. */
   dependencies?: SealedDependency[];
-  /** The real path of its folder: the grants it receives are the ones made for this folder. */
-  folder?: string;
   settings: unknown;
   cwd: string;
-  /** The scope of its grants: the project folder's real path (default: `cwd`, symbolic links resolved). */
-  scope?: string;
-  /** Where grants are stored. */
-  stateDir: string;
+  /** The grants this plugin receives and stores. */
+  grants: GrantStore;
+  /** Checks each manifest the plugin host describes, at the first start and at every restart. */
+  accept: AcceptManifest;
   /** How long a gate may take before it counts as failed (default 500 ms). */
   gateMs?: number;
   /** Who decides calls that need permission when the call names nobody (default: deny). */
-  approve?: Approver | Approval;
+  permission?: PermissionHandler | PermissionAnswer;
   startupMs?: number;
   startMs?: number;
   stopMs?: number;
@@ -56,7 +65,7 @@ export interface InvokeOptions {
    * Decides the call when it needs permission: a function (a prompt, a policy) or a fixed answer.
    * Without one, such a call is denied by policy. "always" stores a grant when Always is offered.
    */
-  approve?: Approver | Approval;
+  permission?: PermissionHandler | PermissionAnswer;
   signal?: AbortSignal;
   /** Milliseconds before the call is abandoned with E_TIMEOUT. No deadline unless given. */
   timeoutMs?: number;
@@ -91,16 +100,10 @@ export class Plugin {
   private stopped = false;
   private deliberate = false;
   private exportsValue: string[] = [];
-  private timingsValue = { spawnAt: 0, phases: [] as { name: string; at: number }[], readyAt: 0, startedAt: 0 };
-
-  /** Grants are looked up and stored for this project scope and this plugin folder. */
-  private readonly scope: string;
-  private readonly folder: string;
+  private timingsValue = { spawnAt: 0, phases: [] as { name: string; at: number }[], readyAt: 0, acceptedAt: 0, startedAt: 0 };
 
   private constructor(spec: PluginSpec, manifest: Manifest, hooks: ProcessHooks, submitted: Submits) {
     this.spec = spec;
-    this.scope = spec.scope ?? projectScope(spec.cwd);
-    this.folder = spec.folder ?? realFolderOf(spec.library);
     this.submitted = submitted;
     this.name = spec.name;
     this.library = spec.library;
@@ -109,23 +112,23 @@ export class Plugin {
   }
 
   /**
-   * Starts a plugin: spawns its host, checks what it describes, and runs start. `check` sees the
-   * described manifest before start runs and may refuse it (sidecar comparison, name claims).
+   * Starts a plugin: spawns its host, has `spec.accept` check what it describes, and runs start.
    */
-  static async start(spec: PluginSpec, hooks: ProcessHooks, check?: (described: Manifest) => void): Promise<Plugin> {
+  static async start(spec: PluginSpec, hooks: ProcessHooks): Promise<Plugin> {
     const submitted = new Submits(spec.name, (level, text) => hooks.onLog?.(level, text));
     const routed: ProcessHooks = { ...hooks, onSubmit: (raw) => submitted.receive(raw) };
-    const { process, manifest, exports, startedAt } = await Plugin.launch(spec, routed, check);
+    const { process, manifest, exports, acceptedAt, startedAt } = await Plugin.launch(spec, routed, null);
     const plugin = new Plugin(spec, manifest, routed, submitted);
     submitted.open(manifest.client);
     plugin.exportsValue = exports;
-    plugin.timingsValue = { ...process.timings, startedAt };
+    plugin.timingsValue = { ...process.timings, acceptedAt, startedAt };
     plugin.adopt(process);
     return plugin;
   }
 
-  private static async launch(spec: PluginSpec, hooks: ProcessHooks, check?: (described: Manifest) => void) {
+  private static async launch(spec: PluginSpec, hooks: ProcessHooks, previous: Manifest | null) {
     const { process, ready } = await PluginProcess.spawn({
+      hostCommand: spec.hostCommand,
       library: spec.library,
       libraryBytes: spec.libraryBytes,
       dependencies: spec.dependencies,
@@ -142,24 +145,30 @@ export class Plugin {
       const { checkManifest } = await import("../protocol/manifest.ts");
       const checked = checkManifest(ready.manifest);
       if (!checked.ok) throw new CxError("E_MANIFEST", `plugin '${spec.name}' described an invalid manifest`);
-      check?.(checked.manifest);
+      spec.accept(checked.manifest, previous);
+      const acceptedAt = performance.now();
       const reply = await process.request(
         { kind: "start", context: { workingDirectory: spec.cwd, settings: spec.settings ?? {}, hostContract: CONTRACT_CURRENT } },
         { timeoutMs: spec.startMs ?? DEFAULTS.startMs },
       );
       if (!reply.ok) {
         throw new CxError(reply.fault ? "E_BAD_REPLY" : "E_PLUGIN_FAILED", `plugin '${spec.name}' failed to start: ${reply.error}`, {
-          hint: "check the plugin's settings in config.json and its output with --verbose",
+          hint: "check the plugin's settings in config.json, and what it wrote",
+          next: { do: "see-output", plugin: spec.name },
         });
       }
-      return { process, manifest: checked.manifest, exports: ready.exports, startedAt: performance.now() };
+      return { process, manifest: checked.manifest, exports: ready.exports, acceptedAt, startedAt: performance.now() };
     } catch (error) {
       await process.shutdown({ stopMs: spec.stopMs, sendStop: isCxError(error, "E_PLUGIN_FAILED") });
       throw error;
     }
   }
 
-  /** How long the first start took, step by step (performance.now() timestamps). */
+  /**
+   * When the first plugin host was spawned, each startup phase it reported (dlopen, handshake,
+   * describe, attach), when it was ready, when its manifest was accepted and when start answered
+   * (performance.now() timestamps).
+   */
   get timings() {
     return this.timingsValue;
   }
@@ -203,7 +212,7 @@ export class Plugin {
     const declared = this.tool(tool);
     const argumentsObject = requireObject(args, `arguments for ${tool}`);
     const answer = declared.gated === "dynamic" ? await this.askGate(tool, argumentsObject) : null;
-    return decide(this.name, declared, argumentsObject, answer, (rule) => hasGrant(this.spec.stateDir, this.scope, rule, this.folder));
+    return decide(this.name, declared, argumentsObject, answer, (rule) => this.spec.grants.has(rule));
   }
 
   private async askGate(tool: string, args: Record<string, unknown>): Promise<GateAnswer> {
@@ -227,7 +236,7 @@ export class Plugin {
     const declared = this.tool(tool);
     const argumentsObject = requireObject(args, `arguments for ${tool}`);
     if (declared.gated !== false) {
-      const denied = await this.permit(tool, argumentsObject, options.approve ?? this.spec.approve);
+      const denied = await this.permit(tool, argumentsObject, options.permission ?? this.spec.permission);
       if (denied) return denied;
     }
     if (options.signal?.aborted) throw new CxError("E_CANCELLED", `plugin '${this.name}': ${tool} was cancelled before it started`);
@@ -246,16 +255,16 @@ export class Plugin {
   }
 
   /** Settles permission for a gated call; returns the denied result, or null to go ahead. */
-  private async permit(tool: string, args: Record<string, unknown>, approve: Approver | Approval | undefined): Promise<JobResult | null> {
+  private async permit(tool: string, args: Record<string, unknown>, permission: PermissionHandler | PermissionAnswer | undefined): Promise<JobResult | null> {
     const decision = await this.gate(tool, args);
     if (!decision.ask || decision.granted) return null;
-    if (approve === undefined) {
+    if (permission === undefined) {
       return deniedResult("policy", `${tool} was not run: it needs permission (${decision.display}) and there was no one to ask`);
     }
-    let answer = typeof approve === "function" ? await approve({ plugin: this.name, tool, arguments: args, decision }) : approve;
+    let answer = typeof permission === "function" ? await permission({ plugin: this.name, tool, arguments: args, decision }) : permission;
     if (answer === "always" && !decision.alwaysOffered) answer = "once";
     if (answer === "deny") return deniedResult("user", `${tool} was not run: permission was denied`);
-    if (answer === "always") addGrant(this.spec.stateDir, this.scope, decision.rule!, this.folder);
+    if (answer === "always") this.spec.grants.add(decision.rule!);
     return null;
   }
 
@@ -358,15 +367,7 @@ export class Plugin {
   private async relaunch(): Promise<PluginProcess> {
     this.hooks.onLog?.(this.deliberate ? 2 : 3, `starting a new plugin host for '${this.name}'${this.deliberate ? "" : " after the last one ended"}`);
     this.deliberate = false;
-    const previous = this.manifestValue;
-    const { process } = await Plugin.launch(this.spec, this.hooks, (described) => {
-      if (JSON.stringify(described) !== JSON.stringify(previous)) {
-        const difference = firstDifference(previous, described, { expected: "the manifest it was loaded with", actual: "the restarted plugin host" });
-        throw new CxError("E_MISMATCH", `plugin '${this.name}' described a different manifest after a restart: ${difference ?? "the same declarations, in another order"}`, {
-          hint: "the library changed while the session ran; load it again",
-        });
-      }
-    });
+    const { process } = await Plugin.launch(this.spec, this.hooks, this.manifestValue);
     this.adopt(process);
     this.changed({ kind: "restarted" });
     return process;
@@ -397,7 +398,7 @@ export class Plugin {
       this.quarantine = new CxError(
         "E_QUARANTINED",
         `plugin '${this.name}' crashed ${this.crashes.length} times within ${CRASH_BUDGET.windowMs / 60_000} minutes and is quarantined for the rest of this session`,
-        { hint: "fix the plugin (run with --verbose to see its output), then start a new session" },
+        { hint: "fix the plugin (what it wrote may say why it crashes), then start a new session", next: { do: "see-output", plugin: this.name } },
       );
       this.hooks.onLog?.(4, this.quarantine.message);
       this.changed({ kind: "quarantined", error: this.quarantine });
@@ -427,12 +428,4 @@ export function requireObject(value: unknown, what: string): Record<string, unkn
     });
   }
   return value as Record<string, unknown>;
-}
-
-function realFolderOf(library: string): string {
-  try {
-    return realpathSync(dirname(library));
-  } catch {
-    return dirname(library);
-  }
 }

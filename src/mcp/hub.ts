@@ -17,7 +17,7 @@ import {
   SetLevelRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { type CallEvent, CxError, isCxError, type Plugin, type PluginChange, type Session } from "../index.ts";
-import { type AllowRule, approverFor, policyHint } from "./permission.ts";
+import { type AllowRule, permissionFor, policyHint } from "./permission.ts";
 import { callResult, failedCall, isAtLeast, type ListedTool, listedTool, mcpLevel, type McpLevel, ProgressCounter, visible } from "./tools.ts";
 
 /** How long a person may take to answer a permission question. */
@@ -158,7 +158,7 @@ export class McpHub {
       if (progress === null) return;
       notify({ method: "notifications/progress", params: { progressToken: token, progress, total: 100, ...(event.text ? { message: event.text } : {}) } });
     };
-    const approve = approverFor({
+    const permission = permissionFor({
       plugin: plugin.name,
       tool: name,
       rules: this.options.rules,
@@ -169,7 +169,7 @@ export class McpHub {
       signal: extra.signal,
     });
     try {
-      const result = await plugin.invoke(name, request.params.arguments ?? {}, { signal: extra.signal, onEvent, approve, timeoutMs: this.options.timeoutMs });
+      const result = await plugin.invoke(name, request.params.arguments ?? {}, { signal: extra.signal, onEvent, permission, timeoutMs: this.options.timeoutMs });
       await Promise.all(sent);
       return callResult(plugin.name, name, result, result.decidedBy === "policy" ? policyHint(plugin.name, name) : undefined);
     } catch (error) {

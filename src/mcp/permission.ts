@@ -7,7 +7,7 @@
  * part may use `*` as a wildcard (`calculator/*`, or `*` for the plugin part). A rule allows a call once each
  * time it matches, for this server's lifetime; it never stores a grant.
  */
-import { CxError, type Approval, type Approver, type PermissionRequest } from "../index.ts";
+import { CxError, type PermissionAnswer, type PermissionHandler, type PermissionRequest } from "../index.ts";
 import { visible } from "./tools.ts";
 
 export interface AllowRule {
@@ -62,8 +62,8 @@ export function elicitation(request: PermissionRequest, project: string) {
   };
 }
 
-/** The answer to an elicitation, as an Approval: anything but an accepted allow is a denial. */
-export function approvalOf(answer: ElicitAnswer, alwaysOffered: boolean): Approval {
+/** The answer to an elicitation, as a permission answer: anything but an accepted allow is a denial. */
+export function answerOf(answer: ElicitAnswer, alwaysOffered: boolean): PermissionAnswer {
   if (answer.action !== "accept") return "deny";
   const decision = answer.content?.decision;
   if (decision === "allow_once") return "once";
@@ -75,7 +75,7 @@ export function approvalOf(answer: ElicitAnswer, alwaysOffered: boolean): Approv
  * How one call is decided: a matching --allow-tool rule allows it; a client with elicitation is
  * asked; otherwise undefined, which the library turns into a denial by policy.
  */
-export function approverFor(options: {
+export function permissionFor(options: {
   plugin: string;
   tool: string;
   rules: readonly AllowRule[];
@@ -84,7 +84,7 @@ export function approverFor(options: {
   project: string;
   note: (line: string) => void;
   signal: AbortSignal;
-}): Approver | undefined {
+}): PermissionHandler | undefined {
   const rule = options.rules.find((r) => r.matches(options.plugin, options.tool));
   if (rule) {
     return ({ decision }) => {
@@ -102,9 +102,9 @@ export function approverFor(options: {
       options.note(`${options.plugin} ${options.tool}: asking the client failed (${error instanceof Error ? error.message : String(error)}), so the call is denied`);
       return "deny";
     }
-    const approval = approvalOf(answer, request.decision.alwaysOffered);
-    options.note(`${options.plugin} ${options.tool}: the client answered ${answer.action}${answer.content?.decision === undefined ? "" : ` ${String(answer.content.decision)}`} → ${approval}`);
-    return approval;
+    const decided = answerOf(answer, request.decision.alwaysOffered);
+    options.note(`${options.plugin} ${options.tool}: the client answered ${answer.action}${answer.content?.decision === undefined ? "" : ` ${String(answer.content.decision)}`} → ${decided}`);
+    return decided;
   };
 }
 

@@ -1,13 +1,12 @@
 /**
  * The trust decision for one load (SPEC §6.3): when the exact load set at its folder was not
- * approved, ask a person — or refuse. Runs before any process exists. What the person is shown
+ * approved, ask a person (through the caller's ConfirmTrust; this file knows no terminal) — or refuse. Runs before any process exists. What the person is shown
  * is built from the same bytes that are hashed and loaded, and every string from the plugin or
  * its folder is made inert for the terminal.
  */
 import { CxError } from "../errors.ts";
 import { inert } from "../inert.ts";
 import type { Manifest } from "../protocol/manifest.ts";
-import { choose } from "../prompt.ts";
 import type { Changes, TrustState } from "./approvals.ts";
 
 export interface TrustRequest {
@@ -31,18 +30,8 @@ export interface TrustRequest {
   ships: string[];
 }
 
-/** Asks a person; resolves true only when they approved. */
-export type ConfirmTrust = (request: TrustRequest) => Promise<boolean>;
-
-/** The approval prompt on the terminal (SPEC §6.3): default No, Ctrl-C is No. */
-export async function askOnTerminal(request: TrustRequest): Promise<boolean> {
-  process.stderr.write(`${describeTrustRequest(request)}\n`);
-  const answer = await choose("Approve these exact files?", [
-    { key: "y", label: "yes", value: "yes" },
-    { key: "n", label: "no", value: "no" },
-  ], "no");
-  return answer === "yes";
-}
+/** Asks a person whether to approve; true only when they did. A prompt, or an app's own dialog. */
+export type ConfirmTrust = (request: TrustRequest) => boolean | Promise<boolean>;
 
 /** "modified: README.md; added: x.so" — every file name made inert. */
 export function describeChanges(changes: Changes | null): string {
@@ -79,7 +68,8 @@ export function notApproved(request: TrustRequest, approveCommand: string): CxEr
         ? `it has not been approved: ${otherFolderSentence(request.name, request.approvedElsewhere, request.realFolder)}`
         : "it has not been approved";
   return new CxError("E_NOT_APPROVED", `plugin '${request.name}' was not loaded: ${why} (hash ${request.hash})`, {
-    hint: `review it with 'cxagent describe ${approveCommand}', then approve it: 'cxagent approve ${approveCommand}' on a terminal, or 'cxagent approve ${approveCommand} --hash ${request.hash}'`,
+    hint: "review its files, then approve exactly these: a person at a prompt, or by pinning this hash",
+    next: { do: "approve", ref: approveCommand, hash: request.hash },
     details: {
       plugin: request.name,
       hash: request.hash,
@@ -91,43 +81,3 @@ export function notApproved(request: TrustRequest, approveCommand: string): CxEr
   });
 }
 
-/** Which tools ask, and how: "every call: a, b; depending on its arguments: c". */
-export function describeAsking(manifest: Manifest): string {
-  const always = manifest.tools.filter((t) => t.gated === true).map((t) => t.name);
-  const dynamic = manifest.tools.filter((t) => t.gated === "dynamic").map((t) => t.name);
-  const parts = [
-    ...(always.length ? [`on every call: ${always.join(", ")}`] : []),
-    ...(dynamic.length ? [`depending on the arguments: ${dynamic.join(", ")}`] : []),
-  ];
-  return parts.length ? parts.join("; ") : "never";
-}
-
-export function describeSettings(settings: TrustRequest["settings"]): string {
-  if (!settings) return "none (config.json has no entry for it)";
-  const keys = settings.keys.length ? `keys: ${settings.keys.map(inert).join(", ")}` : "no keys";
-  return `those of config.json entry '${inert(settings.entry)}' (${keys})`;
-}
-
-/** The approval prompt's text (SPEC §6.3). */
-export function describeTrustRequest(request: TrustRequest): string {
-  const m = request.manifest;
-  const name = inert(m.name);
-  const version = inert(m.version);
-  const lines = [
-    request.state === "changed" ? `Plugin ${name} ${version} changed since you approved it.` : `Plugin ${name} ${version} has not been approved yet.`,
-    `  folder        ${inert(request.realFolder)}  (every file in it is covered)`,
-    `  hash          ${request.hash}`,
-    ...(request.state === "changed" ? [`  changed       ${describeChanges(request.changes)}`] : []),
-    ...(request.approvedElsewhere.length ? [`  elsewhere     ${otherFolderSentence(m.name, request.approvedElsewhere, request.realFolder)}`] : []),
-    `  tools         ${m.tools.length}${m.tools.length ? `: ${m.tools.map((t) => inert(t.name)).join(", ")}` : ""}`,
-    `  asks          ${describeAsking(m)}`,
-    `  instructions  ${m.instructions ? "adds instructions for the model" : "none"}`,
-    `  processes     ${m.spawns ? "starts processes of its own" : "starts none"}`,
-    `  on its own    ${m.client ? "can start work by itself (client)" : "only acts when called"}`,
-    `  settings      ${describeSettings(request.settings)}`,
-    ...(request.ships.length ? [`  ships         ${request.ships.map(inert).join(", ")} (loaded from the approved copies)`] : []),
-    `  shares folder ${request.sharesWith.length ? `with ${request.sharesWith.map(inert).join(", ")}` : "with no other plugin"}`,
-    "Loading it runs its code with your permissions.",
-  ];
-  return lines.join("\n");
-}

@@ -27,9 +27,7 @@ export function permissionsPath(stateDir: string): string {
   return join(stateDir, "permissions.json");
 }
 
-export function ruleFor(plugin: string, tool: string): string {
-  return `plugin ${plugin} tool ${tool}`;
-}
+export { ruleFor } from "../protocol/rules.ts";
 
 /** The scope a project folder's grants are stored and looked up under: its real path. */
 export function projectScope(projectDir: string): string {

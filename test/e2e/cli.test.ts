@@ -7,9 +7,9 @@ import { join } from "node:path";
 import { checkManifest } from "../../src/protocol/manifest.ts";
 import { approve, CALCULATOR, cli, copyFixture, fixture, hostsOf, ROOT, tempDir, tty, until } from "../helpers.ts";
 
-beforeAll(() => {
-  for (const name of ["handshake-99", "crash-in-invoke", "invoke-replies", "slow-invoke"]) approve(fixture(name));
-  approve(CALCULATOR);
+beforeAll(async () => {
+  for (const name of ["handshake-99", "crash-in-invoke", "invoke-replies", "slow-invoke"]) await approve(fixture(name));
+  await approve(CALCULATOR);
 });
 
 const calculatorManifest = () => {
@@ -127,7 +127,7 @@ describe("failures: one JSON document with --json, and the exit code of SPEC §9
     expect(r.code).toBe(code);
     const doc = r.json();
     const error = doc.error;
-    expect(Object.keys(error).sort()).toEqual(["code", "details", "hint", "message"]);
+    expect(Object.keys(error).sort()).toEqual(["code", "details", "hint", "message", "next"]);
     expect(error.code).toBe(errorCode);
     expect(error.message.length).toBeGreaterThan(10);
   });
@@ -171,7 +171,7 @@ describe("help and version", () => {
 
 describe("the compiled binary", () => {
   let binary = "";
-  beforeAll(() => {
+  beforeAll(async () => {
     const built = Bun.spawnSync([process.execPath, "scripts/compile.ts"], { cwd: ROOT, stdout: "ignore", stderr: "pipe" });
     if (built.exitCode !== 0) throw new Error(`compile failed: ${built.stderr}`);
   }, 120_000);
@@ -217,7 +217,7 @@ describe("global options", () => {
     const state = join(dir.path, "my-state");
     mkdirSync(join(config, "plugins"), { recursive: true });
     copyFixture("echo", join(config, "plugins"));
-    const hash = approve(join(config, "plugins", "echo"), state);
+    const hash = await approve(join(config, "plugins", "echo"), state);
     const r = await cli(["invoke", "echo", "echo_this", "--config-dir", config, "--state-dir", state, "--json"]);
     expect(r.code).toBe(0);
     expect(r.json().result.output.content).toBe("echo_this: ok");
@@ -242,7 +242,7 @@ describe("global options", () => {
 
 test("Ctrl-C on a terminal abandons the call: exit 130, and the plugin host is gone", async () => {
   const reporter = join(ROOT, "examples/reporter");
-  approve(reporter);
+  await approve(reporter);
   const r = await tty(["invoke", reporter, "reporter_count", "--args", '{"to": 200, "delayMs": 50}'], [{ after: "counted to 2 of 200", send: "\x03" }]);
   expect(r.code).toBe(130);
   expect(r.output).toContain("the call to reporter_count was interrupted");

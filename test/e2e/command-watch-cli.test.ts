@@ -6,10 +6,10 @@ import { join } from "node:path";
 import { approve, cli, fixture, ROOT } from "../helpers.ts";
 
 const SCHEDULER = join(ROOT, "examples/scheduler");
-beforeAll(() => {
-  approve(SCHEDULER);
-  approve(fixture("commands"));
-  approve(fixture("echo"));
+beforeAll(async () => {
+  await approve(SCHEDULER);
+  await approve(fixture("commands"));
+  await approve(fixture("echo"));
 });
 
 test("command: everything after the name is one string; the message is the output", async () => {

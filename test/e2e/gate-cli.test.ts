@@ -8,12 +8,12 @@ import { join } from "node:path";
 import { approve, CALCULATOR, cli, fixture, tempDir, tty } from "../helpers.ts";
 
 /** A project folder and a state folder of the test's own, with the calculator approved. */
-function world(dir: string) {
+async function world(dir: string) {
   const project = join(dir, "project");
   mkdirSync(project);
   const state = join(dir, "state");
-  approve(CALCULATOR, state);
-  approve(fixture("gates"), state);
+  await approve(CALCULATOR, state);
+  await approve(fixture("gates"), state);
   return { project, state, env: { CXAGENT_STATE_DIR: state } };
 }
 
@@ -27,7 +27,7 @@ describe("cxagent gate", () => {
     ["calc_add", '{"a":2,"b":3}', { ask: true, display: 'calculator wants to run calc_add with {"a":2,"b":3}', alwaysOffered: true, rule: "plugin calculator tool calc_add", source: "manifest", granted: false }],
   ])("%s %s", async (tool, args, expected) => {
     using dir = tempDir();
-    const { env, project } = world(dir.path);
+    const { env, project } = await world(dir.path);
     const r = await cli(["gate", CALCULATOR, tool, "--args", args, "--json", "--cwd", project], { env });
     expect(r.code).toBe(0);
     expect(r.json()).toEqual(expected);
@@ -35,7 +35,7 @@ describe("cxagent gate", () => {
 
   test("a failed gate, in words", async () => {
     using dir = tempDir();
-    const { env, project } = world(dir.path);
+    const { env, project } = await world(dir.path);
     const r = await cli(["gate", fixture("gates"), "garbage", "--cwd", project], { env });
     expect(r.code).toBe(0);
     expect(r.stdout).toStartWith("garbage asks first (decided by a failed gate): \"gates wants to run garbage");
@@ -46,7 +46,7 @@ describe("cxagent gate", () => {
 describe("a gated invoke without a terminal", () => {
   test("is denied by policy with exit 4, and never runs", async () => {
     using dir = tempDir();
-    const { env, project } = world(dir.path);
+    const { env, project } = await world(dir.path);
     const r = await cli(["invoke", CALCULATOR, "calc_add", "--args", '{"a":2,"b":3}', "--json", "--cwd", project], { env });
     expect(r.code).toBe(4);
     expect(r.json()).toEqual({
@@ -70,7 +70,7 @@ describe("a gated invoke without a terminal", () => {
 
   test("--allow runs that one call and writes what was allowed to stderr", async () => {
     using dir = tempDir();
-    const { env, project } = world(dir.path);
+    const { env, project } = await world(dir.path);
     const r = await cli(["invoke", CALCULATOR, "calc_divide", "--args", '{"a":4,"b":0}', "--allow", "--cwd", project], { env });
     expect(r.code).toBe(1); // it ran, and division by zero fails on its own terms
     expect(r.stderr).toContain("allowed by --allow: calc_divide: divide 4 by zero");
@@ -79,7 +79,7 @@ describe("a gated invoke without a terminal", () => {
 
   test("a stored grant is honoured; grants lists and revokes it", async () => {
     using dir = tempDir();
-    const { env, project, state } = world(dir.path);
+    const { env, project, state } = await world(dir.path);
     const prompt = await tty(["invoke", CALCULATOR, "calc_add", "--args", '{"a":2,"b":3}', "--cwd", project], [{ after: "Allow this call? [o/a/D]", send: "a" }], { env });
     expect(prompt.code).toBe(0);
     expect(grantsIn(state)).toEqual([{ scope: project, rule: "plugin calculator tool calc_add", folder: CALCULATOR, grantedAt: expect.any(String) }]);
@@ -102,7 +102,7 @@ describe("the permission prompt on a terminal", () => {
     ["a", 0, "always", ["plugin calculator tool calc_add"]],
   ])("answering %j", async (key, code, echoed, rules) => {
     using dir = tempDir();
-    const { env, project, state } = world(dir.path);
+    const { env, project, state } = await world(dir.path);
     const r = await tty(["invoke", CALCULATOR, "calc_add", "--args", '{"a":2,"b":3}', "--cwd", project], [{ after: "[o/a/D]", send: key }], { env });
     expect(r.code).toBe(code);
     expect(r.output).toContain('calculator wants to run calc_add with {"a":2,"b":3}');
@@ -116,7 +116,7 @@ describe("the permission prompt on a terminal", () => {
 
   test("Always is not offered where the plugin narrowed it", async () => {
     using dir = tempDir();
-    const { env, project } = world(dir.path);
+    const { env, project } = await world(dir.path);
     const r = await tty(["invoke", fixture("gates"), "asks_narrow", "--cwd", project], [{ after: "Allow this call? [o/D]", send: "ao" }], { env });
     expect(r.code).toBe(0);
     expect(r.output).toContain("a sharp edge\no = allow once, d = deny");

@@ -76,7 +76,7 @@ describe("a manifest nested too deep", () => {
 
 describe("only cxagent says who decided", () => {
   test("a plugin claiming decidedBy: \"user\" is the plugin's claim: the envelope says plugin, exit 1", async () => {
-    approve(fixture("invoke-replies"));
+    await approve(fixture("invoke-replies"));
     const r = await cli(["invoke", fixture("invoke-replies"), "claims_user_denied", "--json"]);
     expect(r.code).toBe(1);
     expect(r.json().result).toMatchObject({ success: false, permissionDenied: true, decidedBy: "plugin", errorMessage: "permission was denied" });
@@ -99,7 +99,7 @@ describe("grants are scoped to the project's real path", () => {
     {
       await using session = await openSession({ cwd: link, stateDir: state });
       const gates = await session.load(fixture("gates"));
-      expect((await gates.invoke("asks", { n: 1 }, { approve: "always" })).success).toBe(true);
+      expect((await gates.invoke("asks", { n: 1 }, { permission: "always" })).success).toBe(true);
     }
     const stored = JSON.parse(readFileSync(join(state, "permissions.json"), "utf8")).grants;
     expect(stored.map((g: { scope: string }) => g.scope)).toEqual([a]); // stored as the real folder

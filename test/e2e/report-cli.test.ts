@@ -8,8 +8,8 @@ import { join } from "node:path";
 import { approve, cli, ROOT, tempDir, tty } from "../helpers.ts";
 
 const REPORTER = join(ROOT, "examples/reporter");
-beforeAll(() => {
-  approve(REPORTER);
+beforeAll(async () => {
+  await approve(REPORTER);
 });
 
 test("--jsonl streams each event as a JSON line, then the envelope as the last line", async () => {

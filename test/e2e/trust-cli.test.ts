@@ -164,8 +164,8 @@ describe("list, load, instructions", () => {
     expect(Object.keys(byName)).toEqual(["house-style", "ghost", "claims-read-file", "echo", "echo-twin"]);
     expect(byName["house-style"]).toMatchObject({ configured: true, enabled: false, trust: "new", tools: [] });
     expect(byName.ghost).toMatchObject({ configured: true, library: null, problem: "its file 'ghost.so' is in none of the plugin folders" });
-    expect(byName["claims-read-file"].collisions).toEqual([{ tool: "read_file", holder: "built-in" }]);
-    expect(byName["echo-twin"].collisions).toEqual([{ tool: "echo_this", holder: "echo" }]);
+    expect(byName["claims-read-file"].collisions).toEqual([{ kind: "tool", name: "read_file", tool: "read_file", holder: "built-in" }]);
+    expect(byName["echo-twin"].collisions).toEqual([{ kind: "tool", name: "echo_this", tool: "echo_this", holder: "echo" }]);
     expect(byName.echo).toMatchObject({ version: "1.0.0", library: join(plugins, "echo", "echo.so"), folder: join(plugins, "echo"), sharesWith: [], collisions: [] });
     const text = await cli(["list"], { env });
     expect(text.stdout).toContain("echo-twin 1.0.0  not approved");
@@ -184,11 +184,14 @@ describe("list, load, instructions", () => {
     expect(disabled.json().error.code).toBe("E_DISABLED");
     const r = await cli(["load", "echo", "--once", "--json"], { env });
     expect(r.code).toBe(0);
-    const t = r.json().timings;
-    expect(Object.keys(t.phasesMs)).toEqual(["dlopen", "cxagent_plugin_abi_version", "cxagent_plugin_describe"]);
-    for (const key of ["trustMs", "spawnToReadyMs", "startMs", "stopMs", "totalMs"]) expect(t[key]).toBeGreaterThan(0);
+    const report = r.json();
+    // One row per step of the load pipeline, in order, and the plugin host's own phases inside spawn.
+    expect(report.steps.map((s: { step: string }) => s.step)).toEqual(["resolve", "sidecar", "names", "trust", "spawn", "compare", "start", "stop"]);
+    for (const s of report.steps) expect(s.ms).toBeGreaterThanOrEqual(0);
+    expect(report.phases.map((p: { phase: string }) => p.phase)).toEqual(["dlopen", "cxagent_plugin_abi_version", "cxagent_plugin_describe"]);
+    expect(report.totalMs).toBeGreaterThan(0);
     const human = await cli(["load", "echo", "--once"], { env });
-    expect(human.stdout).toMatch(/spawn → ready \(handshake, describe, attach\)\s+\d+\.\d ms/);
+    expect(human.stdout).toMatch(/spawn the plugin host → ready\s+\d+\.\d ms\n {6}dlopen began at\s+\d+\.\d ms/);
   });
 
   test("instructions: the approved, enabled plugins' text under headings naming their tools", async () => {

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { isCxError } from "../../src/errors.ts";
 import { Session } from "../../src/index.ts";
 import { trustRequestOf } from "../../src/session/inspect.ts";
-import { describeTrustRequest } from "../../src/trust/check.ts";
+import { describeTrustRequest } from "../../src/cli/_trust-prompt.ts";
 import { cli, copyFixture, fixture, refusal, ROOT, tempDir } from "../helpers.ts";
 
 function isolated(dir: string, env: Record<string, string> = {}, confirm: boolean | null = null) {

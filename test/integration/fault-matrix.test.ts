@@ -41,7 +41,7 @@ async function run(row: Row, dir: string) {
     stopMs: hang ? 1000 : 20_000,
     gateMs: hang ? 300 : 20_000,
     pollMs: 50,
-    approve: "once",
+    permission: "once",
     onLog: (_p, _l, text) => logs.push(text),
     onOutput: (plugin, line) => plugin === "faulty" && output.push(line),
   });

@@ -117,10 +117,10 @@ describe("approval of a gated call", () => {
       asked.push(request);
       return a;
     };
-    expect((await gates.invoke("asks", { n: 1 }, { approve: answer("once") })).output.arguments).toEqual({ n: 1 });
-    expect(await gates.invoke("asks", { n: 2 }, { approve: answer("deny") })).toMatchObject({ permissionDenied: true, decidedBy: "user" });
+    expect((await gates.invoke("asks", { n: 1 }, { permission: answer("once") })).output.arguments).toEqual({ n: 1 });
+    expect(await gates.invoke("asks", { n: 2 }, { permission: answer("deny") })).toMatchObject({ permissionDenied: true, decidedBy: "user" });
     expect(readGrants(state)).toEqual([]);
-    expect((await gates.invoke("asks", { n: 3 }, { approve: answer("always") })).success).toBe(true);
+    expect((await gates.invoke("asks", { n: 3 }, { permission: answer("always") })).success).toBe(true);
     // scoped to the project's real path, and bound to the folder of the plugin it was given to
     expect(readGrants(state)).toEqual([{ scope: project, rule: RULE("asks"), folder: fixture("gates"), grantedAt: expect.any(String) }]);
     expect(asked.map((r) => [r.tool, r.decision.display])).toEqual(Array(3).fill(["asks", "asks about these arguments"]));
@@ -134,8 +134,8 @@ describe("approval of a gated call", () => {
     const state = join(dir.path, "state");
     await using session = await openSession({ stateDir: state });
     const gates = await session.load(fixture("gates"));
-    expect((await gates.invoke("widen", {}, { approve: "always" })).success).toBe(true);
-    expect((await gates.invoke("json_null", {}, { approve: "always" })).success).toBe(true);
+    expect((await gates.invoke("widen", {}, { permission: "always" })).success).toBe(true);
+    expect((await gates.invoke("json_null", {}, { permission: "always" })).success).toBe(true);
     expect(readGrants(state)).toEqual([]);
   });
 
@@ -147,7 +147,7 @@ describe("approval of a gated call", () => {
     {
       await using session = await openSession({ cwd: one, stateDir: state });
       const gates = await session.load(fixture("gates"));
-      await gates.invoke("manifest_true", {}, { approve: "always" });
+      await gates.invoke("manifest_true", {}, { permission: "always" });
       expect((await gates.invoke("manifest_true")).success).toBe(true);
     }
     {
@@ -192,7 +192,7 @@ describe("a stored grant answers only a call that offers Always", () => {
     using dir = tempDir();
     const { session, gates, state, project } = await withGrants(dir.path, [], { gateMs: 2000 });
     await using _ = session;
-    expect((await gates.invoke("sleeps", { ms: 0 }, { approve: "always" })).success).toBe(true);
+    expect((await gates.invoke("sleeps", { ms: 0 }, { permission: "always" })).success).toBe(true);
     expect(readGrants(state)).toContainEqual({ scope: project, rule: RULE("sleeps"), folder: realpathSync(fixture("gates")), grantedAt: expect.any(String) });
     expect((await gates.invoke("sleeps", { ms: 0 })).success).toBe(true); // the grant answers a gate that answers
     const late = await within(gates.gate("sleeps", { ms: 10_000 }), 8000, "the gate decision");
@@ -204,7 +204,7 @@ describe("a stored grant answers only a call that offers Always", () => {
     using dir = tempDir();
     const { session, gates, state } = await withGrants(dir.path, []);
     await using _ = session;
-    expect((await gates.invoke("narrows_sometimes", { sharp: 0 }, { approve: "always" })).success).toBe(true);
+    expect((await gates.invoke("narrows_sometimes", { sharp: 0 }, { permission: "always" })).success).toBe(true);
     expect(readGrants(state).map((g) => g.rule)).toContain(RULE("narrows_sometimes"));
     expect((await gates.invoke("narrows_sometimes", { sharp: 0 })).output.arguments).toEqual({ sharp: 0 }); // granted
     expect(await gates.gate("narrows_sometimes", { sharp: 1 })).toMatchObject({ ask: true, display: "a sharp call", alwaysOffered: false, granted: false });

@@ -23,7 +23,7 @@ interface Left {
 
 /** A cxagent process caught with leaves-orphans' processes running: in a call (CLI) or in start (library). */
 async function caught(moment: "call" | "start", state: string, report: string) {
-  approve(ORPHANS, state);
+  await approve(ORPHANS, state);
   const env = { CXAGENT_STATE_DIR: state, CXAGENT_FX_REPORT: report };
   const proc =
     moment === "call"

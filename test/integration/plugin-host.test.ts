@@ -14,7 +14,7 @@ async function loadError(ref: string, env: Record<string, string> = {}): Promise
 describe("the calculator", () => {
   test("describes, starts, runs each tool and stops", async () => {
     // calc_add and a zero divisor ask for permission: this script allows them
-    await using session = await openSession({ approve: "once" });
+    await using session = await openSession({ permission: "once" });
     const calc = await session.load(CALCULATOR);
     expect(calc.name).toBe("calculator");
     expect(calc.tools.map((t) => [t.name, t.gated])).toEqual([
@@ -49,7 +49,7 @@ describe("the calculator", () => {
   });
 
   test("an argument that is not a number fails the call, and the plugin stays up", async () => {
-    await using session = await openSession({ approve: "once" });
+    await using session = await openSession({ permission: "once" });
     const calc = await session.load(CALCULATOR);
     const error = await calc.invoke("calc_add", { a: "two", b: 3 }).catch((e) => e);
     expect(error).toBeInstanceOf(CxError);

@@ -237,7 +237,7 @@ describe("reap reports outcomes, not intentions", () => {
       chmodSync(state, 0o777);
       chmodSync(join(state, "sessions"), 0o777);
       chmodSync(record, 0o666);
-      const main = join(ROOT, "src/cli/main.ts");
+      const main = join(ROOT, "src/main.ts");
       const env = { CXAGENT_STATE_DIR: state, CXAGENT_CONFIG_DIR: join(dir.path, "config") };
       const r = await asNobody([process.execPath, main, "reap", "--json"], env);
       expect(r.code).toBe(0);
@@ -305,7 +305,7 @@ describe("a live session", () => {
 
 describe("the spawner example", () => {
   test("through the CLI: its helper answers, and is gone when the command ends", async () => {
-    approve(join(ROOT, "examples/spawner"));
+    await approve(join(ROOT, "examples/spawner"));
     const r = await cli(["invoke", "examples/spawner", "spawner_ping", "--args", '{"text": "are you there?"}', "--json"]);
     expect(r.code).toBe(0);
     const { content, helper } = r.json().result.output;
@@ -316,8 +316,8 @@ describe("the spawner example", () => {
   test("caught mid-call by kill -9: afterwards no process of it survives", async () => {
     using dir = tempDir();
     const state = join(dir.path, "state");
-    approve(join(ROOT, "examples/spawner"), state);
-    const proc = Bun.spawn([process.execPath, join(ROOT, "src/cli/main.ts"), "invoke", "examples/spawner", "spawner_wait", "--args", '{"ms": 60000}'], {
+    await approve(join(ROOT, "examples/spawner"), state);
+    const proc = Bun.spawn([process.execPath, join(ROOT, "src/main.ts"), "invoke", "examples/spawner", "spawner_wait", "--args", '{"ms": 60000}'], {
       cwd: ROOT,
       env: { ...process.env, CXAGENT_STATE_DIR: state },
       stdout: "ignore",

@@ -17,7 +17,7 @@ describe("a process that is not the plugin's own", () => {
     test(`registered through ${via}: refused and named in the log; alive after stop and after reap`, async () => {
       using dir = tempDir();
       const state = join(dir.path, "state");
-      approve(FOREIGN, state);
+      await approve(FOREIGN, state);
       using stranger = bystander();
       expect(procStat(stranger.pid)?.sid).toBe(stranger.pid); // a session of its own, as ps shows it
       const args = JSON.stringify({ pid: stranger.pid, ...(via === "register_child" ? {} : { wire: 1 }) });
@@ -43,7 +43,7 @@ describe("a process that is not the plugin's own", () => {
   test("another session's plugin host: refused, and it outlives this session", async () => {
     using dir = tempDir();
     const state = join(dir.path, "state");
-    approve(FOREIGN, state);
+    await approve(FOREIGN, state);
     const other = await holdSession(join(dir.path, "other"), [fixture("noop")]);
     try {
       const host = other.hosts[0]!;
@@ -60,7 +60,7 @@ describe("a process that is not the plugin's own", () => {
   test("an ancestor of the cxagent process (the test runner): refused, and nothing is signalled", async () => {
     using dir = tempDir();
     const state = join(dir.path, "state");
-    approve(FOREIGN, state);
+    await approve(FOREIGN, state);
     using signals = signalsReceived();
     const r = await cli(["invoke", FOREIGN, "register", "--args", JSON.stringify({ pid: process.pid })], { env: { CXAGENT_STATE_DIR: state } });
     expect(r.code).toBe(0);
@@ -71,7 +71,7 @@ describe("a process that is not the plugin's own", () => {
   test("a pid that does not exist: refused, named in the log", async () => {
     using dir = tempDir();
     const state = join(dir.path, "state");
-    approve(FOREIGN, state);
+    await approve(FOREIGN, state);
     const dead = Bun.spawnSync(["true"]).pid;
     for (const extra of [{}, { wire: 1 }]) {
       const r = await cli(["invoke", FOREIGN, "register", "--args", JSON.stringify({ pid: dead, ...extra })], { env: { CXAGENT_STATE_DIR: state } });
@@ -85,7 +85,7 @@ describe.skipIf(!PID_NAMESPACE)("pid 1 and the cxagent process itself (in a priv
   test("registering 1 or getppid(), by register_child or on the wire: refused, the CLI exits normally, nothing is signalled", async () => {
     using dir = tempDir();
     const state = join(dir.path, "state");
-    approve(FOREIGN, state);
+    await approve(FOREIGN, state);
     const { stdout, stderr } = await inPidNamespace(
       `sleep 600 & SENTINEL=$!
       for ARGS in '{"pid":1}' '{"pid":1,"wire":1}' '{"parent":1}' '{"parent":1,"wire":1}'; do

@@ -4,7 +4,7 @@
  */
 import { expect, test } from "bun:test";
 import type { CallEvent } from "../../src/index.ts";
-import { hostCommand } from "../../src/host/self.ts";
+import { hostCommand } from "../../src/session/host-command.ts";
 import { alive, fixture, fixtureLibrary, openSession, ROOT, within } from "../helpers.ts";
 
 async function withReports() {

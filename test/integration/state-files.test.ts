@@ -36,9 +36,9 @@ describe("a state file is replaced, never rewritten in place", () => {
     const gates = await session.load(fixture("gates"));
     expect(inode(approvals)).not.toBe(before.approvals);
     expect(inode(record!)).not.toBe(before.record);
-    await gates.invoke("manifest_true", {}, { approve: "always" });
+    await gates.invoke("manifest_true", {}, { permission: "always" });
     const granted = inode(permissions);
-    await gates.invoke("asks", {}, { approve: "always" });
+    await gates.invoke("asks", {}, { permission: "always" });
     expect(inode(permissions)).not.toBe(granted);
     expect(JSON.parse(readFileSync(permissions, "utf8")).grants.length).toBe(2);
     // the lock files are kept on purpose (see src/lock.ts); nothing else may be left beside the state
@@ -85,7 +85,7 @@ describe("a state file that is not JSON is reported by its path and left byte fo
     {
       await using session = await openSession({ cwd: project, stateDir: state });
       const gates = await session.load(fixture("gates"));
-      const error = await refusal(gates.invoke("manifest_true", {}, { approve: "always" }));
+      const error = await refusal(gates.invoke("manifest_true", {}, { permission: "always" }));
       expect(error.code).toBe("E_STATE");
       expect(error.message).toStartWith(`the permissions file ${file} is corrupt: it is not valid JSON`);
     }

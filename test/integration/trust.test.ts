@@ -24,7 +24,9 @@ describe("no plugin code before trust", () => {
       await using session = await isolated(dir.path, { env: { CXAGENT_FX_MARKER: marker } });
       const error = await refusal(session.load(plugin));
       expect(error.code).toBe("E_NOT_APPROVED");
-      expect(error.hint).toContain(`cxagent approve ${plugin} --hash `);
+      // The library names no command: it says what to do as data, for whoever words it.
+      expect(error.next).toEqual({ do: "approve", ref: plugin, hash: expect.stringMatching(/^[0-9a-f]{64}$/) });
+      expect(error.hint).not.toContain("cxagent");
       expect(existsSync(marker)).toBe(false);
     }
     {
@@ -128,7 +130,7 @@ describe("sidecar and describe must agree", () => {
     const plugin = await session.load(fixture("describe-changes-on-restart"));
     expect(plugin.tool("guarded").gated).toBe(true);
     expect((await refusal(plugin.invoke("crash"))).code).toBe("E_CRASHED");
-    const error = await refusal(within(plugin.invoke("guarded", {}, { approve: "once" }), 20_000, "the call after the crash"));
+    const error = await refusal(within(plugin.invoke("guarded", {}, { permission: "once" }), 20_000, "the call after the crash"));
     expect(error.code).toBe("E_MISMATCH");
     expect(error.message).toBe(
       "plugin 'describe-changes-on-restart' described a different manifest after a restart: tool 'guarded': the manifest it was loaded with declares gated=true, the restarted plugin host returned gated=false",
@@ -274,7 +276,7 @@ describe("configuration and discovery", () => {
       await using session = await isolated(dir.path, { confirmTrust: async () => true });
       const error = await refusal(session.load("echo"));
       expect(error.code).toBe("E_DISABLED");
-      expect(error.hint).toContain("--once");
+      expect(error.next).toEqual({ do: "load-once", ref: "echo" });
     }
     {
       await using session = await isolated(dir.path);

@@ -9,13 +9,13 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { approve, CONFIG_DIR, fixture, ROOT, until } from "../helpers.ts";
 
-export const CLI = [process.execPath, join(ROOT, "src/cli/main.ts")];
+export const CLI = [process.execPath, join(ROOT, "src/main.ts")];
 
 /** A state folder of the test's own in which `fixtures` (names or paths) are approved. */
-export function approvedState(dir: string, plugins: string[]): string {
+export async function approvedState(dir: string, plugins: string[]): Promise<string> {
   const state = join(dir, "state");
   mkdirSync(state, { recursive: true });
-  for (const p of plugins) approve(p.includes("/") ? p : fixture(p), state);
+  for (const p of plugins) await approve(p.includes("/") ? p : fixture(p), state);
   return state;
 }
 

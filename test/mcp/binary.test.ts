@@ -19,7 +19,7 @@ test("dist/cxagent mcp serves the calculator to the SDK client", async () => {
   copyFileSync(join(ROOT, "dist/cxagent"), binary);
   Bun.spawnSync(["chmod", "+x", binary]);
   mkdirSync(join(dir.path, "empty-bin"));
-  const state = approvedState(dir.path, [CALCULATOR]);
+  const state = await approvedState(dir.path, [CALCULATOR]);
   const env = { PATH: join(dir.path, "empty-bin"), HOME: dir.path, TMPDIR: dir.path };
   await using server = await connect([CALCULATOR], { state, cwd: dir.path, bin: [binary], env });
   expect(server.client.getServerVersion()?.name).toBe("cxagent");

@@ -18,9 +18,9 @@ const BASELINE = join(import.meta.dir, "conformance-baseline.yml");
 
 let home = "";
 let state = "";
-beforeAll(() => {
+beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), "cxagent-mcp-http-"));
-  state = approvedState(home, ["mcp-conformance"]);
+  state = await approvedState(home, ["mcp-conformance"]);
 });
 afterAll(() => rmSync(home, { recursive: true, force: true }));
 

@@ -14,9 +14,9 @@ import { approvedState, CLI } from "./_mcp.ts";
 const INSPECTOR = join(ROOT, "node_modules/@modelcontextprotocol/inspector-cli/build/cli.js");
 let home = "";
 let state = "";
-beforeAll(() => {
+beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), "cxagent-mcp-inspector-"));
-  state = approvedState(home, [CALCULATOR]);
+  state = await approvedState(home, [CALCULATOR]);
 });
 afterAll(() => rmSync(home, { recursive: true, force: true }));
 

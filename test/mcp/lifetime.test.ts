@@ -12,9 +12,9 @@ import { approvedState, raw } from "./_mcp.ts";
 const PLUGINS = ["echo", "slow-invoke"];
 let home = "";
 let state = "";
-beforeAll(() => {
+beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), "cxagent-mcp-life-"));
-  state = approvedState(home, PLUGINS);
+  state = await approvedState(home, PLUGINS);
 });
 afterAll(() => rmSync(home, { recursive: true, force: true }));
 

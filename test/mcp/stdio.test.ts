@@ -23,9 +23,9 @@ const sidecar = (name: string) => JSON.parse(readFileSync(join(fixture(name), `$
 let home = "";
 let state = "";
 let project = "";
-beforeAll(() => {
+beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), "cxagent-mcp-"));
-  state = approvedState(home, ["mcp-conformance", "poller", "stdout-noise", "crash-in-invoke", "slow-invoke", "gates", "invoke-replies", REPORTER, CALCULATOR]);
+  state = await approvedState(home, ["mcp-conformance", "poller", "stdout-noise", "crash-in-invoke", "slow-invoke", "gates", "invoke-replies", REPORTER, CALCULATOR]);
   project = join(home, "project");
   mkdirSync(project);
 });
@@ -347,7 +347,7 @@ describe("permission (point 9)", () => {
   });
 
   test("a malformed --allow-tool rule is a usage error", async () => {
-    const r = Bun.spawnSync([process.execPath, join(ROOT, "src/cli/main.ts"), "mcp", "--allow-tool", "a/b/c", "--state-dir", state], { stdin: "ignore", stdout: "pipe", stderr: "pipe", env: { ...process.env, NO_COLOR: "1" } });
+    const r = Bun.spawnSync([process.execPath, join(ROOT, "src/main.ts"), "mcp", "--allow-tool", "a/b/c", "--state-dir", state], { stdin: "ignore", stdout: "pipe", stderr: "pipe", env: { ...process.env, NO_COLOR: "1" } });
     expect(r.exitCode).toBe(2);
     expect(r.stderr.toString()).toContain("--allow-tool 'a/b/c' is not a rule");
     expect(r.stdout.toString()).toBe("");
@@ -377,7 +377,7 @@ describe("list_changed (point 10)", () => {
 
 describe("what is served (point 1)", () => {
   test("a named plugin that cannot be found is an error before anything is served (exit 3, stdout empty)", async () => {
-    const r = Bun.spawnSync([process.execPath, join(ROOT, "src/cli/main.ts"), "mcp", "no-such-plugin", "--state-dir", state], { stdin: "pipe", stdout: "pipe", stderr: "pipe", env: { ...process.env, NO_COLOR: "1" } });
+    const r = Bun.spawnSync([process.execPath, join(ROOT, "src/main.ts"), "mcp", "no-such-plugin", "--state-dir", state], { stdin: "pipe", stdout: "pipe", stderr: "pipe", env: { ...process.env, NO_COLOR: "1" } });
     expect(r.exitCode).toBe(3);
     expect(r.stdout.toString()).toBe("");
     expect(r.stderr.toString()).toContain("no-such-plugin");
@@ -390,8 +390,8 @@ describe("what is served (point 1)", () => {
     const { cpSync, writeFileSync } = await import("node:fs");
     for (const name of ["echo", "noop", "stdout-noise"]) cpSync(fixture(name), join(config, "plugins", name), { recursive: true });
     writeFileSync(join(config, "config.json"), JSON.stringify({ plugins: { noop: { file: "noop.so", enabled: false } } }));
-    const ownState = approvedState(dir.path, [join(config, "plugins", "echo"), join(config, "plugins", "noop")]);
-    const server = Bun.spawn([process.execPath, join(ROOT, "src/cli/main.ts"), "mcp", "--config-dir", config, "--state-dir", ownState], {
+    const ownState = await approvedState(dir.path, [join(config, "plugins", "echo"), join(config, "plugins", "noop")]);
+    const server = Bun.spawn([process.execPath, join(ROOT, "src/main.ts"), "mcp", "--config-dir", config, "--state-dir", ownState], {
       cwd: project,
       env: { ...process.env, NO_COLOR: "1" },
       stdin: "pipe",

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { firstDifference } from "../../src/protocol/compare.ts";
+import { firstDifference } from "../../src/session/compare.ts";
 import { checkManifest, type Manifest } from "../../src/protocol/manifest.ts";
 
 const base = {

@@ -6,7 +6,7 @@ import { describe, expect, test } from "bun:test";
 import { PassThrough } from "node:stream";
 import { CxError, type JobResult, type Manifest } from "../../src/index.ts";
 import { isLoopback, loopbackHosts, parseListen, refusal } from "../../src/mcp/http.ts";
-import { approvalOf, elicitation, parseAllowRule } from "../../src/mcp/permission.ts";
+import { answerOf, elicitation, parseAllowRule } from "../../src/mcp/permission.ts";
 import { StdioTransport } from "../../src/mcp/stdio.ts";
 import { callResult, failedCall, isAtLeast, listedTool, mcpLevel, ProgressCounter, visible } from "../../src/mcp/tools.ts";
 
@@ -120,13 +120,13 @@ describe("elicitation", () => {
   });
 
   test("only an accepted allow allows; allow_always counts only when offered", () => {
-    expect(approvalOf({ action: "accept", content: { decision: "allow_once" } }, false)).toBe("once");
-    expect(approvalOf({ action: "accept", content: { decision: "allow_always" } }, true)).toBe("always");
-    expect(approvalOf({ action: "accept", content: { decision: "allow_always" } }, false)).toBe("deny");
-    expect(approvalOf({ action: "accept", content: { username: "x" } }, true)).toBe("deny");
-    expect(approvalOf({ action: "accept" }, true)).toBe("deny");
-    expect(approvalOf({ action: "decline" }, true)).toBe("deny");
-    expect(approvalOf({ action: "cancel", content: { decision: "allow_once" } }, true)).toBe("deny");
+    expect(answerOf({ action: "accept", content: { decision: "allow_once" } }, false)).toBe("once");
+    expect(answerOf({ action: "accept", content: { decision: "allow_always" } }, true)).toBe("always");
+    expect(answerOf({ action: "accept", content: { decision: "allow_always" } }, false)).toBe("deny");
+    expect(answerOf({ action: "accept", content: { username: "x" } }, true)).toBe("deny");
+    expect(answerOf({ action: "accept" }, true)).toBe("deny");
+    expect(answerOf({ action: "decline" }, true)).toBe("deny");
+    expect(answerOf({ action: "cancel", content: { decision: "allow_once" } }, true)).toBe("deny");
   });
 });
 

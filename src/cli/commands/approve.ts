@@ -1,12 +1,11 @@
 import { defineCommand } from "citty";
-import { CxError } from "../../errors.ts";
+import { CxError, isCxError } from "../../errors.ts";
 import { inert } from "../../inert.ts";
-import { isInteractive } from "../../prompt.ts";
-import { recordInspected, refusalOf, trustRequestOf } from "../../session/inspect.ts";
-import { askOnTerminal } from "../../trust/check.ts";
 import { globalOptions, pluginArg } from "../_args.ts";
 import type { CommandResult } from "../_output.ts";
+import { isInteractive } from "../_prompt.ts";
 import { openSession } from "../_session.ts";
+import { askTrustOnTerminal } from "../_trust-prompt.ts";
 
 export default defineCommand({
   meta: { name: "approve", description: "Approve a plugin's exact files: asks on a terminal, or checks a pinned hash" },
@@ -16,45 +15,24 @@ export default defineCommand({
   },
   async run({ args }): Promise<CommandResult> {
     const options = globalOptions(args);
-    let given: string | null = null;
+    let hash: string | undefined;
     if (typeof args.hash === "string") {
-      given = args.hash.trim().toLowerCase();
-      if (!/^[0-9a-f]{64}$/.test(given)) throw new CxError("E_USAGE", `--hash takes 64 hexadecimal digits, not '${args.hash}'`);
+      hash = args.hash.trim().toLowerCase();
+      if (!/^[0-9a-f]{64}$/.test(hash)) throw new CxError("E_USAGE", `--hash takes 64 hexadecimal digits, not '${args.hash}'`);
     }
     await using session = await openSession(options);
     // One read of the folder: the prompt, the hash compared and the approval recorded are of the same bytes.
-    const inspected = session.inspect(args.plugin);
-    const { manifest, loadSet } = inspected;
-    const refusal = refusalOf(inspected);
-    if (refusal) throw refusal; // approving what would be refused at load only misleads
-    const done = (how: string, already = false): CommandResult => ({
-      json: { plugin: manifest.name, version: manifest.version, hash: loadSet.hash, folder: loadSet.realFolder, approved: true, already },
-      text: already
-        ? `${inert(manifest.name)} ${inert(manifest.version)} is already approved at ${inert(loadSet.realFolder)} (hash ${loadSet.hash})`
-        : `approved ${inert(manifest.name)} ${inert(manifest.version)} at ${inert(loadSet.realFolder)} ${how}(hash ${loadSet.hash})`,
+    const approved = await session.approve(args.plugin, { hash, confirm: isInteractive() ? askTrustOnTerminal : undefined }).catch((error: unknown) => {
+      // Here, "nobody to ask" means no terminal to ask on.
+      if (!isCxError(error, "E_NEEDS_TTY")) throw error;
+      throw new CxError("E_NEEDS_TTY", `approving plugin '${String(error.details?.plugin)}' needs a terminal to ask on`, { next: error.next, details: error.details });
     });
-    if (given !== null) {
-      if (given !== loadSet.hash) {
-        throw new CxError("E_NOT_APPROVED", `plugin '${manifest.name}' was not approved: its files hash to ${loadSet.hash}, not to the ${given} you gave`, {
-          hint: "the files differ from the ones you meant to approve; review them with cxagent describe",
-          details: { plugin: manifest.name, computed: loadSet.hash, given },
-        });
-      }
-      if (inspected.trust.state === "approved") return done("", true);
-      recordInspected(inspected, session.folders.stateDir);
-      return done("by pinned hash ");
-    }
-    if (inspected.trust.state === "approved") return done("", true);
-    if (!isInteractive()) {
-      throw new CxError("E_NEEDS_TTY", `approving plugin '${manifest.name}' needs a terminal to ask on`, {
-        hint: `review it with 'cxagent describe ${args.plugin}', then pin its hash: cxagent approve ${args.plugin} --hash ${loadSet.hash}`,
-        details: { plugin: manifest.name, hash: loadSet.hash },
-      });
-    }
-    if (!(await askOnTerminal(trustRequestOf(inspected)))) {
-      throw new CxError("E_DENIED", `plugin '${manifest.name}' was not approved`);
-    }
-    recordInspected(inspected, session.folders.stateDir);
-    return done("");
+    const what = `${inert(approved.plugin)} ${inert(approved.version)}`;
+    return {
+      json: { ...approved, approved: true },
+      text: approved.already
+        ? `${what} is already approved at ${inert(approved.folder)} (hash ${approved.hash})`
+        : `approved ${what} at ${inert(approved.folder)} ${hash ? "by pinned hash " : ""}(hash ${approved.hash})`,
+    };
   },
 });

@@ -3,7 +3,7 @@ import { CxError } from "../../errors.ts";
 import { globalOptions, pluginArg } from "../_args.ts";
 import type { CommandResult } from "../_output.ts";
 import { openSession } from "../_session.ts";
-import { shownDisplay } from "../_approve.ts";
+import { shownDisplay } from "../_permission.ts";
 
 export default defineCommand({
   meta: { name: "gate", description: "Show whether a call would need permission, and how it would be asked — without making the call" },

@@ -1,7 +1,7 @@
 import { defineCommand } from "citty";
 import { catalog } from "../../discovery/catalog.ts";
 import { CxError, isCxError } from "../../errors.ts";
-import { composeInstructions } from "../../host/session.ts";
+import { composeInstructions } from "../../session/instructions.ts";
 import { inert } from "../../inert.ts";
 import type { Manifest } from "../../protocol/manifest.ts";
 import type { Inspection } from "../../session/inspect.ts";
@@ -49,7 +49,7 @@ export default defineCommand({
       if (state !== "approved") {
         if (explicit) {
           throw new CxError("E_NOT_APPROVED", `plugin '${name}' is not approved, so its instructions would not be loaded`, {
-            hint: `approve it first: cxagent approve ${ref}`,
+            next: { do: "approve", ref, hash: inspected.loadSet.hash },
           });
         }
         skipped.push({ plugin: name, why: state === "changed" ? "changed since it was approved" : "not approved" });

@@ -7,7 +7,7 @@ import { inertBlock } from "../../inert.ts";
 import { globalOptions, pluginArg } from "../_args.ts";
 import type { CommandResult } from "../_output.ts";
 import { openSession } from "../_session.ts";
-import { cliApprover } from "../_approve.ts";
+import { cliPermission } from "../_permission.ts";
 import { progressView } from "../_progress.ts";
 
 export default defineCommand({
@@ -39,7 +39,7 @@ export default defineCommand({
     };
     let result: JobResult;
     try {
-      result = await plugin.invoke(args.tool, input, { timeoutMs, signal: interrupted.signal, onEvent, approve: cliApprover(args.allow === true) });
+      result = await plugin.invoke(args.tool, input, { timeoutMs, signal: interrupted.signal, onEvent, permission: cliPermission(args.allow === true) });
     } catch (error) {
       if (jsonl && error instanceof CxError) {
         process.stdout.write(JSON.stringify({ ok: false, result: null, error: error.toJSON() }) + "\n");

@@ -1,6 +1,7 @@
 import { defineCommand } from "citty";
 import { catalog } from "../../discovery/catalog.ts";
-import { BUILTIN_TOOLS } from "../../host/session.ts";
+import type { Manifest } from "../../protocol/manifest.ts";
+import { collisionsOf } from "../../session/names.ts";
 import { isCxError } from "../../errors.ts";
 import { inert } from "../../inert.ts";
 import { refusalOf } from "../../session/inspect.ts";
@@ -17,7 +18,8 @@ export default defineCommand({
     const options = globalOptions(args);
     await using session = await openSession(options);
     const entries = catalog(session.config, session.searchFolders, session.cwd);
-    const holders = new Map<string, string>(BUILTIN_TOOLS.map((t) => [t, "built-in"]));
+    // Each plugin's names against the built-ins and the enabled plugins listed before it, as a session loading them in this order would see them.
+    const holders: Manifest[] = [];
     const plugins = entries.map((entry) => {
       let inspected = null;
       let problem = entry.problem;
@@ -32,9 +34,9 @@ export default defineCommand({
       }
       problem ??= inspected ? (refusalOf(inspected)?.message ?? null) : null;
       const tools = inspected?.manifest.tools.map((t) => t.name) ?? [];
-      const collisions = tools.filter((t) => holders.has(t)).map((tool) => ({ tool, holder: holders.get(tool)! }));
+      const collisions = inspected ? collisionsOf(inspected.manifest, holders).map((c) => ({ kind: c.kind, name: c.name, tool: c.name, holder: c.holder ?? "built-in" })) : [];
       const enabled = inspected?.enabled ?? session.config.plugins.get(entry.name)?.enabled ?? true;
-      if (enabled && !inspected?.shadowing) for (const t of tools) if (!holders.has(t)) holders.set(t, entry.name);
+      if (inspected && enabled && !inspected.shadowing && collisions.length === 0) holders.push(inspected.manifest);
       const trust = inspected?.trust;
       return {
         name: entry.name,
@@ -70,7 +72,7 @@ export default defineCommand({
             for (const folder of p.shadows) lines.push(`  shadows  another plugin named ${inert(p.name)} at ${inert(folder)}, which loads only by its path`);
             if (p.ships.length) lines.push(`  ships    ${p.ships.map(inert).join(", ")}`);
             if (p.tools.length) lines.push(`  tools    ${p.tools.map(inert).join(", ")}`);
-            for (const c of p.collisions) lines.push(`  collides tool '${inert(c.tool)}' is already held by ${c.holder === "built-in" ? "a built-in tool" : `plugin '${inert(c.holder)}'`}`);
+            for (const c of p.collisions) lines.push(`  collides ${c.kind} '${inert(c.name)}' is already held by ${c.holder === "built-in" ? "a built-in tool" : `plugin '${inert(c.holder)}'`}`);
             if (p.problem) lines.push(`  problem  ${indentBlock(p.problem, "           ")}`);
             return lines.join("\n");
           })

@@ -4,8 +4,21 @@ import { globalOptions, pluginArg } from "../_args.ts";
 import type { CommandResult } from "../_output.ts";
 import { openSession } from "../_session.ts";
 
+const STEP_WORDS = {
+  resolve: "resolve the reference",
+  sidecar: "read the folder (sidecar, hash, config)",
+  names: "claim the tool and command names",
+  trust: "trust (approval)",
+  spawn: "spawn the plugin host → ready",
+  compare: "compare describe with the sidecar",
+  start: "start",
+} as const;
+
 export default defineCommand({
-  meta: { name: "load", description: "Load a plugin and stop it again: trust, spawn, handshake, describe, compare, attach, start, stop — with timings" },
+  meta: {
+    name: "load",
+    description: "Load a plugin and stop it again, timing each step: resolve, sidecar, names, trust, spawn (dlopen, handshake, describe, attach), compare, start, stop",
+  },
   args: {
     ...pluginArg,
     once: { type: "boolean", description: "Load it even if config.json disables it (approval still applies)" },
@@ -14,33 +27,32 @@ export default defineCommand({
     const options = globalOptions(args);
     await using session = await openSession(options);
     const began = performance.now();
-    const plugin = await session.load(args.plugin, { once: args.once === true });
+    const { plugin, timings } = await session.loadTimed(args.plugin, { once: args.once === true });
     const loaded = performance.now();
-    const stopStarted = performance.now();
     await session.unload(plugin.name);
     const stopped = performance.now();
-    const t = plugin.timings;
     const ms = (n: number) => Math.round(n * 100) / 100;
-    const timings = {
-      trustMs: ms(t.spawnAt - began),
-      spawnToReadyMs: ms(t.readyAt - t.spawnAt),
-      phasesMs: Object.fromEntries(t.phases.map((p) => [p.name, ms(p.at - t.spawnAt)])),
-      startMs: ms(t.startedAt - t.readyAt),
-      stopMs: ms(stopped - stopStarted),
-      totalMs: ms(stopped - began),
-    };
-    const rows = [
-      ["trust (sidecar, hash, approval)", timings.trustMs],
-      ["spawn → ready (handshake, describe, attach)", timings.spawnToReadyMs],
-      ["start", timings.startMs],
-      ["stop", timings.stopMs],
-      ["total", timings.totalMs],
-    ] as const;
+    const steps = [...timings.steps.map((s) => ({ step: s.step, ms: ms(s.ms) })), { step: "stop", ms: ms(stopped - loaded) }];
+    const phases = timings.phases.map((p) => ({ phase: p.name, atMs: ms(p.ms) }));
+    const row = (what: string, n: number) => `  ${what.padEnd(46)} ${n.toFixed(1).padStart(8)} ms`;
     return {
-      json: { plugin: plugin.name, version: plugin.manifest.version, tools: plugin.tools.map((x) => x.name), exports: plugin.exports, loadedMs: ms(loaded - began), timings },
+      json: {
+        plugin: plugin.name,
+        version: plugin.manifest.version,
+        tools: plugin.tools.map((x) => x.name),
+        exports: plugin.exports,
+        loadedMs: ms(loaded - began),
+        totalMs: ms(stopped - began),
+        steps,
+        phases,
+      },
       text: [
         `loaded ${inert(plugin.name)} ${inert(plugin.manifest.version)}: ${plugin.tools.length} tool${plugin.tools.length === 1 ? "" : "s"}${plugin.exports.length ? `, exports ${plugin.exports.join(", ")}` : ""}`,
-        ...rows.map(([what, n]) => `  ${what.padEnd(46)} ${n.toFixed(1).padStart(8)} ms`),
+        ...steps.flatMap((s) => [
+          row(s.step in STEP_WORDS ? STEP_WORDS[s.step as keyof typeof STEP_WORDS] : s.step, s.ms),
+          ...(s.step === "spawn" ? phases.map((p) => `      ${`${p.phase} began at`.padEnd(42)} ${p.atMs.toFixed(1).padStart(8)} ms`) : []),
+        ]),
+        row("total", ms(stopped - began)),
       ].join("\n"),
     };
   },

@@ -2,7 +2,7 @@
  * Sidecar ↔ describe agreement (SPEC §4.2): the two manifests must say the same thing on every
  * point a person approved. Returns the first difference as a sentence, or null.
  */
-import type { Manifest } from "./manifest.ts";
+import type { Manifest } from "../protocol/manifest.ts";
 
 /** Structural equality: object key order and whitespace do not matter, array order does. */
 export function sameJson(a: unknown, b: unknown): boolean {

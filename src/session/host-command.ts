@@ -1,6 +1,7 @@
 /**
- * How to start this same program again as a plugin host: the compiled binary runs itself with
- * `__host`; from source, Bun runs the CLI's entry file (SPEC §2).
+ * How to start this same program again as a plugin host (SPEC §2): the compiled binary runs itself
+ * with `__host`; from source, Bun runs the executable's entry file, src/main.ts. The session hands
+ * this command to the runtime, which never looks for an entry point itself.
  */
 import { fileURLToPath } from "node:url";
 
@@ -10,7 +11,7 @@ export function isCompiled(): boolean {
 
 export function hostCommand(): string[] {
   if (isCompiled()) return [process.execPath, "__host"];
-  const entry = fileURLToPath(new URL("../cli/main.ts", import.meta.url));
+  const entry = fileURLToPath(new URL("../main.ts", import.meta.url));
   const bunfig = fileURLToPath(new URL("../../bunfig.toml", import.meta.url));
   // No .env or bunfig.toml from the user's project leaks into the plugin host.
   return [process.execPath, "--no-env-file", `--config=${bunfig}`, entry, "__host"];

@@ -2,8 +2,8 @@
  * How the CLI decides calls that need permission (SPEC §9): ask on a terminal; without one, allow
  * only with --allow (the display goes to stderr so the log shows what was allowed), else deny.
  */
-import type { Approver } from "../host/gate.ts";
-import { type Choice, choose, isInteractive } from "../prompt.ts";
+import type { PermissionHandler } from "../host/gate.ts";
+import { type Choice, choose, isInteractive } from "./_prompt.ts";
 import { inert } from "../inert.ts";
 
 /** The plugin's wording of a call, inert; its later lines indented so none can pass for our legend. */
@@ -11,8 +11,8 @@ export function shownDisplay(display: string | null): string {
   return (display ?? "").split(/\r?\n/).map(inert).join("\n    ");
 }
 
-export function cliApprover(allow: boolean): Approver | undefined {
-  if (isInteractive()) return promptApprover;
+export function cliPermission(allow: boolean): PermissionHandler | undefined {
+  if (isInteractive()) return askOnTerminal;
   if (allow) {
     return ({ decision }) => {
       process.stderr.write(`allowed by --allow: ${shownDisplay(decision.display)}\n`);
@@ -22,7 +22,7 @@ export function cliApprover(allow: boolean): Approver | undefined {
   return undefined;
 }
 
-const promptApprover: Approver = async ({ decision }) => {
+const askOnTerminal: PermissionHandler = async ({ decision }) => {
   const choices: Choice<"once" | "always" | "deny">[] = [
     { key: "o", label: "allow once", value: "once" },
     ...(decision.alwaysOffered ? [{ key: "a", label: "always", value: "always" as const }] : []),

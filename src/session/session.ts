@@ -5,31 +5,25 @@
 import { existsSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { CxError } from "../errors.ts";
-import { firstDifference } from "../protocol/compare.ts";
 import type { Manifest } from "../protocol/manifest.ts";
 import { type Logger, LEVEL_NAMES, silentLogger } from "../log.ts";
-import { inertBlock } from "../inert.ts";
 import { type Config, readConfig } from "../discovery/config.ts";
 import { type Resolved, resolveReference, type SearchFolder, searchFolders } from "../discovery/discover.ts";
 import { type Folders, resolveFolders } from "../discovery/paths.ts";
 import { catalog } from "../discovery/catalog.ts";
-import { askOnTerminal, type ConfirmTrust, confirmTrusted } from "../trust/check.ts";
-import { projectScope } from "../trust/grants.ts";
-import { libraryBytes } from "../trust/hash.ts";
-import { isInteractive } from "../prompt.ts";
-import { type Inspection, inspect, inspectLocation, recordInspected, refusalOf, trustRequestOf } from "../session/inspect.ts";
-import type { Approval, Approver } from "./gate.ts";
+import { revokeApproval } from "../trust/approvals.ts";
+import type { ConfirmTrust } from "../trust/check.ts";
+import type { PermissionAnswer, PermissionHandler } from "../host/gate.ts";
+import { makeNonDumpable } from "../host/nondumpable.ts";
+import type { Plugin, PluginEventHooks } from "../host/plugin.ts";
 import { reap, type ReapEntry, type ReapReport } from "../reaper/reap.ts";
 import type { Owned } from "../reaper/ours.ts";
 import { SessionRecord } from "../reaper/record.ts";
-import { makeNonDumpable } from "./nondumpable.ts";
-import { Plugin, type PluginSpec } from "./plugin.ts";
+import { type Inspection, inspect, inspectLocation, recordInspected, refusalOf, trustRequestOf } from "./inspect.ts";
+import { composeInstructions } from "./instructions.ts";
+import { type LoadTimings, runLoadPipeline } from "./pipeline.ts";
 
-/** Tool names the agent itself provides; no plugin may claim them (SPEC §6.4). */
-export const BUILTIN_TOOLS = [
-  "read_file", "glob", "grep", "write_file", "replace_in_file", "run_shell",
-  "http_request", "web_fetch", "ask_user", "todowrite", "agent", "skill",
-] as const;
+export { BUILTIN_TOOLS } from "./names.ts";
 
 export interface SessionOptions {
   /** The project folder: plugins' working directory and the scope of grants. */
@@ -40,8 +34,8 @@ export interface SessionOptions {
   stateDir?: string;
   /**
    * Asks a person whether to approve a plugin whose exact files were not approved yet; a true
-   * answer is recorded. Default: a prompt on the terminal when there is one, else refuse.
-   * Pass `null` to never ask.
+   * answer is recorded. Without one, such a load is refused with E_NOT_APPROVED (the library never
+   * prompts by itself: the CLI passes its terminal prompt, an app its own dialog).
    */
   confirmTrust?: ConfirmTrust | null;
   logger?: Logger;
@@ -53,7 +47,7 @@ export interface SessionOptions {
    * Decides calls that need permission when the call itself names nobody. Default: deny — a
    * script decides its own prompts.
    */
-  approve?: Approver | Approval;
+  permission?: PermissionHandler | PermissionAnswer;
   /** How long a "dynamic" tool's gate may take before it counts as failed (default 500 ms). */
   gateMs?: number;
   /** End processes left behind by sessions that died, before this one starts (default true). */
@@ -89,6 +83,23 @@ export interface LoadOptions {
   settings?: unknown;
   /** Load it even if config.json says enabled: false, for this session only. Trust still applies. */
   once?: boolean;
+}
+
+/** What `approve` did: the plugin at its folder, the hash approved, and whether it already was. */
+export interface ApprovalResult {
+  plugin: string;
+  version: string;
+  hash: string;
+  /** The real path of the folder the approval is bound to. */
+  folder: string;
+  already: boolean;
+}
+
+export interface ApproveOptions {
+  /** Approve without asking, only if the plugin's files hash to exactly this (64 hex digits). */
+  hash?: string;
+  /** Who to ask when no hash is given (default: the session's confirmTrust). */
+  confirm?: ConfirmTrust;
 }
 
 export class Session implements AsyncDisposable {
@@ -183,56 +194,100 @@ export class Session implements AsyncDisposable {
   }
 
   /**
-   * Loads a plugin: inspect (one read of its folder: sidecar, hash, config, dependencies), name
-   * claims, trust, then spawn, handshake, describe, comparison with the sidecar, attach and start.
-   * No plugin code runs before trust is settled, and the bytes that run are the bytes inspected.
+   * Loads a plugin through the pipeline resolve → sidecar → names → trust → spawn → compare →
+   * start (session/pipeline.ts). No plugin code runs before trust is settled, and the bytes that
+   * run are the bytes inspected.
    */
   async load(ref: string, options: LoadOptions = {}): Promise<Plugin> {
+    return (await this.loadTimed(ref, options)).plugin;
+  }
+
+  /** The same, with how long each step took. */
+  async loadTimed(ref: string, options: LoadOptions = {}): Promise<{ plugin: Plugin; timings: LoadTimings }> {
     if (this.closed) throw new CxError("E_STOPPED", "this session is closed");
-    const inspection = this.inspect(ref);
-    const { manifest: sidecar, location, loadSet } = inspection;
-    const refusal = refusalOf(inspection);
-    if (inspection.shadowing && refusal) throw refusal;
-    if (!inspection.enabled && !options.once) {
-      throw new CxError("E_DISABLED", `plugin '${sidecar.name}' is disabled in config.json (enabled: false), so it was not loaded`, {
-        hint: "load it for this run only with --once (it still needs approval), or set enabled: true",
-      });
-    }
-    if (refusal) throw refusal;
-    this.claimNames(sidecar);
-    const trusted = await confirmTrusted(trustRequestOf(inspection), { approveCommand: ref, confirm: this.confirmTrust() });
-    if (trusted === "now") recordInspected(inspection, this.folders.stateDir);
-    const configured = inspection.settings ? this.config.plugins.get(inspection.settings.entry) : undefined;
-    const spec: PluginSpec = {
-      name: sidecar.name,
-      library: location.library,
-      libraryBytes: libraryBytes(loadSet),
-      dependencies: inspection.dependencies.plan!.inSet.map((d) => ({ path: d.path, soname: d.soname, bytes: loadSet.kept.get(d.path)! })),
-      folder: loadSet.realFolder,
-      settings: options.settings ?? configured?.settings ?? {},
-      cwd: this.cwd,
-      scope: projectScope(this.cwd),
+    const loaded = await runLoadPipeline(ref, options, {
+      locate: (r) => this.locate(r),
+      inspectAt: (location) => this.inspectAt(location),
+      loaded: () => this.plugins.map((p) => p.manifest),
+      settingsOf: (entry) => this.config.plugins.get(entry)?.settings,
+      confirmTrust: this.options.confirmTrust ?? undefined,
       stateDir: this.folders.stateDir,
-      gateMs: this.options.gateMs,
-      approve: this.options.approve,
-      startupMs: this.options.startupMs,
-      startMs: this.options.startMs,
-      stopMs: this.options.stopMs,
-      pollMs: this.options.pollMs,
-      poolCap: this.options.poolCap,
-      stuckMs: this.options.stuckMs,
-      env: this.options.env,
-    };
-    const plugin = await Plugin.start(spec, this.hooksFor(sidecar), (described) => {
-      const difference = firstDifference(sidecar, described);
-      if (difference) {
-        throw new CxError("E_MISMATCH", `plugin '${sidecar.name}' was refused: ${difference}`, {
-          hint: `make ${location.sidecar} and cxagent_plugin_describe agree`,
+      cwd: this.cwd,
+      hooksFor: (manifest) => this.hooksFor(manifest),
+      runtime: {
+        permission: this.options.permission,
+        gateMs: this.options.gateMs,
+        startupMs: this.options.startupMs,
+        startMs: this.options.startMs,
+        stopMs: this.options.stopMs,
+        pollMs: this.options.pollMs,
+        poolCap: this.options.poolCap,
+        stuckMs: this.options.stuckMs,
+        env: this.options.env,
+      },
+    });
+    this.loaded.set(loaded.plugin.name, loaded.plugin);
+    return loaded;
+  }
+
+  /**
+   * Approves a plugin's exact files at its folder (SPEC §6.3): with `hash`, only if they hash to
+   * it; without, only if the person `confirm` asks says yes. Nothing runs.
+   */
+  async approve(ref: string, options: ApproveOptions = {}): Promise<ApprovalResult> {
+    const inspected = this.inspect(ref);
+    const { manifest, loadSet } = inspected;
+    const refusal = refusalOf(inspected);
+    if (refusal) throw refusal; // approving what would be refused at load only misleads
+    const result = (already: boolean): ApprovalResult => ({ plugin: manifest.name, version: manifest.version, hash: loadSet.hash, folder: loadSet.realFolder, already });
+    if (options.hash !== undefined) {
+      const given = options.hash.trim().toLowerCase();
+      if (!/^[0-9a-f]{64}$/.test(given)) {
+        throw new CxError("E_INVALID_INPUT", `a pinned hash is 64 hexadecimal digits, not '${options.hash}'`, { details: { given: options.hash } });
+      }
+      if (given !== loadSet.hash) {
+        throw new CxError("E_NOT_APPROVED", `plugin '${manifest.name}' was not approved: its files hash to ${loadSet.hash}, not to the ${given} you gave`, {
+          hint: "the files differ from the ones you meant to approve; review them before you approve these",
+          details: { plugin: manifest.name, computed: loadSet.hash, given },
         });
       }
-    });
-    this.loaded.set(plugin.name, plugin);
-    return plugin;
+      if (inspected.trust.state === "approved") return result(true);
+      recordInspected(inspected, this.folders.stateDir);
+      return result(false);
+    }
+    if (inspected.trust.state === "approved") return result(true);
+    const confirm = options.confirm ?? this.options.confirmTrust ?? undefined;
+    if (!confirm) {
+      throw new CxError("E_NEEDS_TTY", `approving plugin '${manifest.name}' needs a person to ask, and there is none`, {
+        hint: "review its files, then pin their hash",
+        next: { do: "approve", ref, hash: loadSet.hash },
+        details: { plugin: manifest.name, hash: loadSet.hash },
+      });
+    }
+    if (!(await confirm(trustRequestOf(inspected)))) {
+      throw new CxError("E_DENIED", `plugin '${manifest.name}' was not approved`);
+    }
+    recordInspected(inspected, this.folders.stateDir);
+    return result(false);
+  }
+
+  /**
+   * Withdraws approvals: of the plugin `ref` names, at its folder; with `allFolders`, of every
+   * plugin of that name. A name alone still works once its files are gone. Returns the folders.
+   */
+  revoke(ref: string, options: { allFolders?: boolean } = {}): { plugin: string; folders: string[] } {
+    let name = ref;
+    let folder: string | null = null;
+    if (!options.allFolders) {
+      try {
+        const inspected = this.inspect(ref);
+        name = inspected.name;
+        folder = inspected.loadSet.realFolder;
+      } catch (error) {
+        if (!(error instanceof CxError)) throw error;
+      }
+    }
+    return { plugin: name, folders: revokeApproval(this.folders.stateDir, name, folder) };
   }
 
   /** Stops and forgets one plugin. */
@@ -256,37 +311,6 @@ export class Session implements AsyncDisposable {
     await this.close();
   }
 
-  /** Refuses a manifest whose tool or command names are built-ins or already held. */
-  private claimNames(manifest: Manifest) {
-    if (this.loaded.has(manifest.name)) {
-      throw new CxError("E_COLLISION", `a plugin named '${manifest.name}' is already loaded in this session`);
-    }
-    for (const tool of manifest.tools) {
-      if ((BUILTIN_TOOLS as readonly string[]).includes(tool.name)) {
-        throw new CxError("E_COLLISION", `plugin '${manifest.name}' was refused: its tool '${tool.name}' is a built-in tool's name`, {
-          hint: "a plugin's tool names must be its own; ask its author to rename the tool",
-        });
-      }
-      const holder = this.plugins.find((p) => p.tools.some((t) => t.name === tool.name));
-      if (holder) {
-        throw new CxError("E_COLLISION", `plugin '${manifest.name}' was refused: its tool '${tool.name}' is already held by plugin '${holder.name}'`, {
-          hint: `unload '${holder.name}' first, or ask one of the authors to rename the tool`,
-        });
-      }
-    }
-    for (const command of manifest.commands) {
-      const holder = this.plugins.find((p) => p.manifest.commands.some((c) => c.name === command.name));
-      if (holder) {
-        throw new CxError("E_COLLISION", `plugin '${manifest.name}' was refused: its command '${command.name}' is already held by plugin '${holder.name}'`);
-      }
-    }
-  }
-
-  private confirmTrust(): ConfirmTrust | undefined {
-    if (this.options.confirmTrust !== undefined) return this.options.confirmTrust ?? undefined;
-    return isInteractive() ? askOnTerminal : undefined;
-  }
-
   /**
    * The instructions the loaded plugins add for the model (SPEC §6.4): each plugin's text under a
    * heading naming its tools, in load order.
@@ -295,18 +319,18 @@ export class Session implements AsyncDisposable {
     return composeInstructions(this.plugins.map((p) => p.manifest));
   }
 
-  private hooksFor(manifest: Manifest) {
+  private hooksFor(manifest: Manifest): PluginEventHooks {
     const { onOutput, onLog } = this.options;
     const name = manifest.name;
     const logger = this.logger.withTag(name);
     const log = (level: number, text: string) => {
       if (onLog) return onLog(name, level, text);
       const method = level >= 4 ? "error" : level === 3 ? "warn" : level === 2 ? "info" : "debug";
-      logger[method](`${LEVEL_NAMES[level] ?? level}: ${inertBlock(text)}`);
+      logger[method](`${LEVEL_NAMES[level] ?? level}: ${text}`);
     };
     const record = () => (this.record ??= new SessionRecord(this.folders.stateDir));
     return {
-      onOutput: (line: string) => (onOutput ? onOutput(name, line) : logger.debug(inertBlock(line))),
+      onOutput: (line: string) => (onOutput ? onOutput(name, line) : logger.debug(line)),
       onLog: log,
       onSpawn: (host: Owned) => {
         record().add(host, name, "host");
@@ -335,9 +359,3 @@ function describeReaped(e: ReapEntry): string {
   }
 }
 
-export function composeInstructions(manifests: readonly Manifest[]): string {
-  return manifests
-    .filter((m) => m.instructions)
-    .map((m) => `## ${m.tools.length ? m.tools.map((t) => t.name).join(", ") : `${m.name} (no tools)`}\n\n${m.instructions!.trim()}\n`)
-    .join("\n");
-}

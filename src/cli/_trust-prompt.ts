@@ -1,0 +1,59 @@
+/**
+ * The trust prompt on a terminal (SPEC §6.3): what a person is shown before any plugin byte runs,
+ * every string from the plugin or its folder made inert, and the question, default No (Ctrl-C is
+ * No). The library never asks by itself: the CLI passes this as its ConfirmTrust.
+ */
+import { inert } from "../inert.ts";
+import type { Manifest } from "../protocol/manifest.ts";
+import { describeChanges, otherFolderSentence, type TrustRequest } from "../trust/check.ts";
+import { choose } from "./_prompt.ts";
+
+export async function askTrustOnTerminal(request: TrustRequest): Promise<boolean> {
+  process.stderr.write(`${describeTrustRequest(request)}\n`);
+  const answer = await choose("Approve these exact files?", [
+    { key: "y", label: "yes", value: "yes" },
+    { key: "n", label: "no", value: "no" },
+  ], "no");
+  return answer === "yes";
+}
+
+/** Which tools ask, and how: "every call: a, b; depending on its arguments: c". */
+export function describeAsking(manifest: Manifest): string {
+  const always = manifest.tools.filter((t) => t.gated === true).map((t) => t.name);
+  const dynamic = manifest.tools.filter((t) => t.gated === "dynamic").map((t) => t.name);
+  const parts = [
+    ...(always.length ? [`on every call: ${always.join(", ")}`] : []),
+    ...(dynamic.length ? [`depending on the arguments: ${dynamic.join(", ")}`] : []),
+  ];
+  return parts.length ? parts.join("; ") : "never";
+}
+
+export function describeSettings(settings: TrustRequest["settings"]): string {
+  if (!settings) return "none (config.json has no entry for it)";
+  const keys = settings.keys.length ? `keys: ${settings.keys.map(inert).join(", ")}` : "no keys";
+  return `those of config.json entry '${inert(settings.entry)}' (${keys})`;
+}
+
+/** The approval prompt's text (SPEC §6.3). */
+export function describeTrustRequest(request: TrustRequest): string {
+  const m = request.manifest;
+  const name = inert(m.name);
+  const version = inert(m.version);
+  const lines = [
+    request.state === "changed" ? `Plugin ${name} ${version} changed since you approved it.` : `Plugin ${name} ${version} has not been approved yet.`,
+    `  folder        ${inert(request.realFolder)}  (every file in it is covered)`,
+    `  hash          ${request.hash}`,
+    ...(request.state === "changed" ? [`  changed       ${describeChanges(request.changes)}`] : []),
+    ...(request.approvedElsewhere.length ? [`  elsewhere     ${otherFolderSentence(m.name, request.approvedElsewhere, request.realFolder)}`] : []),
+    `  tools         ${m.tools.length}${m.tools.length ? `: ${m.tools.map((t) => inert(t.name)).join(", ")}` : ""}`,
+    `  asks          ${describeAsking(m)}`,
+    `  instructions  ${m.instructions ? "adds instructions for the model" : "none"}`,
+    `  processes     ${m.spawns ? "starts processes of its own" : "starts none"}`,
+    `  on its own    ${m.client ? "can start work by itself (client)" : "only acts when called"}`,
+    `  settings      ${describeSettings(request.settings)}`,
+    ...(request.ships.length ? [`  ships         ${request.ships.map(inert).join(", ")} (loaded from the approved copies)`] : []),
+    `  shares folder ${request.sharesWith.length ? `with ${request.sharesWith.map(inert).join(", ")}` : "with no other plugin"}`,
+    "Loading it runs its code with your permissions.",
+  ];
+  return lines.join("\n");
+}

@@ -1,0 +1,137 @@
+/**
+ * Loading a plugin, as one pipeline of named steps (SPEC §2, §6):
+ *
+ *   resolve → sidecar → names → trust → spawn → compare → start
+ *
+ * resolve turns a reference into a library and its folder; sidecar reads the folder once (the
+ * sidecar, the load-set hash, the config entry, the libraries the loader would map); names claims
+ * the tool and command names; trust settles approval (no plugin byte runs before it); spawn starts
+ * the plugin host, whose own phases (dlopen, the handshake, describe, attach) are reported inside
+ * this step; compare holds what it described against the sidecar; start runs the plugin's start.
+ */
+import { CxError } from "../errors.ts";
+import { type AcceptManifest, type GrantStore, Plugin, type PluginEventHooks, type PluginSpec } from "../host/plugin.ts";
+import type { PermissionAnswer, PermissionHandler } from "../host/gate.ts";
+import type { Manifest } from "../protocol/manifest.ts";
+import type { Resolved } from "../discovery/discover.ts";
+import { addGrant, hasGrant, projectScope } from "../trust/grants.ts";
+import { type ConfirmTrust, confirmTrusted } from "../trust/check.ts";
+import { libraryBytes } from "../trust/hash.ts";
+import { firstDifference } from "./compare.ts";
+import { hostCommand } from "./host-command.ts";
+import { type Inspection, recordInspected, refusalOf, trustRequestOf } from "./inspect.ts";
+import { claimNames } from "./names.ts";
+
+export const LOAD_STEPS = ["resolve", "sidecar", "names", "trust", "spawn", "compare", "start"] as const;
+export type LoadStep = (typeof LOAD_STEPS)[number];
+
+/** How long each step took; `spawn` also lists the plugin host's phases, from its spawn. */
+export interface LoadTimings {
+  steps: { step: LoadStep; ms: number }[];
+  phases: { name: string; ms: number }[];
+}
+
+/** What the pipeline needs from its session. */
+export interface PipelineContext {
+  locate(ref: string): Resolved;
+  inspectAt(location: Resolved): Inspection;
+  loaded(): readonly Manifest[];
+  /** The settings of a config.json entry, verbatim. */
+  settingsOf(entry: string): unknown;
+  confirmTrust: ConfirmTrust | undefined;
+  stateDir: string;
+  cwd: string;
+  hooksFor(manifest: Manifest): PluginEventHooks;
+  /** The runtime's settings, the same for every plugin of the session. */
+  runtime: Pick<PluginSpec, "gateMs" | "startupMs" | "startMs" | "stopMs" | "pollMs" | "poolCap" | "stuckMs" | "env"> & {
+    permission: PermissionHandler | PermissionAnswer | undefined;
+  };
+}
+
+export interface PipelineOptions {
+  settings?: unknown;
+  once?: boolean;
+}
+
+export async function runLoadPipeline(ref: string, options: PipelineOptions, context: PipelineContext): Promise<{ plugin: Plugin; timings: LoadTimings }> {
+  const steps: LoadTimings["steps"] = [];
+  let mark = performance.now();
+  const done = (step: LoadStep, at = performance.now()) => {
+    steps.push({ step, ms: at - mark });
+    mark = at;
+  };
+
+  const location = context.locate(ref);
+  done("resolve");
+
+  const inspection = context.inspectAt(location);
+  const { manifest: sidecar, loadSet } = inspection;
+  const refusal = refusalOf(inspection);
+  if (inspection.shadowing && refusal) throw refusal;
+  if (!inspection.enabled && !options.once) {
+    throw new CxError("E_DISABLED", `plugin '${sidecar.name}' is disabled in config.json (enabled: false), so it was not loaded`, {
+      hint: "load it for this session only (it still needs approval), or set enabled: true in config.json",
+      next: { do: "load-once", ref },
+    });
+  }
+  if (refusal) throw refusal;
+  done("sidecar");
+
+  claimNames(sidecar, context.loaded());
+  done("names");
+
+  const trusted = await confirmTrusted(trustRequestOf(inspection), { approveCommand: ref, confirm: context.confirmTrust });
+  if (trusted === "now") recordInspected(inspection, context.stateDir);
+  done("trust");
+
+  const entry = inspection.settings?.entry;
+  const spec: PluginSpec = {
+    name: sidecar.name,
+    hostCommand: hostCommand(),
+    library: location.library,
+    libraryBytes: libraryBytes(loadSet),
+    dependencies: inspection.dependencies.plan!.inSet.map((d) => ({ path: d.path, soname: d.soname, bytes: loadSet.kept.get(d.path)! })),
+    settings: options.settings ?? (entry === undefined ? undefined : context.settingsOf(entry)) ?? {},
+    cwd: context.cwd,
+    grants: grantStore(context.stateDir, projectScope(context.cwd), loadSet.realFolder),
+    accept: acceptFor(sidecar, location.sidecar),
+    ...context.runtime,
+  };
+  const plugin = await Plugin.start(spec, context.hooksFor(sidecar));
+  const t = plugin.timings;
+  done("spawn", t.readyAt);
+  done("compare", t.acceptedAt);
+  done("start", t.startedAt);
+  return { plugin, timings: { steps, phases: t.phases.map((p) => ({ name: p.name, ms: p.at - t.spawnAt })) } };
+}
+
+/** The grants a plugin at `folder` receives and stores, in the project `scope`. */
+function grantStore(stateDir: string, scope: string, folder: string): GrantStore {
+  return {
+    has: (rule) => hasGrant(stateDir, scope, rule, folder),
+    add: (rule) => void addGrant(stateDir, scope, rule, folder),
+  };
+}
+
+/**
+ * At the first start, what the plugin describes must say what its sidecar said (SPEC §4.2); after
+ * a restart, exactly what it said when it was loaded (the library must not change under a session).
+ */
+function acceptFor(sidecar: Manifest, sidecarPath: string): AcceptManifest {
+  return (described, previous) => {
+    if (previous === null) {
+      const difference = firstDifference(sidecar, described);
+      if (difference) {
+        throw new CxError("E_MISMATCH", `plugin '${sidecar.name}' was refused: ${difference}`, {
+          hint: `make ${sidecarPath} and cxagent_plugin_describe agree`,
+        });
+      }
+      return;
+    }
+    if (JSON.stringify(described) === JSON.stringify(previous)) return;
+    const difference = firstDifference(previous, described, { expected: "the manifest it was loaded with", actual: "the restarted plugin host" });
+    throw new CxError("E_MISMATCH", `plugin '${sidecar.name}' described a different manifest after a restart: ${difference ?? "the same declarations, in another order"}`, {
+      hint: "the library changed while the session ran; load it again",
+    });
+  };
+}
