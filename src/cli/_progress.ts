@@ -31,7 +31,7 @@ export function progressView(label: string, verbose: boolean, out: NodeJS.WriteS
   };
   return {
     onEvent(event) {
-      if (event.type === "progress") {
+      if (event.event === "progress") {
         const columns = out.columns || 80;
         const width = Math.max(10, Math.min(30, columns - 40));
         const text = inert(event.text.replace(/\s+/g, " ")).slice(0, Math.max(0, columns - width - 12));
@@ -44,7 +44,7 @@ export function progressView(label: string, verbose: boolean, out: NodeJS.WriteS
           bar = `[${"#".repeat(filled)}${"-".repeat(width - filled)}] ${String(event.percent).padStart(3)}% ${text}`;
         }
         draw();
-      } else if (event.type === "stream") {
+      } else if (event.event === "stream") {
         const streamed = inertBlock(event.text);
         if (!bar) {
           out.write(streamed);

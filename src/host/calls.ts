@@ -7,9 +7,9 @@ import { CxError } from "../errors.ts";
 import { LINE_CAP, type Reply } from "../protocol/wire.ts";
 
 export type CallEvent =
-  | { type: "progress"; percent: number; text: string }
-  | { type: "log"; level: number; text: string }
-  | { type: "stream"; text: string };
+  | { event: "progress"; percent: number; text: string }
+  | { event: "log"; level: number; text: string }
+  | { event: "stream"; text: string };
 
 export interface RequestOptions {
   timeoutMs?: number;
@@ -133,7 +133,7 @@ export class Calls {
         arm(Math.min(timeoutMs, capMs), options.resetOnProgress ? `reported no progress for ${timeoutMs} ms` : `did not answer within ${timeoutMs} ms`);
         if (options.resetOnProgress) {
           onEvent = (event) => {
-            if (event.type === "progress") {
+            if (event.event === "progress") {
               const left = capMs - (this.clock.now() - began);
               arm(Math.min(timeoutMs, Math.max(left, 0)), left < timeoutMs ? `did not finish within its cap of ${capMs} ms` : `reported no progress for ${timeoutMs} ms`);
             }

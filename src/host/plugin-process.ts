@@ -423,13 +423,13 @@ export class PluginProcess {
           this.hooks.onLog?.(event.level, event.text);
           return;
         }
-        this.calls.event(event.id, { type: "log", level: event.level, text: event.text });
+        this.calls.event(event.id, { event: "log", level: event.level, text: event.text });
         return;
       case "progress":
-        this.calls.event(event.id, { type: "progress", percent: event.percent, text: event.text });
+        this.calls.event(event.id, { event: "progress", percent: event.percent, text: event.text });
         return;
       case "stream":
-        this.calls.event(event.id, { type: "stream", text: event.text });
+        this.calls.event(event.id, { event: "stream", text: event.text });
         return;
     }
   }

@@ -147,14 +147,14 @@ export class McpHub {
     const counter = new ProgressCounter();
     const notify = (notification: ServerNotification) => sent.push(extra.sendNotification(notification).catch(() => {}));
     const onEvent = (event: CallEvent) => {
-      if (event.type === "log") {
+      if (event.event === "log") {
         this.options.logToStderr(plugin.name, event.level, event.text);
         const level = mcpLevel(event.level);
         if (isAtLeast(level, this.levels.get(server) ?? DEFAULT_LEVEL)) notify({ method: "notifications/message", params: { level, logger: plugin.name, data: event.text } });
         return;
       }
       if (token === undefined) return;
-      const progress = counter.next(event.type === "progress" ? event.percent : null);
+      const progress = counter.next(event.event === "progress" ? event.percent : null);
       if (progress === null) return;
       notify({ method: "notifications/progress", params: { progressToken: token, progress, total: 100, ...(event.text ? { message: event.text } : {}) } });
     };

@@ -113,8 +113,8 @@ describe("commands", () => {
     const events: CallEvent[] = [];
     expect((await commands.command("reports", "", { onEvent: (e) => events.push(e) })).message).toBe("reported");
     expect(events).toEqual([
-      { type: "progress", percent: 50, text: "working on it" },
-      { type: "log", level: 2, text: "a command's log" },
+      { event: "progress", percent: 50, text: "working on it" },
+      { event: "log", level: 2, text: "a command's log" },
     ]);
   });
 

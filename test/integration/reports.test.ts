@@ -35,11 +35,11 @@ test("progress, log and stream from the invoking thread arrive in order before t
   await using _ = session;
   const { events } = await call("from_call_thread");
   expect(events).toEqual([
-    { type: "progress", percent: 50, text: "half" },
-    { type: "log", level: 2, text: "working" },
-    { type: "stream", text: "partial " },
-    { type: "stream", text: 'output "quoted" \\ \n\t\u0001 é☃😀' },
-    { type: "progress", percent: -1, text: "busy" },
+    { event: "progress", percent: 50, text: "half" },
+    { event: "log", level: 2, text: "working" },
+    { event: "stream", text: "partial " },
+    { event: "stream", text: 'output "quoted" \\ \n\t\u0001 é☃😀' },
+    { event: "progress", percent: -1, text: "busy" },
   ]);
 });
 
@@ -47,7 +47,7 @@ test("reports from a thread the plugin created, with a copied id, arrive in orde
   const { session, call } = await withReports();
   await using _ = session;
   const { events } = await call("from_own_thread");
-  expect(events).toEqual([1, 2, 3, 4, 5].map((i) => ({ type: "progress", percent: i * 20, text: `thread step ${i}` })));
+  expect(events).toEqual([1, 2, 3, 4, 5].map((i) => ({ event: "progress", percent: i * 20, text: `thread step ${i}` })));
 });
 
 test("a report made after the call returned is dropped, and lands on no other call", async () => {
@@ -58,7 +58,7 @@ test("a report made after the call returned is dropped, and lands on no other ca
   // calls that run while the late report fires (it waits 100 ms) must not receive it
   for (let i = 0; i < 20; i++) {
     const next = await call("from_own_thread");
-    expect(next.events.every((e) => e.type === "progress" && e.text.startsWith("thread step"))).toBe(true);
+    expect(next.events.every((e) => e.event === "progress" && e.text.startsWith("thread step"))).toBe(true);
   }
   expect(first.late).toEqual([]);
 });
@@ -76,7 +76,7 @@ test("a report naming an id the host cannot parse or place costs that report onl
   const { session, call } = await withReports();
   await using _ = session;
   const { events, result } = await call("bad_ids");
-  expect(events).toEqual([{ type: "progress", percent: 100, text: "fine" }]);
+  expect(events).toEqual([{ event: "progress", percent: 100, text: "fine" }]);
   expect(result.success).toBe(true);
 });
 
@@ -95,10 +95,10 @@ test("a burst: 100,000 reports from 8 plugin threads during 1,000 concurrent cal
   );
   for (const run of runs) {
     expect(run.result.success).toBe(true);
-    const progress = run.events.filter((e) => e.type === "progress").map((e) => (e as { text: string }).text);
+    const progress = run.events.filter((e) => e.event === "progress").map((e) => (e as { text: string }).text);
     expect(progress).toEqual(Array.from({ length: 100 }, (_, i) => `seq ${i}`));
     // the racing "maybe late" stream arrives before the reply or not at all
-    expect(run.events.filter((e) => e.type === "stream").length).toBeLessThanOrEqual(1);
+    expect(run.events.filter((e) => e.event === "stream").length).toBeLessThanOrEqual(1);
   }
   await plugin.stop();
   for (const run of runs) expect(run.afterReply()).toBe(0);

@@ -102,22 +102,22 @@ describe("deadlines", () => {
       onEvent: (e) => seen.push(e),
     });
     clock.advance(90);
-    calls.event(1, { type: "progress", percent: 10, text: "a" });
+    calls.event(1, { event: "progress", percent: 10, text: "a" });
     clock.advance(90); // 180: alive only because the report restarted the clock
     expect((await state(call)).settled).toBe(false);
-    calls.event(1, { type: "progress", percent: 20, text: "b" });
+    calls.event(1, { event: "progress", percent: 20, text: "b" });
     clock.advance(69); // 249
     expect((await state(call)).settled).toBe(false);
     clock.advance(1); // 250: the cap
     const outcome = await state(call);
     expect(outcome.settled && outcome.error?.message).toBe("plugin 'fx': invoke of t did not finish within its cap of 250 ms");
-    expect(seen.map((e) => e.type === "progress" && e.percent)).toEqual([10, 20]);
+    expect(seen.map((e) => e.event === "progress" && e.percent)).toEqual([10, 20]);
   });
 
   test("with resetOnProgress and no report, the call fails after timeoutMs with its own wording", async () => {
     const { clock, calls } = setup();
     const call = calls.start({ kind: "invoke" }, "invoke of t", { timeoutMs: 100, resetOnProgress: true });
-    calls.event(1, { type: "log", level: 2, text: "logs do not count" });
+    calls.event(1, { event: "log", level: 2, text: "logs do not count" });
     clock.advance(100);
     const outcome = await state(call);
     expect(outcome.settled && outcome.error?.message).toBe("plugin 'fx': invoke of t reported no progress for 100 ms");
@@ -128,7 +128,7 @@ describe("deadlines", () => {
     const call = calls.start({ kind: "invoke" }, "invoke of t", { timeoutMs: 10, resetOnProgress: true });
     for (let t = 0; t < 99; t++) {
       clock.advance(1);
-      calls.event(1, { type: "progress", percent: t % 100, text: "" });
+      calls.event(1, { event: "progress", percent: t % 100, text: "" });
     }
     expect((await state(call)).settled).toBe(false);
     clock.advance(1);
@@ -233,11 +233,11 @@ describe("events and the end of the host", () => {
     const { calls, reply } = setup();
     const seen: CallEvent[] = [];
     const call = calls.start({ kind: "invoke" }, "a", { onEvent: (e) => seen.push(e) });
-    calls.event(1, { type: "stream", text: "before" });
+    calls.event(1, { event: "stream", text: "before" });
     calls.settle(reply(1));
-    calls.event(1, { type: "stream", text: "after" });
+    calls.event(1, { event: "stream", text: "after" });
     await call;
-    expect(seen).toEqual([{ type: "stream", text: "before" }]);
+    expect(seen).toEqual([{ event: "stream", text: "before" }]);
   });
 
   test("reports for an abandoned call are dropped", async () => {
@@ -246,7 +246,7 @@ describe("events and the end of the host", () => {
     const call = calls.start({ kind: "invoke" }, "a", { timeoutMs: 1, onEvent: (e) => seen.push(e) });
     clock.advance(1);
     await state(call);
-    calls.event(1, { type: "stream", text: "late" });
+    calls.event(1, { event: "stream", text: "late" });
     expect(seen).toEqual([]);
   });
 

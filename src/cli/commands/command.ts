@@ -1,4 +1,5 @@
 import { defineCommand } from "citty";
+import { commandExitCode } from "../../errors.ts";
 import { globalOptions, pluginArg } from "../_args.ts";
 import type { CommandResult } from "../_output.ts";
 import { progressView } from "../_progress.ts";
@@ -27,7 +28,7 @@ export default defineCommand({
     return {
       json: result,
       text: result.message ?? "",
-      exitCode: result.status === "refused" ? 1 : 0,
+      exitCode: commandExitCode(result),
     };
   },
 });

@@ -1,6 +1,6 @@
 import { defineCommand } from "citty";
 import { readFileSync } from "node:fs";
-import { CxError } from "../../errors.ts";
+import { CxError, resultExitCode } from "../../errors.ts";
 import type { CallEvent } from "../../host/plugin-process.ts";
 import { isDeniedByHost, type JobResult } from "../../protocol/result.ts";
 import { inertBlock } from "../../inert.ts";
@@ -34,7 +34,7 @@ export default defineCommand({
     process.once("SIGINT", onSigint);
     const view = jsonl ? null : progressView(plugin.name, options.verbose);
     const onEvent = (event: CallEvent) => {
-      if (jsonl) process.stdout.write(JSON.stringify({ event: event.type, ...withoutType(event) }) + "\n");
+      if (jsonl) process.stdout.write(JSON.stringify(event) + "\n");
       view?.onEvent(event);
     };
     let result: JobResult;
@@ -54,7 +54,7 @@ export default defineCommand({
     const envelope = { ok: true, result, error: null };
     // Exit 4 only when cxagent denied the call; a denial the tool reports itself is its failure (1).
     const deniedByUs = isDeniedByHost(result);
-    const exitCode = deniedByUs ? 4 : result.success ? 0 : 1;
+    const exitCode = resultExitCode(result);
     if (jsonl) {
       process.stdout.write(JSON.stringify(envelope) + "\n");
       return { json: undefined, exitCode };
@@ -73,11 +73,6 @@ export default defineCommand({
     return { json: envelope, text: contentOf(result), exitCode };
   },
 });
-
-function withoutType(event: CallEvent) {
-  const { type: _type, ...rest } = event;
-  return rest;
-}
 
 /** The text a model would read: output.content, or the output as JSON when it has none. */
 function contentOf(result: JobResult): string {
