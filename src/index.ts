@@ -17,7 +17,7 @@ export type { Inspection, SettingsSource, Shadowing } from "./session/inspect.ts
 export type { TrustRequest, ConfirmTrust } from "./trust/check.ts";
 export type { Changes, Trust, TrustState } from "./trust/approvals.ts";
 export { Plugin, type InvokeOptions, type PluginChange } from "./host/plugin.ts";
-export type { CallEvent } from "./host/plugin-process.ts";
+export type { CallEvent } from "./host/connection.ts";
 export type { GateDecision, PermissionAnswer, PermissionHandler, PermissionRequest } from "./host/gate.ts";
 export { CxError, EXIT_CODES, type ErrorCode, type NextStep, isCxError, resultExitCode, commandExitCode } from "./errors.ts";
 export type { Manifest, Tool, Command } from "./protocol/manifest.ts";

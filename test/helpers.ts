@@ -9,6 +9,15 @@ import { Session, type SessionOptions } from "../src/session/session.ts";
 import { CxError } from "../src/errors.ts";
 import { expect } from "bun:test";
 
+/**
+ * Plugin hosts get an allow-listed environment (src/session/host-env.ts); the fixtures' own
+ * settings reach them, in every process a test starts, because they are named here.
+ */
+process.env.CXAGENT_PASS_ENV = [
+  "CXAGENT_FX_FREE_LOG", "CXAGENT_FX_FREE_LOG_EVERY", "CXAGENT_FX_STARTS", "CXAGENT_FX_FAULT", "CXAGENT_FX_FAULT_ONCE",
+  "CXAGENT_FX_DESCRIBE", "CXAGENT_FX_DIFF", "CXAGENT_FX_MARKER", "CXAGENT_FX_REPORT", "CXAGENT_FX_STATE_DIR",
+].join(",");
+
 export const ROOT = join(import.meta.dir, "..");
 export const FIXTURES = join(ROOT, "test/fixtures/build");
 export const CALCULATOR = join(ROOT, "examples/calculator");

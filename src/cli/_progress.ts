@@ -3,7 +3,7 @@
  * log reports, and a progress line kept at the bottom and redrawn in place. While a progress line
  * is shown, streamed text is printed a whole line at a time above it.
  */
-import type { CallEvent } from "../host/plugin-process.ts";
+import type { CallEvent } from "../host/connection.ts";
 import { LEVEL_NAMES } from "../log.ts";
 import { inert, inertBlock } from "../inert.ts";
 

@@ -14,7 +14,7 @@ import { Submits } from "./submits.ts";
 import { preview } from "../protocol/issues.ts";
 import { decide, type GateAnswer, type GateDecision, type PermissionAnswer, type PermissionHandler } from "./gate.ts";
 import type { Reply } from "../protocol/wire.ts";
-import { type CallEvent, DEFAULTS, PluginProcess, type ProcessHooks, type SealedDependency } from "./plugin-process.ts";
+import { type CallEvent, Connection, DEFAULTS, type ProcessHooks, type SealedDependency } from "./connection.ts";
 
 export const CRASH_BUDGET = { crashes: 3, windowMs: 5 * 60_000 };
 
@@ -57,7 +57,10 @@ export interface PluginSpec {
   pollMs?: number;
   poolCap?: number;
   stuckMs?: number;
-  env?: Record<string, string>;
+  /** The plugin host's whole environment (the session's allow-list: session/host-env.ts). */
+  env: Record<string, string>;
+  /** The request threads' spin window in µs (null: the plugin host's default). */
+  spinUs?: number | null;
 }
 
 export interface InvokeOptions {
@@ -90,10 +93,9 @@ export class Plugin {
   private readonly spec: PluginSpec;
   private readonly hooks: ProcessHooks;
   private manifestValue: Manifest;
-  private process: PluginProcess | null = null;
-  private starting: Promise<PluginProcess> | null = null;
+  private connection: Connection | null = null;
+  private starting: Promise<Connection> | null = null;
   private readonly crashes: number[] = [];
-  private readonly counted = new WeakSet<PluginProcess>();
   private readonly submitted: Submits;
   private quarantine: CxError | null = null;
   private readonly changeListeners = new Set<(change: PluginChange) => void>();
@@ -117,17 +119,17 @@ export class Plugin {
   static async start(spec: PluginSpec, hooks: ProcessHooks): Promise<Plugin> {
     const submitted = new Submits(spec.name, (level, text) => hooks.onLog?.(level, text));
     const routed: ProcessHooks = { ...hooks, onSubmit: (raw) => submitted.receive(raw) };
-    const { process, manifest, exports, acceptedAt, startedAt } = await Plugin.launch(spec, routed, null);
+    const { connection, manifest, exports, acceptedAt, startedAt } = await Plugin.launch(spec, routed, null);
     const plugin = new Plugin(spec, manifest, routed, submitted);
     submitted.open(manifest.client);
     plugin.exportsValue = exports;
-    plugin.timingsValue = { ...process.timings, acceptedAt, startedAt };
-    plugin.adopt(process);
+    plugin.timingsValue = { ...connection.timings, acceptedAt, startedAt };
+    plugin.adopt(connection);
     return plugin;
   }
 
   private static async launch(spec: PluginSpec, hooks: ProcessHooks, previous: Manifest | null) {
-    const { process, ready } = await PluginProcess.spawn({
+    const { connection, ready } = await Connection.spawn({
       hostCommand: spec.hostCommand,
       library: spec.library,
       libraryBytes: spec.libraryBytes,
@@ -139,6 +141,7 @@ export class Plugin {
       poolCap: spec.poolCap,
       stuckMs: spec.stuckMs,
       env: spec.env,
+      spinUs: spec.spinUs ?? null,
       ...hooks,
     });
     try {
@@ -147,7 +150,7 @@ export class Plugin {
       if (!checked.ok) throw new CxError("E_MANIFEST", `plugin '${spec.name}' described an invalid manifest`);
       spec.accept(checked.manifest, previous);
       const acceptedAt = performance.now();
-      const reply = await process.request(
+      const reply = await connection.request(
         { kind: "start", context: { workingDirectory: spec.cwd, settings: spec.settings ?? {}, hostContract: CONTRACT_CURRENT } },
         { timeoutMs: spec.startMs ?? DEFAULTS.startMs },
       );
@@ -157,9 +160,9 @@ export class Plugin {
           next: { do: "see-output", plugin: spec.name },
         });
       }
-      return { process, manifest: checked.manifest, exports: ready.exports, acceptedAt, startedAt: performance.now() };
+      return { connection, manifest: checked.manifest, exports: ready.exports, acceptedAt, startedAt: performance.now() };
     } catch (error) {
-      await process.shutdown({ stopMs: spec.stopMs, sendStop: isCxError(error, "E_PLUGIN_FAILED") });
+      await connection.shutdown({ stopMs: spec.stopMs, sendStop: isCxError(error, "E_PLUGIN_FAILED") });
       throw error;
     }
   }
@@ -188,7 +191,7 @@ export class Plugin {
 
   /** The pid of the current plugin host, or null when none runs. */
   get pid(): number | null {
-    return this.process?.alive ? this.process.pid : null;
+    return this.connection?.alive ? this.connection.pid : null;
   }
 
   get isQuarantined(): boolean {
@@ -218,7 +221,7 @@ export class Plugin {
   private async askGate(tool: string, args: Record<string, unknown>): Promise<GateAnswer> {
     const deadline = this.spec.gateMs ?? 500;
     try {
-      const reply = await this.call((process) => process.request({ kind: "gate", tool, arguments: args }, { timeoutMs: deadline }));
+      const reply = await this.call((connection) => connection.request({ kind: "gate", tool, arguments: args }, { timeoutMs: deadline }));
       if (!reply.ok) return { kind: "failed", why: reply.error };
       return "gate" in reply ? { kind: "value", value: reply.gate } : { kind: "null" };
     } catch (error) {
@@ -242,7 +245,7 @@ export class Plugin {
     if (options.signal?.aborted) throw new CxError("E_CANCELLED", `plugin '${this.name}': ${tool} was cancelled before it started`);
     const started = performance.now();
     const reply = await this.call(
-      (process) => process.request({ kind: "invoke", tool, arguments: argumentsObject }, options),
+      (connection) => connection.request({ kind: "invoke", tool, arguments: argumentsObject }, options),
     );
     const elapsed = performance.now() - started;
     if (!reply.ok) throw this.replyError(reply, `${tool} failed`);
@@ -274,8 +277,8 @@ export class Plugin {
    */
   async restart(): Promise<void> {
     if (this.stopped) throw new CxError("E_STOPPED", `plugin '${this.name}' has been stopped`);
-    const old = this.process;
-    this.process = null;
+    const old = this.connection;
+    this.connection = null;
     this.deliberate = true;
     if (old) await old.kill();
     await this.running();
@@ -290,7 +293,7 @@ export class Plugin {
       const known = this.manifestValue.commands.map((c) => c.name).join(", ") || "none";
       throw new CxError("E_UNKNOWN_COMMAND", `plugin '${this.name}' declares no command '${name}'`, { hint: `its commands: ${known}` });
     }
-    const reply = await this.call((process) => process.request({ kind: "command", name, text: text.trim() }, options));
+    const reply = await this.call((connection) => connection.request({ kind: "command", name, text: text.trim() }, options));
     if (!reply.ok) throw this.replyError(reply, `command '${name}' failed`);
     if (!("command" in reply)) return { message: null, status: "reported" };
     const parsed = v.safeParse(CommandResultSchema, reply.command);
@@ -335,62 +338,57 @@ export class Plugin {
   async stop(): Promise<void> {
     this.stopped = true;
     this.submitted.end();
-    const process = this.process ?? (await this.starting?.catch(() => null)) ?? null;
-    this.process = null;
-    if (!process) return;
-    const error = await process.shutdown({ stopMs: this.spec.stopMs });
+    const connection = this.connection ?? (await this.starting?.catch(() => null)) ?? null;
+    this.connection = null;
+    if (!connection) return;
+    const error = await connection.shutdown({ stopMs: this.spec.stopMs });
     if (error) this.hooks.onLog?.(3, error.message);
   }
 
   /** Runs one request on a live plugin host, starting a fresh one after a crash. */
-  protected async call(send: (process: PluginProcess) => Promise<Reply>): Promise<Reply> {
-    const live = this.process;
-    const process = live?.alive && !this.stopped && !this.quarantine ? live : await this.running();
-    try {
-      return await send(process);
-    } catch (error) {
-      if (isCxError(error, "E_CRASHED")) this.noteCrash(process);
-      throw error;
-    }
+  protected async call(send: (connection: Connection) => Promise<Reply>): Promise<Reply> {
+    const live = this.connection;
+    return send(live?.alive && !this.stopped && !this.quarantine ? live : await this.running());
   }
 
-  private async running(): Promise<PluginProcess> {
+  private async running(): Promise<Connection> {
     if (this.stopped) throw new CxError("E_STOPPED", `plugin '${this.name}' has been stopped`);
     if (this.quarantine) throw this.quarantine;
-    if (this.process?.alive) return this.process;
+    if (this.connection?.alive) return this.connection;
     this.starting ??= this.relaunch().finally(() => {
       this.starting = null;
     });
     return this.starting;
   }
 
-  private async relaunch(): Promise<PluginProcess> {
+  private async relaunch(): Promise<Connection> {
     this.hooks.onLog?.(this.deliberate ? 2 : 3, `starting a new plugin host for '${this.name}'${this.deliberate ? "" : " after the last one ended"}`);
     this.deliberate = false;
-    const { process } = await Plugin.launch(this.spec, this.hooks, this.manifestValue);
-    this.adopt(process);
+    const { connection } = await Plugin.launch(this.spec, this.hooks, this.manifestValue);
+    this.adopt(connection);
     this.changed({ kind: "restarted" });
-    return process;
+    return connection;
   }
 
-  private adopt(process: PluginProcess) {
-    this.process = process;
-    // Any end we did not ask for is a crash, whatever the exit code.
-    void process.exited.then((exit) => {
-      if (this.process !== process || this.stopped) return;
-      if (!process.hadPendingAtExit) {
+  /**
+   * Takes over a plugin host: its end is observed here, once, before its pending calls fail. An
+   * end nobody asked for (no stop, no restart) is a crash, whatever the exit code.
+   */
+  private adopt(connection: Connection) {
+    this.connection = connection;
+    connection.whenEnded(({ exit, hadPending }) => {
+      if (this.connection !== connection || this.stopped) return;
+      if (!hadPending) {
         this.hooks.onLog?.(
           4,
           `the plugin host of '${this.name}' ended unexpectedly (${exit.signal ? `signal ${exit.signal}` : `exit code ${exit.code}`}) while no call was waiting on it — in cxagent_plugin_poll or a thread of the plugin's own; the next call starts a new one`,
         );
       }
-      this.noteCrash(process);
+      this.noteCrash();
     });
   }
 
-  private noteCrash(process: PluginProcess) {
-    if (this.counted.has(process)) return;
-    this.counted.add(process);
+  private noteCrash() {
     const now = Date.now();
     this.crashes.push(now);
     while (this.crashes.length && this.crashes[0]! < now - CRASH_BUDGET.windowMs) this.crashes.shift();

@@ -8,31 +8,29 @@
 import { CFunction, CString, FFIType, type Pointer } from "bun:ffi";
 import { describeProblems, checkManifest, CONTRACT_CURRENT, CONTRACT_OLDEST, contractInRange } from "../protocol/manifest.ts";
 import { preview } from "../protocol/issues.ts";
+import { readHostArgv } from "../protocol/host-args.ts";
 import { LINE_CAP, MANDATORY_EXPORTS, type OptionalExport } from "../protocol/wire.ts";
 import { harden } from "./harden.ts";
 import { openLibc } from "./libc.ts";
 import { loadShim, type Shim } from "./shim.ts";
 
-/** Settings the parent passes through the environment. */
 const POOL_START = 2;
-const POOL_CAP = Number(process.env.CXAGENT_POOL_CAP ?? 16);
-const POLL_MS = Number(process.env.CXAGENT_POLL_MS ?? 200);
-/** How long a request thread looks for the next request before it sleeps (0 = never; see the shim). */
-const SPIN_US = Number(process.env.CXAGENT_HOST_SPIN_US ?? 100);
+/** How long a request thread looks for the next request before it sleeps, by default (see the shim). */
+const SPIN_US = 100;
 /** After the parent died: how long what the plugin started has between SIGTERM and SIGKILL. */
 const ORPHAN_GRACE_MS = 1000;
 
 export async function runPluginHost(args: string[]): Promise<never> {
-  const libraryPath = args[0];
-  // With --library-fd, the parent passed the approved bytes as an open, sealed file.
-  const fdFlag = args.indexOf("--library-fd");
-  const libraryFd = fdFlag > 0 ? Number(args[fdFlag + 1]) : null;
-  // Each --dependency <fd>:<path> is a sealed copy of a library from the plugin's folder that it
-  // needs, in the order to load them (each after what it needs).
-  const dependencies = args.flatMap((a, i) => (a === "--dependency" && args[i + 1] ? [args[i + 1]!] : [])).map((spec) => {
-    const colon = spec.indexOf(":");
-    return { fd: Number(spec.slice(0, colon)), path: spec.slice(colon + 1) };
-  });
+  // The parent's settings (protocol/host-args.ts). With --library-fd it passed the approved bytes
+  // as an open, sealed file; each --dependency is a sealed copy of a library from the plugin's
+  // folder that it needs, in the order to load them (each after what it needs).
+  const argv = readHostArgv(args);
+  const settings = "error" in argv ? null : argv;
+  const libraryPath = settings?.library;
+  const libraryFd = settings?.libraryFd ?? null;
+  const dependencies = settings?.dependencies ?? [];
+  const POOL_CAP = settings?.poolCap ?? 16;
+  const POLL_MS = settings?.pollMs ?? 200;
   // 1. Before anything can print: keep the real stdout for the protocol and send fd 1 to stderr;
   //    take the requests off fd 0 too, so a process the plugin starts cannot read them.
   const libc = openLibc();
@@ -45,7 +43,7 @@ export async function runPluginHost(args: string[]): Promise<never> {
   //    Give up what would let plugin code reach other cxagent processes' descriptors.
   const unhardened = harden(libc);
   libc.dieWithParent();
-  const parent = Number(process.env.CXAGENT_PARENT_PID ?? 0) || libc.getppid();
+  const parent = settings?.parentPid || libc.getppid();
   if (libc.getppid() !== parent) process.exit(0); // the parent is already gone
 
   let shim: Shim;
@@ -59,7 +57,7 @@ export async function runPluginHost(args: string[]): Promise<never> {
   }
   // The shim serves one request pool thread more than the parent will ever have calls in
   // flight, so a stop request always finds a reader.
-  if (shim.init(protocolFd, requestFd, CONTRACT_CURRENT, POOL_CAP + 1, POLL_MS, LINE_CAP, SPIN_US) !== 0) {
+  if (shim.init(protocolFd, requestFd, CONTRACT_CURRENT, POOL_CAP + 1, POLL_MS, LINE_CAP, settings?.spinUs ?? SPIN_US) !== 0) {
     process.stderr.write("cxagent plugin host: the shim could not initialise its locks\n");
     process.exit(1);
   }
@@ -73,7 +71,7 @@ export async function runPluginHost(args: string[]): Promise<never> {
   if (process.platform === "linux" && shim.guard(parent, ORPHAN_GRACE_MS) === 0) libc.dieWithParent(false);
   const phase = (name: string) => shim.writeLine({ event: "phase", name });
 
-  if (!libraryPath) refuse("load", "no library given: usage is cxagent __host <library>");
+  if (!settings) refuse("load", `the plugin host was started wrongly: ${"error" in argv ? argv.error : ""}`);
   const path = libraryPath!;
 
   // 2. Load the library. Its static constructors run here; trust was settled by the parent.

@@ -43,7 +43,7 @@ export interface PipelineContext {
   cwd: string;
   hooksFor(manifest: Manifest): PluginEventHooks;
   /** The runtime's settings, the same for every plugin of the session. */
-  runtime: Pick<PluginSpec, "gateMs" | "startupMs" | "startMs" | "stopMs" | "pollMs" | "poolCap" | "stuckMs" | "env"> & {
+  runtime: Pick<PluginSpec, "gateMs" | "startupMs" | "startMs" | "stopMs" | "pollMs" | "poolCap" | "stuckMs" | "env" | "spinUs"> & {
     permission: PermissionHandler | PermissionAnswer | undefined;
   };
 }

@@ -21,6 +21,7 @@ import type { Owned } from "../reaper/ours.ts";
 import { SessionRecord } from "../reaper/record.ts";
 import { type Inspection, inspect, inspectLocation, recordInspected, refusalOf, trustRequestOf } from "./inspect.ts";
 import { composeInstructions } from "./instructions.ts";
+import { pluginHostEnv } from "./host-env.ts";
 import { type LoadTimings, runLoadPipeline } from "./pipeline.ts";
 
 export { BUILTIN_TOOLS } from "./names.ts";
@@ -52,8 +53,13 @@ export interface SessionOptions {
   gateMs?: number;
   /** End processes left behind by sessions that died, before this one starts (default true). */
   reap?: boolean;
-  /** Extra environment variables for every plugin host this session starts. */
+  /**
+   * Extra environment variables for every plugin host this session starts, on top of the few it
+   * always passes (see session/host-env.ts: PATH, HOME, the locale, …, and CXAGENT_PASS_ENV).
+   */
   env?: Record<string, string>;
+  /** The plugin hosts' spin window in µs, for benchmarks (default: theirs; CXAGENT_HOST_SPIN_US sets it too). */
+  spinUs?: number;
   /** At most this many calls of one plugin in native code at once (default 16). */
   poolCap?: number;
   /** When every one of those has run this long, further calls fail at once with E_BUSY (default 1000 ms). */
@@ -108,6 +114,8 @@ export class Session implements AsyncDisposable {
   readonly folders: Folders;
   readonly config: Config;
   private readonly options: SessionOptions;
+  /** What every plugin host of this session gets as its environment. */
+  private readonly hostEnv: Record<string, string>;
   private readonly loaded = new Map<string, Plugin>();
   private closed = false;
   private record: SessionRecord | null = null;
@@ -120,6 +128,7 @@ export class Session implements AsyncDisposable {
     this.logger = options.logger ?? silentLogger;
     this.folders = resolveFolders(options);
     this.config = readConfig(this.folders.configDir);
+    this.hostEnv = pluginHostEnv(process.env, options.env);
   }
 
   /** Opens a session: checks the project folder and reads (and validates) config.json. */
@@ -190,7 +199,7 @@ export class Session implements AsyncDisposable {
   }
 
   private inspectContext() {
-    return { config: this.config, searchFolders: this.searchFolders, cwd: this.cwd, stateDir: this.folders.stateDir, env: { ...process.env, ...this.options.env } };
+    return { config: this.config, searchFolders: this.searchFolders, cwd: this.cwd, stateDir: this.folders.stateDir, env: this.hostEnv };
   }
 
   /**
@@ -223,7 +232,8 @@ export class Session implements AsyncDisposable {
         pollMs: this.options.pollMs,
         poolCap: this.options.poolCap,
         stuckMs: this.options.stuckMs,
-        env: this.options.env,
+        env: this.hostEnv,
+        spinUs: this.options.spinUs ?? spinFromEnv(),
       },
     });
     this.loaded.set(loaded.plugin.name, loaded.plugin);
@@ -359,3 +369,8 @@ function describeReaped(e: ReapEntry): string {
   }
 }
 
+function spinFromEnv(): number | null {
+  const text = process.env.CXAGENT_HOST_SPIN_US;
+  const n = text === undefined ? NaN : Number(text);
+  return Number.isInteger(n) && n >= 0 ? n : null;
+}

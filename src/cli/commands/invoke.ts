@@ -1,7 +1,7 @@
 import { defineCommand } from "citty";
 import { readFileSync } from "node:fs";
 import { CxError, resultExitCode } from "../../errors.ts";
-import type { CallEvent } from "../../host/plugin-process.ts";
+import type { CallEvent } from "../../host/connection.ts";
 import { isDeniedByHost, type JobResult } from "../../protocol/result.ts";
 import { inertBlock } from "../../inert.ts";
 import { globalOptions, pluginArg } from "../_args.ts";

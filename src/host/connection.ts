@@ -1,11 +1,14 @@
 /**
- * One running plugin host, seen from the parent: spawn it, wait for its startup line, send
- * requests and correlate replies by id, route events, read its stderr continuously, and end it.
- * Every deadline lives here, in the parent (SPEC §2).
+ * The protocol connection to one plugin host (SPEC §5), over any transport: wait for the startup
+ * line, send requests and correlate replies by id (calls.ts), route events, keep the tail of its
+ * stderr for crash messages, prove what it registers, and end it. Every deadline lives here, in
+ * the parent (SPEC §2). The host's end is observed once, here, and told to one listener before any
+ * pending call fails.
  */
-import type { Subprocess } from "bun";
+import * as v from "valibot";
 import { CxError, type ErrorCode } from "../errors.ts";
 import { preview } from "../protocol/issues.ts";
+import { HOST_DEFAULTS } from "../protocol/host-args.ts";
 import {
   EventSchema,
   EXPORT_OF,
@@ -17,37 +20,31 @@ import {
   StartupLineSchema,
   type WireEvent,
 } from "../protocol/wire.ts";
-import * as v from "valibot";
-import { closeSync } from "node:fs";
-import { readLines } from "./lines.ts";
-import { sealedCopy } from "./memfd.ts";
 import { endProcesses, finished } from "../reaper/escalate.ts";
 import { type Owned, proveDescent } from "../reaper/ours.ts";
-import { readStat } from "../reaper/proc.ts";
-import { makeNonDumpable } from "./nondumpable.ts";
 import { Calls, type RequestOptions } from "./calls.ts";
+import { ChildTransport, type SealedDependency } from "./child-transport.ts";
+import type { Line } from "./lines.ts";
+import type { ExitInfo, Transport, TransportSink } from "./transport.ts";
 
 export type { CallEvent, RequestOptions } from "./calls.ts";
+export type { ExitInfo } from "./transport.ts";
+export type { SealedDependency } from "./child-transport.ts";
 
 export const DEFAULTS = {
   startupMs: 10_000,
   startMs: 30_000,
   stopMs: 10_000,
   graceMs: 2_000,
-  poolCap: 16,
+  poolCap: HOST_DEFAULTS.poolCap,
+  pollMs: HOST_DEFAULTS.pollMs,
   /** A call running this long counts as stuck when deciding whether to refuse new calls. */
   stuckMs: 1_000,
-  stderrLineCap: 16 * 1024,
   stderrTailLines: 30,
 };
 
 type AnyBody = Request extends infer R ? (R extends { id: number } ? Omit<R, "id"> : never) : never;
 type RequestBody = Exclude<AnyBody, { kind: "ack" }>;
-
-export interface ExitInfo {
-  code: number | null;
-  signal: string | null;
-}
 
 export interface ProcessHooks {
   /** A line the plugin wrote to stdout or stderr (both arrive on the host's stderr). */
@@ -67,67 +64,33 @@ export interface ProcessHooks {
   onGone?: (pids: number[]) => void;
 }
 
-/** A library from the plugin's folder that its library needs, with the approved bytes. */
-export interface SealedDependency {
-  /** Its path in the load set, for messages. */
-  path: string;
-  /** The name it is needed by and its DT_SONAME: the loader matches the sealed copy by it. */
-  soname: string;
-  bytes: Uint8Array;
+export interface ConnectOptions extends ProcessHooks {
+  /** The plugin's name, for messages. */
+  label: string;
+  startupMs?: number;
+  poolCap?: number;
+  stuckMs?: number;
 }
 
-export interface SpawnOptions extends ProcessHooks {
-  /** The command that starts a plugin host, without the library: the session knows where cxagent is. */
+export interface SpawnOptions extends ConnectOptions {
+  /** The command that starts a plugin host, without its arguments: the session knows where cxagent is. */
   hostCommand: string[];
   library: string;
   /** The library's approved bytes: loaded from a sealed copy of these, not from the file. */
   libraryBytes?: Uint8Array;
   /** Loaded from sealed copies too, in this order, before the library. */
   dependencies?: SealedDependency[];
-  /** The plugin's name, for messages. */
-  label: string;
   cwd: string;
-  startupMs?: number;
-  poolCap?: number;
-  stuckMs?: number;
   pollMs?: number;
-  env?: Record<string, string | undefined>;
+  spinUs?: number | null;
+  /** The plugin host's whole environment (see session/host-env.ts). */
+  env: Record<string, string>;
 }
 
-/**
- * Sealed in-memory copies of the approved bytes: the library first, then its dependencies. On
- * Linux a load whose copies cannot be made is refused rather than loaded from the files, which
- * may have changed; elsewhere (no memfd) the files are loaded.
- */
-function sealedCopies(options: SpawnOptions): number[] {
-  if (!options.libraryBytes) return [];
-  const fds: number[] = [];
-  const parts: [Uint8Array, string][] = [[options.libraryBytes, options.label], ...(options.dependencies ?? []).map((d) => [d.bytes, `${options.label}:${d.soname}`] as [Uint8Array, string])];
-  for (const [bytes, name] of parts) {
-    const fd = sealedCopy(bytes, name);
-    if (fd === null) {
-      for (const open of fds) closeSync(open);
-      if (process.platform !== "linux" && fds.length === 0) return [];
-      throw new CxError("E_LOAD", `plugin '${options.label}' was not loaded: cxagent could not make a sealed in-memory copy (memfd) of its approved bytes`, {
-        hint: "the plugin host loads only sealed copies of what was approved; check that memfd_create is allowed here",
-      });
-    }
-    fds.push(fd);
-  }
-  return fds;
-}
-
-/** Waits for `promise` at most `ms`; true if it settled in time. Leaves no timer behind. */
-async function within(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), ms);
-  });
-  try {
-    return await Promise.race([promise.then(() => true as const, () => true as const), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
+/** How the host ended, and whether a call was waiting on it (its caller was told by its error). */
+export interface Ending {
+  exit: ExitInfo;
+  hadPending: boolean;
 }
 
 function describeRequest(body: RequestBody): string {
@@ -138,28 +101,26 @@ function describeRequest(body: RequestBody): string {
 
 const describeExit = (exit: ExitInfo) => (exit.signal ? `signal ${exit.signal}` : `exit code ${exit.code}`);
 
-export class PluginProcess {
+export class Connection {
   readonly label: string;
-  readonly pid: number;
-  /** Resolves once the process has exited (and its protocol output has been read). */
+  /** Settles once the host has ended and what it left has been ended too. */
   readonly exited: Promise<ExitInfo>;
   /** When it was spawned, when each startup step began, when it was ready (performance.now()). */
   readonly timings: { spawnAt: number; phases: { name: string; at: number }[]; readyAt: number } = { spawnAt: performance.now(), phases: [], readyAt: 0 };
-  private readonly proc: Subprocess<"pipe", "pipe", "pipe">;
+  private readonly transport: Transport;
   private readonly hooks: ProcessHooks;
   private readonly calls: Calls;
   private readonly outbox: string[] = [];
   private readonly tail: string[] = [];
   private phase = "startup";
-  private exit: ExitInfo | null = null;
+  private ending: Ending | null = null;
+  private endListener: ((ending: Ending) => void) | null = null;
   private closing = false;
   private startup: ((line: StartupLine | CxError) => void) | null = null;
-  /** The plugin host as read from /proc when it was spawned: it leads its own group and session. */
-  private readonly host: Owned;
   /** Processes the plugin registered that proved to be the host's descendants. */
   private readonly children: Owned[] = [];
 
-  private constructor(options: SpawnOptions) {
+  private constructor(connect: (sink: TransportSink) => Transport, options: ConnectOptions) {
     this.label = options.label;
     this.hooks = options;
     this.calls = new Calls({
@@ -168,48 +129,41 @@ export class PluginProcess {
       stuckMs: options.stuckMs ?? DEFAULTS.stuckMs,
       send: (line) => this.write(line),
     });
-    makeNonDumpable(); // before any plugin host exists (see nondumpable.ts); Session.open did it already
-    const copies = sealedCopies(options);
-    const sealed = copies.length ? copies[0]! : null;
-    const dependencyArgs = copies.slice(1).flatMap((_fd, i) => ["--dependency", `${3 + 1 + i}:${options.dependencies![i]!.path}`]);
-    this.proc = Bun.spawn({
-      cmd: [...options.hostCommand, options.library, ...(sealed === null ? [] : ["--library-fd", "3", ...dependencyArgs])],
-      cwd: options.cwd,
-      env: {
-        ...process.env,
-        ...options.env,
-        CXAGENT_PARENT_PID: String(process.pid),
-        CXAGENT_POOL_CAP: String(options.poolCap ?? DEFAULTS.poolCap),
-        CXAGENT_POLL_MS: String(options.pollMs ?? 200),
-      },
-      stdio: ["pipe", "pipe", "pipe", ...copies],
-      detached: true, // its own process group, so shutdown can signal everything it started
-    }) as Subprocess<"pipe", "pipe", "pipe">;
-    for (const fd of copies) closeSync(fd);
-    this.pid = this.proc.pid;
-    const stat = readStat(this.pid);
-    this.host = stat ? { pid: this.pid, startTime: stat.startTime, pgid: stat.pgid, sid: stat.sid } : { pid: this.pid, startTime: "0" };
-    this.hooks.onSpawn?.(this.host);
-    const protocol = this.readProtocol();
-    void this.readStderr();
-    this.exited = this.proc.exited.then(async () => {
-      const signal = this.proc.signalCode;
-      const exit: ExitInfo = { code: this.proc.exitCode, signal: signal === null || signal === undefined ? null : String(signal) };
-      // Replies written just before the end are still in the pipe: read them first, briefly,
-      // since a process the plugin started may hold the pipe open.
-      await within(protocol, 250);
-      this.exit = exit;
-      this.failAll(exit);
+    this.transport = connect({
+      onLine: (line) => this.onLine(line),
+      onStderr: (line) => this.onStderr(line),
+      onBroken: (why) => this.hooks.onLog?.(4, why),
+    });
+    const host = this.transport.process;
+    if (host) this.hooks.onSpawn?.(host);
+    this.exited = this.transport.exited.then(async (exit) => {
+      this.ending = { exit, hadPending: this.calls.waiting > 0 };
+      this.endListener?.(this.ending);
+      this.calls.failAll((what) => this.crashError(exit, what));
       // What the plugin registered, and what it left in the host's group, dies with the host.
-      const endings = await endProcesses([this.host, ...this.children], { graceMs: DEFAULTS.graceMs });
+      const endings = await endProcesses([...(host ? [host] : []), ...this.children], { graceMs: DEFAULTS.graceMs });
       this.hooks.onGone?.(finished(endings));
       return exit;
     });
   }
 
-  /** Spawns a plugin host and waits for its startup line. */
-  static async spawn(options: SpawnOptions): Promise<{ process: PluginProcess; ready: Extract<StartupLine, { ready: true }> }> {
-    const host = new PluginProcess(options);
+  /** Spawns a plugin host as a child process and waits for its startup line. */
+  static spawn(options: SpawnOptions): Promise<{ connection: Connection; ready: Extract<StartupLine, { ready: true }> }> {
+    return Connection.open((sink) => new ChildTransport({
+      command: options.hostCommand,
+      library: options.library,
+      libraryBytes: options.libraryBytes,
+      dependencies: options.dependencies,
+      label: options.label,
+      cwd: options.cwd,
+      env: options.env,
+      settings: { poolCap: options.poolCap ?? DEFAULTS.poolCap, pollMs: options.pollMs ?? DEFAULTS.pollMs, spinUs: options.spinUs ?? null },
+    }, sink), options);
+  }
+
+  /** Speaks the protocol over `connect`'s transport and waits for the startup line. */
+  static async open(connect: (sink: TransportSink) => Transport, options: ConnectOptions): Promise<{ connection: Connection; ready: Extract<StartupLine, { ready: true }> }> {
+    const host = new Connection(connect, options);
     const startupMs = options.startupMs ?? DEFAULTS.startupMs;
     const line = await new Promise<StartupLine | CxError>((resolve) => {
       const timer = setTimeout(() => {
@@ -224,7 +178,7 @@ export class PluginProcess {
         clearTimeout(timer);
         resolve(value);
       };
-      void host.exited.then((exit) => {
+      host.whenEnded(({ exit }) => {
         clearTimeout(timer);
         resolve(
           new CxError("E_CRASHED", `the plugin host for '${host.label}' ended (${describeExit(exit)}) during ${host.phase}${host.tailText()}`, {
@@ -243,11 +197,26 @@ export class PluginProcess {
         hint: hintForRefusal(line.reason),
       });
     }
-    return { process: host, ready: line };
+    host.endListener = null; // the startup's listener; the plugin handle takes over
+    return { connection: host, ready: line };
   }
 
   get alive(): boolean {
-    return this.exit === null;
+    return this.ending === null;
+  }
+
+  /** The plugin host's pid, when it is a process. */
+  get pid(): number | null {
+    return this.transport.process?.pid ?? null;
+  }
+
+  /**
+   * Tells `listener` once, when the host ends, before any pending call fails: at once if it has
+   * ended already. One listener at a time (the plugin handle's).
+   */
+  whenEnded(listener: (ending: Ending) => void): void {
+    if (this.ending) listener(this.ending);
+    else this.endListener = listener;
   }
 
   /**
@@ -256,7 +225,7 @@ export class PluginProcess {
    */
   request(body: RequestBody, options: RequestOptions = {}): Promise<Reply> {
     const what = describeRequest(body);
-    if (this.exit) return Promise.reject(this.crashError(this.exit, what));
+    if (this.ending) return Promise.reject(this.crashError(this.ending.exit, what));
     if (this.closing && body.kind !== "stop") {
       return Promise.reject(new CxError("E_STOPPED", `plugin '${this.label}' is stopping; ${what} was not sent`));
     }
@@ -284,17 +253,12 @@ export class PluginProcess {
   private flushOutbox() {
     const text = this.outbox.length === 1 ? this.outbox[0]! : this.outbox.join("");
     this.outbox.length = 0;
-    try {
-      this.proc.stdin.write(text);
-      this.proc.stdin.flush();
-    } catch {
-      // the host is gone; its exit handler fails pending calls with the cause
-    }
+    this.transport.send(text);
   }
 
   /**
-   * Ends the host gracefully: stop (bounded), close stdin, wait, then SIGTERM and SIGKILL to its
-   * process group. Returns the error stop produced, if any; never throws.
+   * Ends the host gracefully: stop (bounded), close its input, wait, then SIGTERM and SIGKILL to
+   * its process group. Returns the error stop produced, if any; never throws.
    */
   async shutdown(options: { stopMs?: number; graceMs?: number; sendStop?: boolean } = {}): Promise<CxError | null> {
     let stopError: CxError | null = null;
@@ -312,25 +276,16 @@ export class PluginProcess {
       }
     }
     this.closing = true;
-    try {
-      this.proc.stdin.end();
-    } catch {
-      // already closed
-    }
-    await this.escalate(options.graceMs ?? DEFAULTS.graceMs);
+    this.transport.closeInput();
+    await this.transport.end(options.graceMs ?? DEFAULTS.graceMs);
+    await this.exited;
     return stopError;
   }
 
   /** Ends the host and its process group at once (used when startup failed or a deadline passed). */
   async kill(): Promise<void> {
     this.closing = true;
-    await endProcesses([this.host], { graceMs: 0 });
-    await this.exited;
-  }
-
-  /** The host had `graceMs` to exit after stdin closed: then SIGTERM, SIGKILL, to its whole group. */
-  private async escalate(graceMs: number) {
-    if (!(await within(this.exited, graceMs))) await endProcesses([this.host], { graceMs });
+    await this.transport.kill();
     await this.exited;
   }
 
@@ -346,26 +301,19 @@ export class PluginProcess {
     });
   }
 
-  /** Whether any call was waiting when the process ended (so its error already told the caller). */
-  hadPendingAtExit = false;
-
-  private failAll(exit: ExitInfo) {
-    this.hadPendingAtExit = this.calls.waiting > 0;
-    this.calls.failAll((what) => this.crashError(exit, what));
+  private onLine(line: Line) {
+    if (line.cut > 0) {
+      this.hooks.onLog?.(4, `the plugin host wrote a protocol line over the ${LINE_CAP >> 20} MiB cap (${line.text.length + line.cut} bytes); it was dropped`);
+    } else if (line.text) {
+      this.dispatch(line.text);
+    }
   }
 
-  private async readProtocol() {
-    try {
-      await readLines(this.proc.stdout, LINE_CAP, (line) => {
-        if (line.cut > 0) {
-          this.hooks.onLog?.(4, `the plugin host wrote a protocol line over the ${LINE_CAP >> 20} MiB cap (${line.text.length + line.cut} bytes); it was dropped`);
-        } else if (line.text) {
-          this.dispatch(line.text);
-        }
-      });
-    } catch (error) {
-      this.hooks.onLog?.(4, `reading the plugin host's output failed: ${String(error)}`);
-    }
+  private onStderr(line: Line) {
+    const text = line.cut ? `${line.text}… [${line.cut} more bytes]` : line.text;
+    this.tail.push(text.length > 400 ? text.slice(0, 400) + "…" : text);
+    if (this.tail.length > DEFAULTS.stderrTailLines) this.tail.shift();
+    this.hooks.onOutput?.(text);
   }
 
   private dispatch(text: string) {
@@ -404,19 +352,7 @@ export class PluginProcess {
         this.hooks.onSubmit?.(event);
         return;
       case "child":
-        // The line may come from anything that can write to the protocol pipe, plugin code
-        // included: only what /proc shows counts (the line's startTime is not even read).
-        try {
-          const proof = proveDescent(event.pid, this.host);
-          if (proof.ok) {
-            this.children.push(proof.process);
-            this.hooks.onChild?.(proof.process);
-          } else {
-            this.hooks.onLog?.(3, `register_child(${event.pid}) was refused: ${proof.reason}; nothing was recorded`);
-          }
-        } finally {
-          if (event.ack) this.send({ kind: "ack", seq: event.ack });
-        }
+        this.register(event.pid, event.ack);
         return;
       case "log":
         if (event.id === 0) {
@@ -434,16 +370,22 @@ export class PluginProcess {
     }
   }
 
-  private async readStderr() {
+  /**
+   * A registration. The line may come from anything that can write to the protocol pipe, plugin
+   * code included: only what /proc shows counts (the line's startTime is not even read).
+   */
+  private register(pid: number, ack: number | undefined) {
     try {
-      await readLines(this.proc.stderr, DEFAULTS.stderrLineCap, (line) => {
-        const text = line.cut ? `${line.text}… [${line.cut} more bytes]` : line.text;
-        this.tail.push(text.length > 400 ? text.slice(0, 400) + "…" : text);
-        if (this.tail.length > DEFAULTS.stderrTailLines) this.tail.shift();
-        this.hooks.onOutput?.(text);
-      });
-    } catch {
-      // the pipe broke: the exit handler reports why
+      const host = this.transport.process;
+      const proof = host ? proveDescent(pid, host) : { ok: false as const, reason: "the plugin host is not a process here" };
+      if (proof.ok) {
+        this.children.push(proof.process);
+        this.hooks.onChild?.(proof.process);
+      } else {
+        this.hooks.onLog?.(3, `register_child(${pid}) was refused: ${proof.reason}; nothing was recorded`);
+      }
+    } finally {
+      if (ack) this.send({ kind: "ack", seq: ack });
     }
   }
 }
@@ -471,3 +413,4 @@ function hintForRefusal(reason: string | undefined): string {
       return "check that the path names a shared library built for this machine";
   }
 }
+

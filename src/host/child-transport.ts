@@ -1,0 +1,153 @@
+/**
+ * The transport to a plugin host that is a child process (SPEC §2): `cxagent __host <library>`,
+ * spawned in a session and process group of its own, with the approved bytes as sealed in-memory
+ * files, an explicit environment and its settings on its command line. It reads the host's stdout
+ * (the protocol) and stderr continuously, line by line, and ends the host only through the
+ * reaper's one escalation routine.
+ */
+import type { Subprocess } from "bun";
+import { closeSync } from "node:fs";
+import { CxError } from "../errors.ts";
+import { hostArgv, type HostArguments } from "../protocol/host-args.ts";
+import { LINE_CAP } from "../protocol/wire.ts";
+import { endProcesses } from "../reaper/escalate.ts";
+import type { Owned } from "../reaper/ours.ts";
+import { readStat } from "../reaper/proc.ts";
+import { readLines } from "./lines.ts";
+import { sealedCopy } from "./memfd.ts";
+import { makeNonDumpable } from "./nondumpable.ts";
+import type { ExitInfo, Transport, TransportSink } from "./transport.ts";
+
+/** A library from the plugin's folder that its library needs, with the approved bytes. */
+export interface SealedDependency {
+  /** Its path in the load set, for messages. */
+  path: string;
+  /** The name it is needed by and its DT_SONAME: the loader matches the sealed copy by it. */
+  soname: string;
+  bytes: Uint8Array;
+}
+
+export interface ChildSpec {
+  /** The command that starts a plugin host, without its arguments (see session/host-command.ts). */
+  command: string[];
+  library: string;
+  /** The library's approved bytes: loaded from a sealed copy of these, not from the file. */
+  libraryBytes?: Uint8Array;
+  /** Loaded from sealed copies too, in this order, before the library. */
+  dependencies?: SealedDependency[];
+  /** The plugin's name, for messages and the sealed copies' names. */
+  label: string;
+  cwd: string;
+  /** The plugin host's whole environment: nothing else of this process's is passed. */
+  env: Record<string, string>;
+  settings: Pick<HostArguments, "poolCap" | "pollMs" | "spinUs">;
+}
+
+/** How long the protocol output may still be read after the host exited (a child may hold the pipe). */
+const DRAIN_MS = 250;
+const STDERR_LINE_CAP = 16 * 1024;
+
+/** Waits for `promise` at most `ms`; true if it settled in time. Leaves no timer behind. */
+export async function within(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([promise.then(() => true as const, () => true as const), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Sealed in-memory copies of the approved bytes: the library first, then its dependencies. On
+ * Linux a load whose copies cannot be made is refused rather than loaded from the files, which
+ * may have changed; elsewhere (no memfd) the files are loaded.
+ */
+function sealedCopies(spec: ChildSpec): number[] {
+  if (!spec.libraryBytes) return [];
+  const fds: number[] = [];
+  const parts: [Uint8Array, string][] = [[spec.libraryBytes, spec.label], ...(spec.dependencies ?? []).map((d) => [d.bytes, `${spec.label}:${d.soname}`] as [Uint8Array, string])];
+  for (const [bytes, name] of parts) {
+    const fd = sealedCopy(bytes, name);
+    if (fd === null) {
+      for (const open of fds) closeSync(open);
+      if (process.platform !== "linux" && fds.length === 0) return [];
+      throw new CxError("E_LOAD", `plugin '${spec.label}' was not loaded: cxagent could not make a sealed in-memory copy (memfd) of its approved bytes`, {
+        hint: "the plugin host loads only sealed copies of what was approved; check that memfd_create is allowed here",
+      });
+    }
+    fds.push(fd);
+  }
+  return fds;
+}
+
+export class ChildTransport implements Transport {
+  readonly process: Owned;
+  readonly exited: Promise<ExitInfo>;
+  private readonly proc: Subprocess<"pipe", "pipe", "pipe">;
+
+  constructor(spec: ChildSpec, sink: TransportSink) {
+    makeNonDumpable(); // before any plugin host exists (see nondumpable.ts); Session.open did it already
+    const copies = sealedCopies(spec);
+    // fds 3, 4, ... in the child: the library's copy, then each dependency's.
+    const args = hostArgv({
+      library: spec.library,
+      libraryFd: copies.length ? 3 : null,
+      dependencies: copies.slice(1).map((_fd, i) => ({ fd: 4 + i, path: spec.dependencies![i]!.path })),
+      parentPid: process.pid,
+      ...spec.settings,
+    });
+    try {
+      this.proc = Bun.spawn({
+        cmd: [...spec.command, ...args],
+        cwd: spec.cwd,
+        env: spec.env,
+        stdio: ["pipe", "pipe", "pipe", ...copies],
+        detached: true, // a session and process group of its own, so everything it starts can be ended with it
+      }) as Subprocess<"pipe", "pipe", "pipe">;
+    } finally {
+      for (const fd of copies) closeSync(fd);
+    }
+    const pid = this.proc.pid;
+    const stat = readStat(pid);
+    this.process = stat ? { pid, startTime: stat.startTime, pgid: stat.pgid, sid: stat.sid } : { pid, startTime: "0" };
+    const protocol = readLines(this.proc.stdout, LINE_CAP, (line) => sink.onLine(line)).catch((error) => sink.onBroken(`reading the plugin host's output failed: ${String(error)}`));
+    void readLines(this.proc.stderr, STDERR_LINE_CAP, (line) => sink.onStderr(line)).catch(() => {});
+    this.exited = this.proc.exited.then(async () => {
+      const signal = this.proc.signalCode;
+      // Replies written just before the end are still in the pipe: read them first, briefly,
+      // since a process the plugin started may hold the pipe open.
+      await within(protocol, DRAIN_MS);
+      return { code: this.proc.exitCode, signal: signal === null || signal === undefined ? null : String(signal) };
+    });
+  }
+
+  send(text: string): void {
+    try {
+      this.proc.stdin.write(text);
+      this.proc.stdin.flush();
+    } catch {
+      // the host is gone; its exit fails the pending calls with the cause
+    }
+  }
+
+  closeInput(): void {
+    try {
+      this.proc.stdin.end();
+    } catch {
+      // already closed
+    }
+  }
+
+  async end(graceMs: number): Promise<void> {
+    if (!(await within(this.exited, graceMs))) await endProcesses([this.process], { graceMs });
+    await this.exited;
+  }
+
+  async kill(): Promise<void> {
+    await endProcesses([this.process], { graceMs: 0 });
+    await this.exited;
+  }
+}

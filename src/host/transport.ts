@@ -1,0 +1,39 @@
+/**
+ * The seam between the protocol and the process (SPEC §5): a transport carries request lines to a
+ * plugin host and hands back, line by line, what it writes on its protocol channel and on stderr,
+ * and says once when it has ended. The connection (connection.ts) speaks the protocol over any
+ * transport: a child process (child-transport.ts), or an in-memory pair in tests
+ * (memory-transport.ts).
+ */
+import type { Owned } from "../reaper/ours.ts";
+import type { Line } from "./lines.ts";
+
+export interface ExitInfo {
+  code: number | null;
+  signal: string | null;
+}
+
+/** Where a transport delivers what the plugin host writes. Called in order, one line at a time. */
+export interface TransportSink {
+  /** A line of the protocol channel; `cut` > 0 when it was longer than the cap (its head only). */
+  onLine(line: Line): void;
+  /** A line of the host's stderr (the plugin's own stdout and stderr land there too). */
+  onStderr(line: Line): void;
+  /** Reading the protocol channel failed (the host's end of it is then as good as gone). */
+  onBroken(why: string): void;
+}
+
+export interface Transport {
+  /** The plugin host's process as read from /proc when it started; null when there is none. */
+  readonly process: Owned | null;
+  /** Writes request text: whole lines. A write to a host that has gone is dropped. */
+  send(text: string): void;
+  /** Settles once, when the host has ended and every line it wrote has been delivered. */
+  readonly exited: Promise<ExitInfo>;
+  /** Closes the request channel: the host ends when it reads the end of it. */
+  closeInput(): void;
+  /** Waits `graceMs` for the host to end by itself, then ends it and its process group. */
+  end(graceMs: number): Promise<void>;
+  /** Ends the host and its process group at once. */
+  kill(): Promise<void>;
+}

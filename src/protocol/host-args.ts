@@ -1,0 +1,74 @@
+/**
+ * The plugin host's command line (SPEC §2): `cxagent __host <library> [options]`. The parent
+ * passes the host's settings here, never through the environment, which is the plugin's.
+ *
+ *   --library-fd N          the approved bytes of <library>, as an open sealed file
+ *   --dependency N:PATH     a sealed copy of a library from the plugin's folder it needs, in load order
+ *   --parent-pid N          the process that spawned it; if that is gone already, the host exits
+ *   --pool-cap N            at most this many calls in native code at once
+ *   --poll-ms N             the poll interval
+ *   --spin-us N             the request threads' spin window (0: never spin; see the shim)
+ */
+export interface HostArguments {
+  library: string;
+  libraryFd: number | null;
+  dependencies: { fd: number; path: string }[];
+  parentPid: number | null;
+  poolCap: number;
+  pollMs: number;
+  spinUs: number | null;
+}
+
+export const HOST_DEFAULTS = { poolCap: 16, pollMs: 200 } as const;
+
+export function hostArgv(a: HostArguments): string[] {
+  return [
+    a.library,
+    ...(a.libraryFd === null ? [] : ["--library-fd", String(a.libraryFd)]),
+    ...a.dependencies.flatMap((d) => ["--dependency", `${d.fd}:${d.path}`]),
+    ...(a.parentPid === null ? [] : ["--parent-pid", String(a.parentPid)]),
+    "--pool-cap", String(a.poolCap),
+    "--poll-ms", String(a.pollMs),
+    ...(a.spinUs === null ? [] : ["--spin-us", String(a.spinUs)]),
+  ];
+}
+
+/** Reads the host's command line; an option it does not know, or a bad number, is an error. */
+export function readHostArgv(argv: readonly string[]): HostArguments | { error: string } {
+  const [library, ...rest] = argv;
+  if (!library || library.startsWith("--")) return { error: "no library given: usage is cxagent __host <library> [options]" };
+  const out: HostArguments = { library, libraryFd: null, dependencies: [], parentPid: null, poolCap: HOST_DEFAULTS.poolCap, pollMs: HOST_DEFAULTS.pollMs, spinUs: null };
+  for (let i = 0; i < rest.length; i += 2) {
+    const flag = rest[i]!;
+    const value = rest[i + 1];
+    if (value === undefined) return { error: `${flag} needs a value` };
+    const int = Number(value);
+    const isCount = Number.isInteger(int) && int >= 0;
+    switch (flag) {
+      case "--library-fd":
+        if (!isCount) return { error: `--library-fd takes a descriptor number, not '${value}'` };
+        out.libraryFd = int;
+        break;
+      case "--dependency": {
+        const colon = value.indexOf(":");
+        const fd = Number(value.slice(0, colon));
+        if (colon < 1 || !Number.isInteger(fd) || fd < 0) return { error: `--dependency takes N:PATH, not '${value}'` };
+        out.dependencies.push({ fd, path: value.slice(colon + 1) });
+        break;
+      }
+      case "--parent-pid":
+      case "--pool-cap":
+      case "--poll-ms":
+      case "--spin-us":
+        if (!isCount) return { error: `${flag} takes a whole number, not '${value}'` };
+        if (flag === "--parent-pid") out.parentPid = int;
+        else if (flag === "--pool-cap") out.poolCap = int;
+        else if (flag === "--poll-ms") out.pollMs = int;
+        else out.spinUs = int;
+        break;
+      default:
+        return { error: `unknown option '${flag}'` };
+    }
+  }
+  return out;
+}
