@@ -5,7 +5,8 @@
  */
 import { inert } from "../inert.ts";
 import type { Manifest } from "../protocol/manifest.ts";
-import { describeChanges, otherFolderSentence, type TrustRequest } from "../trust/check.ts";
+import type { TrustRequest } from "../index.ts";
+import { describeChanges, otherFolderSentence } from "../session/inspect.ts";
 import { choose } from "./_prompt.ts";
 
 export async function askTrustOnTerminal(request: TrustRequest): Promise<boolean> {

@@ -66,7 +66,8 @@ export async function main(argv: string[]): Promise<number> {
         await printUsage(root as CommandDef<ArgsDef>);
         return 0;
       }
-      throw new CxError("E_USAGE", argv.length ? `unknown command '${argv.find((a) => !a.startsWith("-"))}'` : "no command given", {
+      const word = argv.find((a) => !a.startsWith("-"));
+      throw new CxError("E_USAGE", word === undefined ? "no command given" : `unknown command '${word}'`, {
         hint: `commands: ${Object.keys(COMMANDS).join(", ")}; see cxagent --help`,
       });
     }

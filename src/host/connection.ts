@@ -139,7 +139,8 @@ export class Connection {
     this.exited = this.transport.exited.then(async (exit) => {
       this.ending = { exit, hadPending: this.calls.waiting > 0 };
       this.endListener?.(this.ending);
-      this.calls.failAll((what) => this.crashError(exit, what));
+      // Calls cut short by an end we asked for were stopped; stop itself, if it was running, crashed.
+      this.calls.failAll((what) => (this.closing && what !== EXPORT_OF.stop ? this.stoppedError(what) : this.crashError(exit, what)));
       // What the plugin registered, and what it left in the host's group, dies with the host.
       const endings = await endProcesses([...(host ? [host] : []), ...this.children], { graceMs: DEFAULTS.graceMs });
       this.hooks.onGone?.(finished(endings));
@@ -299,6 +300,11 @@ export class Connection {
       next: { do: "see-output", plugin: this.label },
       details: { exitCode: exit.code, signal: exit.signal, stderr: this.tail.slice() },
     });
+  }
+
+  /** A call still running when the host was ended on purpose (stop, restart, a deadline at startup). */
+  private stoppedError(what: string): CxError {
+    return new CxError("E_STOPPED", `plugin '${this.label}' was stopped while ${what} was running; the call was abandoned`);
   }
 
   private onLine(line: Line) {

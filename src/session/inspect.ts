@@ -16,6 +16,10 @@ import { LIBRARY_EXTENSIONS, noSidecar, parseSidecar, SIDECAR_SUFFIX } from "../
 import { checkManifest, type Manifest } from "../protocol/manifest.ts";
 import { approvedElsewhere, readApprovals, recordApproval, type Trust, trustOf } from "../trust/approvals.ts";
 import type { TrustRequest } from "../trust/check.ts";
+
+/** How a trust state reads to a person: what changed, and where else a same-named plugin is approved. */
+export { describeChanges, otherFolderSentence } from "../trust/check.ts";
+export type { Changes } from "../trust/approvals.ts";
 import { type DependencyPlan, planDependencies } from "../trust/dependencies.ts";
 import { type LoadSet, loadSetHash } from "../trust/hash.ts";
 

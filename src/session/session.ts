@@ -10,8 +10,8 @@ import { type Logger, LEVEL_NAMES, silentLogger } from "../log.ts";
 import { type Config, readConfig } from "../discovery/config.ts";
 import { type Resolved, resolveReference, type SearchFolder, searchFolders } from "../discovery/discover.ts";
 import { type Folders, resolveFolders } from "../discovery/paths.ts";
-import { catalog } from "../discovery/catalog.ts";
-import { revokeApproval } from "../trust/approvals.ts";
+import { catalog, type CatalogEntry } from "../discovery/catalog.ts";
+import { readApprovals, revokeApproval } from "../trust/approvals.ts";
 import type { ConfirmTrust } from "../trust/check.ts";
 import type { PermissionAnswer, PermissionHandler } from "../host/gate.ts";
 import { makeNonDumpable } from "../host/nondumpable.ts";
@@ -171,13 +171,21 @@ export class Session implements AsyncDisposable {
    * resolve them; sidecars are read, no plugin code runs. Trust is settled by `load()`.
    */
   available(): AvailablePlugin[] {
-    return catalog(this.config, this.searchFolders, this.cwd).map((e) => ({
+    return this.catalog().map((e) => ({
       name: e.name,
       ref: e.configured || !e.location ? e.name : e.location.library,
       configured: e.configured,
       enabled: this.config.plugins.get(e.name)?.enabled ?? true,
       problem: e.problem,
     }));
+  }
+
+  /**
+   * Every plugin config.json names, then every one discovery finds, with where it is (or why it
+   * is nowhere) and the same-named plugins it shadows; sidecars are read, no plugin code runs.
+   */
+  catalog(): CatalogEntry[] {
+    return catalog(this.config, this.searchFolders, this.cwd);
   }
 
   /** Resolves a reference (config name, path, discovered name) without running anything. */
@@ -285,7 +293,7 @@ export class Session implements AsyncDisposable {
    * Withdraws approvals: of the plugin `ref` names, at its folder; with `allFolders`, of every
    * plugin of that name. A name alone still works once its files are gone. Returns the folders.
    */
-  revoke(ref: string, options: { allFolders?: boolean } = {}): { plugin: string; folders: string[] } {
+  revoke(ref: string, options: { allFolders?: boolean } = {}): { plugin: string; folder: string | null; folders: string[] } {
     let name = ref;
     let folder: string | null = null;
     if (!options.allFolders) {
@@ -294,10 +302,11 @@ export class Session implements AsyncDisposable {
         name = inspected.name;
         folder = inspected.loadSet.realFolder;
       } catch (error) {
-        if (!(error instanceof CxError)) throw error;
+        // Gone from disk: its approvals can still be withdrawn by its name.
+        if (!(error instanceof CxError) || !readApprovals(this.folders.stateDir).some((a) => a.plugin === ref)) throw error;
       }
     }
-    return { plugin: name, folders: revokeApproval(this.folders.stateDir, name, folder) };
+    return { plugin: name, folder, folders: revokeApproval(this.folders.stateDir, name, folder) };
   }
 
   /** Stops and forgets one plugin. */

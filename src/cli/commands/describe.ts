@@ -3,7 +3,7 @@ import { firstDifference } from "../../session/compare.ts";
 import type { Manifest } from "../../protocol/manifest.ts";
 import { inert, inertBlock } from "../../inert.ts";
 import { refusalOf } from "../../session/inspect.ts";
-import { describeChanges, otherFolderSentence } from "../../trust/check.ts";
+import { describeChanges, otherFolderSentence } from "../../session/inspect.ts";
 import { describeAsking, describeSettings } from "../_trust-prompt.ts";
 import { globalOptions, pluginArg } from "../_args.ts";
 import { type CommandResult, indentBlock } from "../_output.ts";

@@ -1,7 +1,6 @@
 import { defineCommand } from "citty";
-import { resolveFolders } from "../../discovery/paths.ts";
 import { inert } from "../../inert.ts";
-import { projectScope, readGrants, revokeGrant } from "../../trust/grants.ts";
+import { listGrants, projectScope, revokeGrants } from "../../session/state.ts";
 import { globalOptions } from "../_args.ts";
 import type { CommandResult } from "../_output.ts";
 
@@ -13,17 +12,16 @@ export default defineCommand({
   },
   async run({ args }): Promise<CommandResult> {
     const options = globalOptions(args);
-    const { stateDir } = resolveFolders(options);
     // Grants are stored and compared under the project's real path (symbolic links resolved).
     const project = projectScope(options.cwd);
     if (typeof args.revoke === "string") {
-      const removed = revokeGrant(stateDir, args.revoke, args["all-projects"] ? null : project);
+      const removed = revokeGrants(args.revoke, args["all-projects"] ? null : project, options);
       return {
         json: { rule: args.revoke, scope: args["all-projects"] ? null : project, revoked: removed },
         text: removed ? `revoked ${removed} grant${removed === 1 ? "" : "s"} of '${inert(args.revoke)}'` : `no grant of '${inert(args.revoke)}' ${args["all-projects"] ? "anywhere" : `in ${inert(project)}`}; nothing to revoke`,
       };
     }
-    const grants = readGrants(stateDir);
+    const grants = listGrants(options);
     const text = grants.length
       ? grants
           .map((g) => `${inert(g.rule)}\n  in ${inert(g.scope)}${g.scope === project ? " (this project)" : ""}, since ${inert(g.grantedAt)}${g.folder === undefined ? "\n  for a plugin of that name in any folder (granted by an older cxagent)" : `\n  for the plugin at ${inert(g.folder)}`}`)

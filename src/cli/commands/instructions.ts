@@ -1,5 +1,4 @@
 import { defineCommand } from "citty";
-import { catalog } from "../../discovery/catalog.ts";
 import { CxError, isCxError } from "../../errors.ts";
 import { composeInstructions } from "../../session/instructions.ts";
 import { inert } from "../../inert.ts";
@@ -25,7 +24,7 @@ export default defineCommand({
     const named = args._;
     const candidates: { ref: string; inspected: Inspection; explicit: boolean }[] = named.length
       ? named.map((ref) => ({ ref, inspected: session.inspect(ref), explicit: true }))
-      : catalog(session.config, session.searchFolders, session.cwd).flatMap((e) => {
+      : session.catalog().flatMap((e) => {
           if (!e.location) return [];
           try {
             return [{ ref: e.name, inspected: session.inspectAt(e.location), explicit: false }];

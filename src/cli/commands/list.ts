@@ -1,12 +1,10 @@
 import { defineCommand } from "citty";
-import { catalog } from "../../discovery/catalog.ts";
 import type { Manifest } from "../../protocol/manifest.ts";
 import { collisionsOf } from "../../session/names.ts";
 import { isCxError } from "../../errors.ts";
 import { inert } from "../../inert.ts";
 import { refusalOf } from "../../session/inspect.ts";
-import { describeChanges, otherFolderSentence } from "../../trust/check.ts";
-import type { Changes } from "../../trust/approvals.ts";
+import { type Changes, describeChanges, otherFolderSentence } from "../../session/inspect.ts";
 import { globalOptions } from "../_args.ts";
 import { type CommandResult, indentBlock } from "../_output.ts";
 import { openSession } from "../_session.ts";
@@ -17,7 +15,7 @@ export default defineCommand({
   async run({ args }): Promise<CommandResult> {
     const options = globalOptions(args);
     await using session = await openSession(options);
-    const entries = catalog(session.config, session.searchFolders, session.cwd);
+    const entries = session.catalog();
     // Each plugin's names against the built-ins and the enabled plugins listed before it, as a session loading them in this order would see them.
     const holders: Manifest[] = [];
     const plugins = entries.map((entry) => {

@@ -1,6 +1,5 @@
 import { defineCommand } from "citty";
-import { resolveFolders } from "../../discovery/paths.ts";
-import { reap } from "../../reaper/reap.ts";
+import { reapLeftovers } from "../../session/state.ts";
 import { globalOptions } from "../_args.ts";
 import type { CommandResult } from "../_output.ts";
 
@@ -11,9 +10,8 @@ export default defineCommand({
   },
   async run({ args }): Promise<CommandResult> {
     const options = globalOptions(args);
-    const { stateDir } = resolveFolders(options);
     const dryRun = args["dry-run"] === true;
-    const report = await reap({ stateDir, dryRun });
+    const report = await reapLeftovers({ stateDir: options.stateDir, dryRun });
     const verb = {
       ended: "ended",
       "would-end": "would end",

@@ -1,0 +1,29 @@
+/**
+ * What a session's state folder holds, for the commands that work on it without loading any
+ * plugin or reading config.json: the standing grants, and the records reaping works from.
+ */
+import { resolveFolders } from "../discovery/paths.ts";
+import { reap, type ReapReport } from "../reaper/reap.ts";
+import { type Grant, projectScope, readGrants, revokeGrant } from "../trust/grants.ts";
+
+export interface StateOptions {
+  stateDir?: string;
+}
+
+/** The project scope grants are stored under: the folder's real path. */
+export { projectScope };
+export type { Grant, ReapReport };
+
+export function listGrants(options: StateOptions = {}): Grant[] {
+  return readGrants(resolveFolders(options).stateDir);
+}
+
+/** Revokes `rule` in the project `scope` (every project when null); returns how many went. */
+export function revokeGrants(rule: string, scope: string | null, options: StateOptions = {}): number {
+  return revokeGrant(resolveFolders(options).stateDir, rule, scope);
+}
+
+/** Ends what sessions that died left behind (SPEC §8); `dryRun` signals nothing. */
+export function reapLeftovers(options: StateOptions & { dryRun?: boolean } = {}): Promise<ReapReport> {
+  return reap({ stateDir: resolveFolders(options).stateDir, dryRun: options.dryRun });
+}
