@@ -21,7 +21,7 @@ import * as v from "valibot";
 import { closeSync } from "node:fs";
 import { readLines } from "./lines.ts";
 import { sealedCopy } from "./memfd.ts";
-import { groupMembers } from "../reaper/proc.ts";
+import { groupMayHaveMembers, groupMembers } from "../reaper/proc.ts";
 import { type Target, terminate } from "../reaper/terminate.ts";
 import { hostCommand } from "./self.ts";
 import { Calls, type RequestOptions } from "./calls.ts";
@@ -282,10 +282,12 @@ export class PluginProcess {
     }
     await this.exited;
     // Whatever is still in the host's process group was started by the plugin and outlived it.
-    if (groupMembers(this.pid).length && this.signalGroup("SIGTERM")) {
+    // (Asked of the kernel first: the /proc walk costs about 1 ms per 100 processes on the machine.)
+    const leftovers = () => groupMayHaveMembers(this.pid) && groupMembers(this.pid).length > 0;
+    if (leftovers() && this.signalGroup("SIGTERM")) {
       const deadline = performance.now() + graceMs;
-      while (groupMembers(this.pid).length && performance.now() < deadline) await Bun.sleep(10);
-      if (groupMembers(this.pid).length) this.signalGroup("SIGKILL");
+      while (leftovers() && performance.now() < deadline) await Bun.sleep(10);
+      if (leftovers()) this.signalGroup("SIGKILL");
     }
   }
 

@@ -43,6 +43,22 @@ export function identify(pid: number, startTime: string): Identity {
   return s.startTime === startTime ? "same" : "reused";
 }
 
+/**
+ * Whether a process group may have members: false only when the kernel says it has none, from one
+ * kill(2) with signal 0 (nothing is delivered) instead of reading /proc for every process on the
+ * machine, which groupMembers does. A group holding only zombies counts as maybe here. Groups 0
+ * and 1 are never asked about: kill(0) and kill(-1) mean other things.
+ */
+export function groupMayHaveMembers(pgid: number): boolean {
+  if (!Number.isInteger(pgid) || pgid <= 1) return false;
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== "ESRCH";
+  }
+}
+
 /** Living (not zombie) members of a process group. */
 export function groupMembers(pgid: number): number[] {
   let entries: string[];
