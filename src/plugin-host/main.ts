@@ -16,7 +16,8 @@ import { loadShim, type Shim } from "./shim.ts";
 const POOL_START = 2;
 const POOL_CAP = Number(process.env.CXAGENT_POOL_CAP ?? 16);
 const POLL_MS = Number(process.env.CXAGENT_POLL_MS ?? 200);
-/** How long a request thread looks for the next request before it sleeps (0 = never; see the shim). */
+/** The longest a request thread spins for the next request before it sleeps, when the shim finds
+ * that spinning pays on this machine (0 = never; see the spin before next_line in the shim). */
 const SPIN_US = Number(process.env.CXAGENT_HOST_SPIN_US ?? 100);
 
 export async function runPluginHost(args: string[]): Promise<never> {
