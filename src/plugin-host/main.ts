@@ -45,8 +45,10 @@ export async function runPluginHost(args: string[]): Promise<never> {
     await Bun.write(Bun.file(protocolFd), line + "\n");
     process.exit(1);
   }
-  // The shim serves one request pool thread more than the parent will ever have calls in
-  // flight, so a stop request always finds a reader.
+  // The shim serves one request pool thread more than the parent's cap on calls in native code,
+  // so a stop request finds a reader while those calls are stuck. (The parent also sends requests
+  // ahead of that cap while calls are fast; if more than the cap of those get stuck at once, stop
+  // waits for its deadline and the host is ended: see src/host/calls.ts.)
   if (shim.init(protocolFd, requestFd, CONTRACT_CURRENT, POOL_CAP + 1, POLL_MS, LINE_CAP, SPIN_US) !== 0) {
     process.stderr.write("cxagent plugin host: the shim could not initialise its locks\n");
     process.exit(1);
