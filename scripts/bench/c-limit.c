@@ -11,6 +11,8 @@
  *   c-limit <library> window <calls> <width> <payload> <width> calls in flight at all times
  *   c-limit <library> multi <calls> <children>         <children> children, one call in flight each
  *   c-limit burn                                       a CPU-bound competitor, until killed
+ * With C_LIMIT_SPIN_US=N in the environment, both sides poll their pipe for up to N µs before each
+ * blocking read (where waking a sleeping process is dear, a spinning reader is the faster design).
  * <payload> is "noop", "reply:<bytes>" (tool reply, {"bytes":N}) or "request:<bytes>" (tool take,
  * {"data":"aaa…"} of that many bytes). Prints one JSON line: calls, wall time, latency (seq),
  * and the CPU time of the parent (getrusage) and of the children (/proc/<pid>/schedstat), in µs.
@@ -43,6 +45,16 @@ static void die(const char *what) {
   exit(1);
 }
 
+static long g_spin_us;
+
+/* Before a blocking read: poll the pipe for up to g_spin_us (0: not at all). */
+static void spin_for(int fd) {
+  if (g_spin_us <= 0) return;
+  double until = now_us() + (double)g_spin_us;
+  struct pollfd p = {fd, POLLIN, 0};
+  while (poll(&p, 1, 0) == 0 && now_us() < until) {}
+}
+
 static void write_all(int fd, const char *p, size_t n) {
   while (n) {
     ssize_t w = write(fd, p, n);
@@ -68,6 +80,7 @@ static void child(const char *library, int in, int out) {
   size_t acap = 1 << 16;
   for (;;) {
     if (cap - len < 65536) buf = realloc(buf, cap *= 2);
+    spin_for(in);
     ssize_t r = read(in, buf + len, cap - len);
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0) exit(0);
@@ -193,6 +206,7 @@ static double cpu_child_us(pid_t pid) {
 static char g_rbuf[1 << 20];
 static long read_replies(int fd) {
   for (;;) {
+    spin_for(fd);
     ssize_t r = read(fd, g_rbuf, sizeof g_rbuf);
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0) die("read");
@@ -217,6 +231,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   const char *library = argv[1], *mode = argv[2];
+  g_spin_us = getenv("C_LIMIT_SPIN_US") ? atol(getenv("C_LIMIT_SPIN_US")) : 0;
   long calls = atol(argv[3]);
   signal(SIGPIPE, SIG_IGN);
 

@@ -22,8 +22,9 @@ export function buildCLimit(outDir: string): string {
   return binary;
 }
 
-export async function runCLimit(binary: string, args: (string | number)[]): Promise<CLimitResult> {
-  const proc = Bun.spawn([binary, ...args.map(String)], { stdout: "pipe", stderr: "inherit" });
+/** Runs the C limit; `spinUs` > 0 makes both sides poll that long before each blocking read. */
+export async function runCLimit(binary: string, args: (string | number)[], spinUs = 0): Promise<CLimitResult> {
+  const proc = Bun.spawn([binary, ...args.map(String)], { stdout: "pipe", stderr: "inherit", env: { ...process.env, C_LIMIT_SPIN_US: String(spinUs) } });
   const text = await new Response(proc.stdout).text();
   if ((await proc.exited) !== 0) throw new Error(`c-limit ${args.join(" ")} failed`);
   return JSON.parse(text) as CLimitResult;

@@ -15,39 +15,47 @@ export const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / x
 
 export type Call = (i: number) => Promise<unknown>;
 
-/** CPU time used so far, in µs: this process (getrusage, all threads) and the given children. */
+/**
+ * CPU time used so far, in µs: this process (getrusage, all threads) and each thread of the given
+ * children (the run time in /proc/<pid>/task/<tid>/schedstat), by "pid/tid".
+ */
 export interface CpuSample {
   parent: number;
-  children: number;
+  threads: Map<string, number>;
 }
 
-/** CPU time of a process in µs, from the run time of each of its threads (/proc/<pid>/task/∗/schedstat). */
-export function processCpuUs(pid: number): number {
-  let total = 0;
+function addThreads(pid: number, into: Map<string, number>) {
   let tasks: string[];
   try {
     tasks = readdirSync(`/proc/${pid}/task`);
   } catch {
-    return 0;
+    return;
   }
   for (const task of tasks) {
     try {
-      total += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, "utf8").split(" ")[0]) / 1000;
+      into.set(`${pid}/${task}`, Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, "utf8").split(" ")[0]) / 1000);
     } catch {
       // the thread ended between the listing and the read
     }
   }
-  return total;
 }
 
 export function cpuSample(pids: readonly number[]): CpuSample {
   const u = process.cpuUsage();
-  return { parent: u.user + u.system, children: pids.reduce((a, pid) => a + processCpuUs(pid), 0) };
+  const threads = new Map<string, number>();
+  for (const pid of pids) addThreads(pid, threads);
+  return { parent: u.user + u.system, threads };
 }
 
-/** CPU used between two samples, per call, in µs. */
+/**
+ * CPU used between two samples, in µs per call. A child's CPU is the sum over the threads alive at
+ * the end of what each ran since the first sample (all of it, for a thread that is new); a thread
+ * that ended in between is missed, but never makes the sum go down.
+ */
 export function cpuPerCall(before: CpuSample, after: CpuSample, calls: number) {
-  return { parent: (after.parent - before.parent) / calls, children: (after.children - before.children) / calls };
+  let children = 0;
+  for (const [tid, ran] of after.threads) children += Math.max(0, ran - (before.threads.get(tid) ?? 0));
+  return { parent: (after.parent - before.parent) / calls, children: children / calls };
 }
 
 export interface SequentialResult {

@@ -1,8 +1,9 @@
 /**
  * Memory: an idle plugin host against a bare Bun child; then a soak — a million calls (a rotation
- * of good and malformed replies through test/fixtures/invoke-replies.c, 8 in flight) — with the
- * host's and the parent's resident memory after warm-up and at the end, and the fixture's count of
- * strings returned and freed. Also crash detection: a segfault in invoke until the failed result.
+ * of good and malformed replies through test/fixtures/invoke-replies.c, 8 in flight, in a parent
+ * process of its own) — with the host's and that parent's resident memory after warm-up and at
+ * the end, and the fixture's count of strings returned and freed. Also crash detection: a
+ * segfault in invoke until the failed result.
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -30,56 +31,25 @@ export async function idleMemorySection(ctx: Context, fig: Figures) {
   fig["mem.idle.host_pss_kib"] = host.pss;
 }
 
-const ROTATION = ["good", "invalid_json", "number", "no_ok", "good", "null_pointer", "json_null", "good", "failed_with_error", "empty_string"];
-
+/** The million-call soak, run by soak-child.ts in a process of its own (see there). */
 export async function soakSection(ctx: Context, fig: Figures, calls?: number) {
   const { ws } = ctx;
   const frees = join(ws.work, `frees-${Date.now()}`);
-  const env = { CXAGENT_FX_FREE_LOG: frees, CXAGENT_FX_FREE_LOG_EVERY: "10000" };
-  await using session = await ctx.builds[0]!.Session.open({ stateDir: ws.stateDir, configDir: ws.configDir, confirmTrust: null, reap: false, env });
-  const plugin = await session.load(ws.invokeReplies);
   const total = calls ?? scaled(ctx, 1_000_000, 20_000);
-  const warm = Math.min(50_000, total / 10);
-  let done = 0;
-  let failures = 0;
-  let warmHost = 0;
-  let warmParent = 0;
-  const parentRss = () => {
-    Bun.gc(true);
-    return process.memoryUsage().rss / 1024;
-  };
-  const t = now();
-  await Promise.all(
-    Array.from({ length: 8 }, async () => {
-      while (done < total) {
-        const i = done++;
-        try {
-          await plugin.invoke(ROTATION[i % ROTATION.length]!, { i });
-        } catch (error) {
-          if (!(error instanceof CxError)) throw error;
-          failures++;
-        }
-        if (i === warm) {
-          warmHost = memoryOf(plugin.pid!).rss;
-          warmParent = parentRss();
-        }
-      }
-    }),
-  );
-  const seconds = (now() - t) / 1000;
-  const endHost = memoryOf(plugin.pid!).rss;
-  const endParent = parentRss();
-  await session.unload(plugin.name);
+  const proc = Bun.spawn([process.execPath, join(import.meta.dir, "soak-child.ts"), ws.stateDir, ws.configDir, ws.invokeReplies, String(total), frees], { stdout: "pipe", stderr: "inherit" });
+  const out = await new Response(proc.stdout).text();
+  if ((await proc.exited) !== 0) throw new Error("the soak failed");
+  const r = JSON.parse(out) as { calls: number; seconds: number; failures: number; warmHost: number; endHost: number; warmParent: number; endParent: number };
   const [returned, freed] = readFileSync(frees, "utf8").trim().split(" ").map(Number);
-  fig["soak.calls"] = total;
-  fig["soak.calls_s"] = total / seconds;
-  fig["soak.malformed"] = failures;
-  fig["soak.host_rss_warm_kib"] = warmHost;
-  fig["soak.host_rss_end_kib"] = endHost;
-  fig["soak.host_growth_pct"] = ((endHost - warmHost) / warmHost) * 100;
-  fig["soak.parent_rss_warm_kib"] = warmParent;
-  fig["soak.parent_rss_end_kib"] = endParent;
-  fig["soak.parent_growth_pct"] = ((endParent - warmParent) / warmParent) * 100;
+  fig["soak.calls"] = r.calls;
+  fig["soak.calls_s"] = r.calls / r.seconds;
+  fig["soak.malformed"] = r.failures;
+  fig["soak.host_rss_warm_kib"] = r.warmHost;
+  fig["soak.host_rss_end_kib"] = r.endHost;
+  fig["soak.host_growth_pct"] = ((r.endHost - r.warmHost) / r.warmHost) * 100;
+  fig["soak.parent_rss_warm_kib"] = r.warmParent;
+  fig["soak.parent_rss_end_kib"] = r.endParent;
+  fig["soak.parent_growth_pct"] = ((r.endParent - r.warmParent) / r.warmParent) * 100;
   fig["soak.returned"] = returned!;
   fig["soak.freed"] = freed!;
 }

@@ -86,9 +86,9 @@ export async function idleSection(ctx: Context, fig: Figures) {
     const seconds = scaled(ctx, 10, 1);
     const before = cpuSample(c.pids);
     await Bun.sleep(seconds * 1000);
-    const after = cpuSample(c.pids);
-    fig["idle.hosts_cpu_pct"] = ((after.children - before.children) / (seconds * 1e6)) * 100;
-    fig["idle.parent_cpu_pct"] = ((after.parent - before.parent) / (seconds * 1e6)) * 100;
+    const used = cpuPerCall(before, cpuSample(c.pids), 1); // µs over the whole idle time
+    fig["idle.hosts_cpu_pct"] = (used.children / (seconds * 1e6)) * 100;
+    fig["idle.parent_cpu_pct"] = (used.parent / (seconds * 1e6)) * 100;
     fig["idle.seconds"] = seconds;
   } finally {
     await c.close();

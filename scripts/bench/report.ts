@@ -69,8 +69,8 @@ export function targetTable(runs: RunRecord[]): string[] {
 }
 
 export function render(runs: RunRecord[], options: ReportOptions): string {
-  const contenders = [...options.builds.flatMap((b) => [b, `${b}-spin0`]), "floor", "mcp", "c"];
-  const names: Record<string, string> = { floor: "floor (Bun child)", mcp: "MCP SDK peer", c: "**C limit**" };
+  const contenders = [...options.builds.flatMap((b) => [b, `${b}-spin0`]), "floor", "mcp", "c", "c-spin"];
+  const names: Record<string, string> = { floor: "floor (Bun child)", mcp: "MCP SDK peer", c: "**C limit**", "c-spin": "C pair, spinning 100 µs before reads" };
   const label = (c: string) => names[c] ?? (c.endsWith("-spin0") ? `${c.slice(0, -6)}, spin off` : c);
   const out: string[] = [
     "# Benchmarks",
@@ -178,7 +178,9 @@ const METHOD = [
   "  (scripts/bench/mcp-server.ts, McpServer over stdio under Bun, called with the SDK's Client); and the",
   "  **C limit** (scripts/bench/c-limit.c, built with cc at bench time): a C parent and a C child over two",
   "  pipes exchanging the same request and reply lines, the child calling the library's invoke and free,",
-  "  the parent only counting newlines.",
+  "  the parent only counting newlines. Beside it, for reference, the same pair with both sides polling",
+  "  their pipe for up to 100 µs before each blocking read: the gap between the two is what waking a",
+  "  sleeping process costs on the machine at that moment (on this VM it ranged from 2 to 20 µs).",
   "- **Latency**: mean = wall time ÷ calls; median and p99 of per-call times; 300 warm-up calls first.",
   "  In-flight throughput keeps W calls outstanding at all times.",
   "- **CPU per call**: the parent by `process.cpuUsage()` (getrusage: user + system, all threads); each",
@@ -193,7 +195,8 @@ const METHOD = [
   "- **Cold load**: spawn → ready → start answered, against a bare Bun child (scripts/bench/bare-child.ts)",
   "  answering one line. One-shot: the compiled `dist/cxagent`, process start to exit, 20 pairs.",
   "- **Memory**: VmRSS and Pss from /proc after 300 ms idle. Soak: test/fixtures/invoke-replies.c, a",
-  "  rotation of good and malformed replies, 8 in flight; the parent's RSS after a full GC; the fixture",
+  "  rotation of good and malformed replies, 8 in flight, from a Bun process of its own",
+  "  (scripts/bench/soak-child.ts), the parent whose RSS after a full GC is reported; the fixture",
   "  counts strings returned and freed. Approvals are given through the CLI: `cxagent approve --hash`.",
   "",
 ];
