@@ -88,6 +88,7 @@ export async function idleSection(ctx: Context, fig: Figures) {
     await Bun.sleep(seconds * 1000);
     const used = cpuPerCall(before, cpuSample(c.pids), 1); // µs over the whole idle time
     fig["idle.hosts_cpu_pct"] = (used.children / (seconds * 1e6)) * 100;
+    fig["idle.per_host_cpu_pct"] = fig["idle.hosts_cpu_pct"] / c.pids.length;
     fig["idle.parent_cpu_pct"] = (used.parent / (seconds * 1e6)) * 100;
     fig["idle.seconds"] = seconds;
   } finally {

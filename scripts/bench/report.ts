@@ -133,7 +133,7 @@ export function render(runs: RunRecord[], options: ReportOptions): string {
     pluginTable("plugins.", [1, 8, 32]);
   }
   if (has(runs, "idle.")) {
-    out.push(`32 loaded plugin hosts left idle for ${spread(runs, "idle.seconds")} s: ${spread(runs, "idle.hosts_cpu_pct")} % of one CPU for all hosts together; the parent ${spread(runs, "idle.parent_cpu_pct")} %.`, "");
+    out.push(`32 loaded plugin hosts left idle for ${spread(runs, "idle.seconds")} s: ${spread(runs, "idle.hosts_cpu_pct")} % of one CPU for all hosts together (${spread(runs, "idle.per_host_cpu_pct")} % each); the parent ${spread(runs, "idle.parent_cpu_pct")} %.`, "");
   }
   if (has(runs, "contended.")) {
     out.push(`## Contended: a CPU-bound competitor on each of the ${cpus().length} cores`, "");
