@@ -1,7 +1,7 @@
 /**
- * The peer: the same tool served by an MCP stdio server (@modelcontextprotocol/sdk, under Bun),
+ * The peer: the same tools served by an MCP stdio server (@modelcontextprotocol/sdk, under Bun),
  * calling the same plugin library through bun:ffi.
- * Usage: bun mcp-server.ts <library>
+ * Usage: bun mcp-server.ts <library> <tool>...
  */
 import { CString, dlopen, FFIType, type Pointer } from "bun:ffi";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -12,12 +12,16 @@ const lib = dlopen(process.argv[2]!, {
   cxagent_plugin_invoke: { args: [FFIType.cstring, FFIType.cstring], returns: FFIType.ptr },
   cxagent_plugin_free: { args: [FFIType.ptr], returns: FFIType.void },
 });
-const server = new McpServer({ name: "noop", version: "1.0.0" });
-server.registerTool("noop", { description: "does nothing", inputSchema: { i: z.number().optional() } }, async (args) => {
-  const p = lib.symbols.cxagent_plugin_invoke("noop", JSON.stringify(args)) as Pointer;
-  const envelope = JSON.parse(String(new CString(p)));
-  lib.symbols.cxagent_plugin_free(p);
-  return { content: [{ type: "text", text: envelope.result.output.content }] };
-});
-await server.connect(new StdioServerTransport());
+const server = new McpServer({ name: "bench", version: "1.0.0" });
+const inputSchema = { i: z.number().optional(), bytes: z.number().optional(), data: z.string().optional() };
+for (const tool of process.argv.slice(3)) {
+  server.registerTool(tool, { description: tool, inputSchema }, async (args) => {
+    const p = lib.symbols.cxagent_plugin_invoke(tool, JSON.stringify(args)) as Pointer;
+    const envelope = JSON.parse(String(new CString(p)));
+    lib.symbols.cxagent_plugin_free(p);
+    return { content: [{ type: "text", text: envelope.result.output.content }] };
+  });
+}
+// The SDK caps a message at 10 MiB by default; both ends allow what cxagent allows (64 MiB).
+await server.connect(new StdioServerTransport(process.stdin, process.stdout, { maxBufferSize: 64 << 20 }));
 process.stdin.on("end", () => process.exit(0));

@@ -2,6 +2,15 @@
  * The calls in flight to one plugin host: ids, deadlines, cancellation, the events that belong to
  * each call, and the limit on how many may be in native code at once (SPEC §5, §12). A call the
  * caller gave up on stays counted until its late reply comes, because its native code still runs.
+ *
+ * Sending ahead. The host runs at most `poolCap` calls at once and serves its requests in order,
+ * so requests sent beyond that number wait in the host's input, not in native code. While every
+ * call sent is young (under PIPELINE_MS, so none is slow enough for the host to have handed its
+ * thread's reading role on), up to PIPELINE_CAP requests go out at once: with 256 calls in flight
+ * that doubled the calls per second (160k → 340k/s measured) against holding them here. Once a
+ * call is older, requests beyond `poolCap` wait here as before, and E_BUSY refuses them when the
+ * `poolCap` oldest calls are all stuck. Requests already sent ahead then fail with E_BUSY too, but
+ * as abandoned calls: they may still run once a worker frees, and their answers are discarded.
  */
 import { CxError } from "../errors.ts";
 import { LINE_CAP, type Reply } from "../protocol/wire.ts";
@@ -55,6 +64,11 @@ interface Pending {
   cleanup: () => void;
 }
 
+/** At most this many requests are out at once, counting those sent ahead of the pool's cap. */
+export const PIPELINE_CAP = 256;
+/** Requests are sent ahead only while every call out has been out less than this long. */
+export const PIPELINE_MS = 2;
+
 export class Calls {
   private readonly pending = new Map<number, Pending>();
   /** Calls whose native code may still be running (sent, not answered yet), by send time. */
@@ -104,7 +118,7 @@ export class Calls {
     if (line.length > LINE_CAP) {
       return Promise.reject(new CxError("E_INVALID_INPUT", `the request for ${what} is ${line.length} characters, over the ${LINE_CAP >> 20} MiB line cap`));
     }
-    const full = !urgent && this.unanswered.size >= this.poolCap;
+    const full = !urgent && (this.queue.length > 0 || !this.canSend());
     if (full && this.allStuck()) return Promise.reject(this.busyError(what));
     return new Promise<Reply>((resolve, reject) => {
       let timer: unknown;
@@ -186,47 +200,86 @@ export class Calls {
     if (!p) return;
     this.unanswered.set(id, this.clock.now());
     this.send(p.line);
+    if (this.unanswered.size > this.poolCap) this.watchQueue(); // sent ahead: watched like the queue
+  }
+
+  /** Whether one more request may go out now: below the pool's cap, or sent ahead (see above). */
+  private canSend(): boolean {
+    const out = this.unanswered.size;
+    if (out < this.poolCap) return true;
+    if (out >= Math.max(PIPELINE_CAP, this.poolCap)) return false;
+    const oldest = this.unanswered.values().next().value!; // a Map keeps the order of sending
+    return this.clock.now() - oldest < PIPELINE_MS;
   }
 
   private drainQueue() {
-    while (this.queue.length && this.unanswered.size < this.poolCap) {
+    while (this.queue.length && this.canSend()) {
       const id = this.queue.shift()!;
       if (this.pending.has(id)) this.transmit(id);
     }
-    if (!this.queue.length && this.queueTimer !== null) {
+    if (!this.queue.length && this.unanswered.size <= this.poolCap && this.queueTimer !== null) {
       this.clock.clearTimer(this.queueTimer);
       this.queueTimer = null;
     }
   }
 
+  /** The `poolCap` oldest calls out — the ones the host is running — have all run `stuckMs`. */
   private allStuck(): boolean {
+    if (this.unanswered.size < this.poolCap) return false;
     const now = this.clock.now();
-    for (const sentAt of this.unanswered.values()) if (now - sentAt < this.stuckMs) return false;
+    let k = 0;
+    for (const sentAt of this.unanswered.values()) {
+      if (now - sentAt < this.stuckMs) return false;
+      if (++k === this.poolCap) break;
+    }
     return true;
   }
 
-  /** Fails the queue with E_BUSY once every running call has been stuck for `stuckMs`. */
+  /** When the `poolCap`-th oldest call out will have run `stuckMs`. */
+  private stuckAt(): number {
+    let k = 0;
+    let at = 0;
+    for (const sentAt of this.unanswered.values()) {
+      at = sentAt;
+      if (++k === this.poolCap) break;
+    }
+    return at + this.stuckMs;
+  }
+
+  /**
+   * Once every running call has been stuck for `stuckMs`, fails the queue with E_BUSY (refused,
+   * never sent) and abandons the requests sent ahead (E_BUSY too; they may still run later).
+   */
   private watchQueue() {
-    if (this.queueTimer !== null || !this.queue.length) return;
-    const youngest = Math.max(...this.unanswered.values());
-    const wait = Math.max(0, youngest + this.stuckMs - this.clock.now()) + 1;
+    if (this.queueTimer !== null || (!this.queue.length && this.unanswered.size <= this.poolCap)) return;
+    const wait = Math.max(0, this.stuckAt() - this.clock.now()) + 1;
     this.queueTimer = this.clock.setTimer(() => {
       this.queueTimer = null;
-      if (this.unanswered.size < this.poolCap) return this.drainQueue();
-      if (!this.allStuck()) return this.watchQueue();
+      if (!this.allStuck()) {
+        this.drainQueue();
+        return this.watchQueue();
+      }
       for (const id of this.queue.splice(0)) {
         const p = this.pending.get(id);
         if (p) this.abandon(id, this.busyError(p.what));
       }
+      let k = 0;
+      for (const id of this.unanswered.keys()) {
+        if (++k <= this.poolCap) continue;
+        const p = this.pending.get(id);
+        if (p) this.abandon(id, this.busyError(p.what, true));
+      }
     }, wait);
   }
 
-  private busyError(what: string): CxError {
-    return new CxError(
-      "E_BUSY",
-      `plugin '${this.label}' is busy: all ${this.poolCap} of its workers have been stuck in native code for over ${this.stuckMs} ms; ${what} was refused`,
-      { hint: "stuck calls cannot be interrupted; wait for them, or restart the plugin", next: { do: "restart", plugin: this.label } },
-    );
+  private busyError(what: string, sentAhead = false): CxError {
+    const outcome = sentAhead
+      ? `${what} had been sent ahead to the plugin host, where it may still run (once a worker frees); its answer will be discarded`
+      : `${what} was refused`;
+    return new CxError("E_BUSY", `plugin '${this.label}' is busy: all ${this.poolCap} of its workers have been stuck in native code for over ${this.stuckMs} ms; ${outcome}`, {
+      hint: "stuck calls cannot be interrupted; wait for them, or restart the plugin",
+      next: { do: "restart", plugin: this.label },
+    });
   }
 
   /** Gives up on a call: it fails now; a late reply will be dropped when it comes. */

@@ -15,7 +15,8 @@ import { openLibc } from "./libc.ts";
 import { loadShim, type Shim } from "./shim.ts";
 
 const POOL_START = 2;
-/** How long a request thread looks for the next request before it sleeps, by default (see the shim). */
+/** The longest a request thread spins for the next request before it sleeps, when the shim finds
+ * that spinning pays on this machine (0 = never; see the spin before next_line in the shim). */
 const SPIN_US = 100;
 /** After the parent died: how long what the plugin started has between SIGTERM and SIGKILL. */
 const ORPHAN_GRACE_MS = 1000;
@@ -55,8 +56,10 @@ export async function runPluginHost(args: string[]): Promise<never> {
     await Bun.write(Bun.file(protocolFd), line + "\n");
     process.exit(1);
   }
-  // The shim serves one request pool thread more than the parent will ever have calls in
-  // flight, so a stop request always finds a reader.
+  // The shim serves one request pool thread more than the parent's cap on calls in native code,
+  // so a stop request finds a reader while those calls are stuck. (The parent also sends requests
+  // ahead of that cap while calls are fast; if more than the cap of those get stuck at once, stop
+  // waits for its deadline and the host is ended: see src/host/calls.ts.)
   if (shim.init(protocolFd, requestFd, CONTRACT_CURRENT, POOL_CAP + 1, POLL_MS, LINE_CAP, settings?.spinUs ?? SPIN_US) !== 0) {
     process.stderr.write("cxagent plugin host: the shim could not initialise its locks\n");
     process.exit(1);

@@ -48,6 +48,33 @@ export function identify(pid: number, startTime: string): Identity {
   return s.startTime === startTime ? "same" : "reused";
 }
 
+/**
+ * Whether a process group may have members: false only when the kernel says it has none, from one
+ * kill(2) with signal 0 (nothing is delivered) instead of reading /proc for every process on the
+ * machine, which groupMembers does. A group holding only zombies counts as maybe here. Groups 0
+ * and 1 are never asked about: kill(0) and kill(-1) mean other things.
+ */
+export function groupMayHaveMembers(pgid: number): boolean {
+  if (!Number.isInteger(pgid) || pgid <= 1) return false;
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== "ESRCH";
+  }
+}
+
+/** Whether a process may exist: false only when kill(2) with signal 0 says it does not (never asked of pid ≤ 1). */
+export function processMayExist(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 1) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== "ESRCH";
+  }
+}
+
 /** Every process /proc shows (zombies included), by pid. */
 export function processTable(): Map<number, ProcStat> {
   const table = new Map<number, ProcStat>();

@@ -241,7 +241,7 @@ export class Session implements AsyncDisposable {
         poolCap: this.options.poolCap,
         stuckMs: this.options.stuckMs,
         env: this.hostEnv,
-        spinUs: this.options.spinUs ?? spinFromEnv(),
+        spinUs: this.options.spinUs ?? spinFromEnv(this.options.env),
       },
     });
     this.loaded.set(loaded.plugin.name, loaded.plugin);
@@ -378,8 +378,9 @@ function describeReaped(e: ReapEntry): string {
   }
 }
 
-function spinFromEnv(): number | null {
-  const text = process.env.CXAGENT_HOST_SPIN_US;
+/** CXAGENT_HOST_SPIN_US, from the session's own env or this process's: a knob for benchmarks. */
+function spinFromEnv(extra: Record<string, string> | undefined): number | null {
+  const text = extra?.CXAGENT_HOST_SPIN_US ?? process.env.CXAGENT_HOST_SPIN_US;
   const n = text === undefined ? NaN : Number(text);
   return Number.isInteger(n) && n >= 0 ? n : null;
 }

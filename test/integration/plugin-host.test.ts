@@ -176,6 +176,32 @@ describe("invoke returning", () => {
     expect((await plugin.invoke("invalid_utf8")).output.content).toBe("bad \ufffd\ufffd bytes");
   });
 
+  test("envelopes read in place: escaped member names, blanks, carriage returns; big arguments and quotes at every offset", async () => {
+    await using session = await openSession();
+    const plugin = await session.load(fixture("invoke-replies"));
+    expect((await plugin.invoke("escaped_keys")).output.content).toBe("escaped");
+    expect((await plugin.invoke("spaced")).output.content).toBe("spaced");
+    expect((await plugin.invoke("cr_breaks")).output.content).toBe("cr");
+    // The "good" tool echoes its arguments: every byte of them crosses both ways and is checked
+    // at each offset of the word-at-a-time scan.
+    for (let k = 0; k < 20; k++) {
+      const args = { s: `${"x".repeat(k)}"\\${"y".repeat(k)}\u0001é😀`, n: k, nested: { [`k"${k}`]: [k, null, true] } };
+      expect((await plugin.invoke("good", args)).output.arguments).toEqual(args);
+    }
+    const big = { data: "z".repeat(3 << 20) + '"', more: "tail" };
+    expect((await plugin.invoke("good", big)).output.arguments).toEqual(big);
+  });
+
+  test("a raw control character in a returned string is refused wherever it sits", async () => {
+    await using session = await openSession();
+    const plugin = await session.load(fixture("invoke-replies"));
+    for (let at = 0; at < 20; at++) {
+      const error = await plugin.invoke("control_at", { at }).catch((e) => e);
+      expect(error.code).toBe("E_BAD_REPLY");
+      expect(error.message).toContain("a control character inside a string");
+    }
+  });
+
   test("a tool reporting success:false comes back as a result, not an error", async () => {
     await using session = await openSession();
     const plugin = await session.load(fixture("invoke-replies"));

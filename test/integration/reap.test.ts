@@ -295,6 +295,15 @@ describe("a live session", () => {
     expect(sessionRecords(state)).toEqual([]);
   });
 
+  test("children it never registered, left in its plugin host's group, are ended when it stops", async () => {
+    await using session = await openSession();
+    const plugin = await session.load(fixture("spawns-children"), { settings: { count: 2, unregistered: 1 } });
+    const pids = (await plugin.invoke("pids")).output.pids as number[];
+    for (const pid of pids) expect(alive(pid)).toBe(true);
+    await session.unload("spawns-children");
+    for (const pid of pids) expect(alive(pid)).toBe(false);
+  });
+
   test("spawns: false with a registered child: recorded anyway, with a warning in its log", async () => {
     const logs: string[] = [];
     await using session = await openSession({ onLog: (_p, _l, text) => logs.push(text) });

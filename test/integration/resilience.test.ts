@@ -73,6 +73,28 @@ test("every worker stuck: the pool grows to its cap and says so, new calls fail 
   expect((await slow.invoke("slow_invoke", { ms: 1 })).output.content).toBe("slept 1 ms");
 });
 
+test("requests beyond the pool's cap go out while calls are fast; those sent ahead of stuck workers fail with E_BUSY, flagged as maybe running", async () => {
+  await using session = await openSession({ poolCap: 2, stuckMs: 100 });
+  const slow = await session.load(fixture("slow-invoke"));
+  // fast calls, far more than the cap, all at once: every one is answered
+  const fast = await Promise.all(Array.from({ length: 40 }, (_, i) => slow.invoke("slow_invoke", { ms: i % 2 })));
+  expect(fast.every((r) => r.success)).toBe(true);
+  // four calls that never end, sent in one turn: two fill the cap, two are sent ahead of them
+  const stuck = [0, 1, 2, 3].map(() => failure(slow.invoke("slow_invoke", { ms: 60_000 })));
+  const ahead = await Promise.all([stuck[2]!, stuck[3]!]);
+  for (const error of ahead) {
+    expect(error?.code).toBe("E_BUSY");
+    expect(error?.message).toContain("had been sent ahead to the plugin host, where it may still run");
+  }
+  // a call made now is refused outright: it never reaches the plugin
+  const refused = await failure(slow.invoke("slow_invoke", { ms: 1 }));
+  expect(refused?.code).toBe("E_BUSY");
+  expect(refused?.message).toContain("was refused");
+  await slow.restart();
+  for (const s of stuck.slice(0, 2)) expect((await s)?.code).toBe("E_CRASHED");
+  expect((await slow.invoke("slow_invoke", { ms: 1 })).output.content).toBe("slept 1 ms");
+});
+
 test("crashes: a fresh plugin host each time, until 3 crashes in 5 minutes quarantine it; others unaffected", async () => {
   const logs: string[] = [];
   await using session = await openSession({ onLog: (_p, _l, text) => logs.push(text) });

@@ -1,0 +1,87 @@
+/**
+ * Call latency, throughput and CPU per call with the trivial tool: cxagent (as built, and with its
+ * spin off), the floor, the MCP peer and the C limit, one at a time and at 16, 64 and 256 in
+ * flight, in interleaved rounds. The contended variant repeats it beside a CPU-bound competitor
+ * on each core.
+ */
+import { cpus } from "node:os";
+import { runCLimit, startBurners } from "./c-limit.ts";
+import { type Contender, cxagent, floor, mcp } from "./contenders.ts";
+import { type Context, cxagentVariants, type Figures, scaled } from "./context.ts";
+import { inFlight, median, sequential } from "./measure.ts";
+
+export const WIDTHS = [16, 64, 256] as const;
+
+export async function callSection(ctx: Context, fig: Figures, options: { prefix?: string; withPeers?: boolean; widths?: readonly number[] } = {}) {
+  const prefix = options.prefix ?? "";
+  const widths = options.widths ?? WIDTHS;
+  const withPeers = options.withPeers ?? true;
+  const { ws } = ctx;
+  const folders = { stateDir: ws.stateDir, configDir: ws.configDir };
+  const opened: { name: string; c: Contender; seqN: number; flightN: number }[] = [];
+  for (const v of cxagentVariants(ctx)) {
+    opened.push({ name: v.name, c: await cxagent(v.Session, folders, [ws.noop.folder], v.env), seqN: scaled(ctx, 5000, 500), flightN: scaled(ctx, 30_000, 3000) });
+  }
+  if (withPeers) {
+    opened.push({ name: "floor", c: await floor([ws.noop.library]), seqN: scaled(ctx, 5000, 500), flightN: scaled(ctx, 30_000, 3000) });
+    opened.push({ name: "mcp", c: await mcp([ws.noop.library], ["noop"]), seqN: scaled(ctx, 2000, 200), flightN: scaled(ctx, 10_000, 1000) });
+  }
+  const samples = new Map<string, number[]>();
+  const add = (key: string, value: number) => {
+    const list = samples.get(key) ?? [];
+    list.push(value);
+    samples.set(key, list);
+  };
+  try {
+    for (let round = 0; round < ctx.rounds; round++) {
+      for (const { name, c, seqN, flightN } of opened) {
+        const e = c.endpoints[0]!;
+        const call = (i: number) => e.call("noop", { i });
+        const s = await sequential(call, seqN, c.pids);
+        add(`seq.${name}.mean_us`, s.meanUs);
+        add(`seq.${name}.median_us`, s.medianUs);
+        add(`seq.${name}.p99_us`, s.p99Us);
+        add(`seq.${name}.cpu_parent_us`, s.parentCpuUs);
+        add(`seq.${name}.cpu_host_us`, s.childCpuUs);
+        add(`w1.${name}.calls_s`, 1e6 / s.meanUs);
+        for (const width of widths) {
+          const t = await inFlight(call, flightN, width, c.pids);
+          add(`w${width}.${name}.calls_s`, t.callsPerSec);
+          add(`w${width}.${name}.cpu_parent_us`, t.parentCpuUs);
+          add(`w${width}.${name}.cpu_host_us`, t.childCpuUs);
+        }
+      }
+      // The C limit as the issue defines it (both sides block in read), and beside it the same pair
+      // spinning up to 100 µs before each read: what the machine's wake-ups cost.
+      for (const [name, spinUs] of [["c", 0], ["c-spin", 100]] as const) {
+        const seq = await runCLimit(ws.cLimit, [ws.noop.library, "seq", scaled(ctx, 20_000, 2000)], spinUs);
+        add(`seq.${name}.mean_us`, seq.mean_us!);
+        add(`seq.${name}.median_us`, seq.median_us!);
+        add(`seq.${name}.p99_us`, seq.p99_us!);
+        add(`seq.${name}.cpu_parent_us`, seq.parent_cpu_us / seq.calls);
+        add(`seq.${name}.cpu_host_us`, seq.child_cpu_us / seq.calls);
+        add(`w1.${name}.calls_s`, 1e6 / seq.mean_us!);
+        for (const width of widths) {
+          const w = await runCLimit(ws.cLimit, [ws.noop.library, "window", scaled(ctx, 100_000, 10_000), width], spinUs);
+          add(`w${width}.${name}.calls_s`, w.calls / (w.wall_us / 1e6));
+          add(`w${width}.${name}.cpu_parent_us`, w.parent_cpu_us / w.calls);
+          add(`w${width}.${name}.cpu_host_us`, w.child_cpu_us / w.calls);
+        }
+      }
+      ctx.log(`  ${prefix || "quiet "}round ${round + 1}/${ctx.rounds}: seq mean cxagent ${median(samples.get("seq.cxagent.mean_us")!).toFixed(1)} µs, C ${median(samples.get("seq.c.mean_us")!).toFixed(1)} µs`);
+    }
+  } finally {
+    for (const o of opened) await o.c.close();
+  }
+  for (const [key, values] of samples) fig[prefix + key] = median(values);
+}
+
+/** The same, with a CPU-bound competitor on every core (cxagent and the C limit only). */
+export async function contendedCallSection(ctx: Context, fig: Figures) {
+  const stop = startBurners(ctx.ws.cLimit, cpus().length);
+  try {
+    await callSection(ctx, fig, { prefix: "contended.", withPeers: false, widths: [16] });
+  } finally {
+    await stop();
+  }
+}

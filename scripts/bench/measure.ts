@@ -1,0 +1,119 @@
+/**
+ * How the benchmark measures: call loops (one at a time, or a fixed number in flight), CPU time of
+ * this process and of children, memory, and the statistics reported.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+
+export const now = () => performance.now();
+
+export function quantile(xs: readonly number[], q: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? NaN;
+}
+export const median = (xs: readonly number[]) => quantile(xs, 0.5);
+export const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+
+export type Call = (i: number) => Promise<unknown>;
+
+/**
+ * CPU time used so far, in µs: this process (getrusage, all threads) and each thread of the given
+ * children (the run time in /proc/<pid>/task/<tid>/schedstat), by "pid/tid".
+ */
+export interface CpuSample {
+  parent: number;
+  threads: Map<string, number>;
+}
+
+function addThreads(pid: number, into: Map<string, number>) {
+  let tasks: string[];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return;
+  }
+  for (const task of tasks) {
+    try {
+      into.set(`${pid}/${task}`, Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, "utf8").split(" ")[0]) / 1000);
+    } catch {
+      // the thread ended between the listing and the read
+    }
+  }
+}
+
+export function cpuSample(pids: readonly number[]): CpuSample {
+  const u = process.cpuUsage();
+  const threads = new Map<string, number>();
+  for (const pid of pids) addThreads(pid, threads);
+  return { parent: u.user + u.system, threads };
+}
+
+/**
+ * CPU used between two samples, in µs per call. A child's CPU is the sum over the threads alive at
+ * the end of what each ran since the first sample (all of it, for a thread that is new); a thread
+ * that ended in between is missed, but never makes the sum go down.
+ */
+export function cpuPerCall(before: CpuSample, after: CpuSample, calls: number) {
+  let children = 0;
+  for (const [tid, ran] of after.threads) children += Math.max(0, ran - (before.threads.get(tid) ?? 0));
+  return { parent: (after.parent - before.parent) / calls, children: children / calls };
+}
+
+export interface SequentialResult {
+  meanUs: number;
+  medianUs: number;
+  p99Us: number;
+  parentCpuUs: number;
+  childCpuUs: number;
+}
+
+/** `n` calls one after another, after `warmup` calls; per-call times and CPU per call. */
+export async function sequential(call: Call, n: number, pids: readonly number[], warmup = 300): Promise<SequentialResult> {
+  for (let i = 0; i < warmup; i++) await call(i);
+  const times = new Float64Array(n);
+  const before = cpuSample(pids);
+  const began = now();
+  for (let i = 0; i < n; i++) {
+    const t = now();
+    await call(i);
+    times[i] = now() - t;
+  }
+  const wall = now() - began;
+  const cpu = cpuPerCall(before, cpuSample(pids), n);
+  const list = Array.from(times);
+  return { meanUs: (wall * 1000) / n, medianUs: median(list) * 1000, p99Us: quantile(list, 0.99) * 1000, parentCpuUs: cpu.parent, childCpuUs: cpu.children };
+}
+
+export interface ThroughputResult {
+  callsPerSec: number;
+  parentCpuUs: number;
+  childCpuUs: number;
+}
+
+/** `total` calls with `width` of them in flight at all times. */
+export async function inFlight(call: Call, total: number, width: number, pids: readonly number[], warmup = 300): Promise<ThroughputResult> {
+  for (let i = 0; i < warmup; i++) await call(i);
+  let next = 0;
+  const before = cpuSample(pids);
+  const began = now();
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < total) await call(next++);
+    }),
+  );
+  const seconds = (now() - began) / 1000;
+  const cpu = cpuPerCall(before, cpuSample(pids), total);
+  return { callsPerSec: total / seconds, parentCpuUs: cpu.parent, childCpuUs: cpu.children };
+}
+
+/** Resident and proportional memory of a process, in KiB. */
+export function memoryOf(pid: number): { rss: number; pss: number } {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const rss = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN);
+  let pss = NaN;
+  try {
+    pss = Number(/Pss:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/smaps_rollup`, "utf8"))?.[1] ?? NaN);
+  } catch {
+    // no smaps_rollup on this kernel
+  }
+  return { rss, pss };
+}

@@ -1,0 +1,97 @@
+/**
+ * Many plugins busy at once: 1, 8 and 32 plugins (separate processes), one call in flight on each,
+ * aggregate calls/s and CPU per call — cxagent (as built and with its spin off), the floor, the MCP
+ * peer and the C limit. Then the idle cost: 32 loaded plugin hosts left alone.
+ */
+import { cpus } from "node:os";
+import { runCLimit, startBurners } from "./c-limit.ts";
+import { type Contender, cxagent, floor, mcp } from "./contenders.ts";
+import { type Context, cxagentVariants, type Figures, scaled } from "./context.ts";
+import { cpuPerCall, cpuSample, median, now } from "./measure.ts";
+
+export const COUNTS = [1, 8, 32] as const;
+
+/** Keeps one call in flight on every endpoint until `total` calls are done. */
+async function busy(c: Contender, tools: string[], total: number) {
+  let next = 0;
+  await Promise.all(
+    c.endpoints.map(async (e, k) => {
+      while (next < total) await e.call(tools[k]!, { i: next++ });
+    }),
+  );
+}
+
+export async function pluginsSection(ctx: Context, fig: Figures, options: { prefix?: string; withPeers?: boolean; counts?: readonly number[] } = {}) {
+  const prefix = options.prefix ?? "";
+  const counts = options.counts ?? COUNTS;
+  const { ws } = ctx;
+  const folders = { stateDir: ws.stateDir, configDir: ws.configDir };
+  const total = scaled(ctx, 24_000, 3000);
+  const samples = new Map<string, number[]>();
+  const add = (key: string, value: number) => samples.set(key, [...(samples.get(key) ?? []), value]);
+  for (let round = 0; round < ctx.rounds; round++) {
+    for (const n of counts) {
+      const tools = ws.many.slice(0, n).map((_, i) => `noop_${i}`);
+      const makers: { name: string; open: () => Promise<Contender>; tools: string[]; total: number }[] = [
+        ...cxagentVariants(ctx).map((v) => ({ name: v.name, open: () => cxagent(v.Session, folders, ws.many.slice(0, n), v.env), tools, total })),
+      ];
+      if (options.withPeers ?? true) {
+        const libraries = Array.from({ length: n }, () => ws.noop.library);
+        makers.push({ name: "floor", open: () => floor(libraries), tools: libraries.map(() => "noop"), total });
+        makers.push({ name: "mcp", open: () => mcp(libraries, ["noop"]), tools: libraries.map(() => "noop"), total: Math.round(total / 3) });
+      }
+      for (const m of makers) {
+        const c = await m.open();
+        try {
+          await busy(c, m.tools, n * 50); // warm-up
+          const before = cpuSample(c.pids);
+          const began = now();
+          await busy(c, m.tools, m.total);
+          const seconds = (now() - began) / 1000;
+          const cpu = cpuPerCall(before, cpuSample(c.pids), m.total);
+          add(`plugins.${n}.${m.name}.calls_s`, m.total / seconds);
+          add(`plugins.${n}.${m.name}.cpu_parent_us`, cpu.parent);
+          add(`plugins.${n}.${m.name}.cpu_host_us`, cpu.children);
+        } finally {
+          await c.close();
+        }
+      }
+      const r = await runCLimit(ws.cLimit, [ws.noop.library, "multi", total * 4, n]);
+      add(`plugins.${n}.c.calls_s`, r.calls / (r.wall_us / 1e6));
+      add(`plugins.${n}.c.cpu_parent_us`, r.parent_cpu_us / r.calls);
+      add(`plugins.${n}.c.cpu_host_us`, r.child_cpu_us / r.calls);
+    }
+    const last = counts[counts.length - 1]!;
+    ctx.log(`  ${prefix || ""}plugins round ${round + 1}/${ctx.rounds}: ${last} busy, cxagent ${median(samples.get(`plugins.${last}.cxagent.calls_s`)!).toFixed(0)}/s, spin off ${median(samples.get(`plugins.${last}.cxagent-spin0.calls_s`)!).toFixed(0)}/s`);
+  }
+  for (const [key, values] of samples) fig[prefix + key] = median(values);
+}
+
+export async function contendedPluginsSection(ctx: Context, fig: Figures) {
+  const stop = startBurners(ctx.ws.cLimit, cpus().length);
+  try {
+    await pluginsSection(ctx, fig, { prefix: "contended.", withPeers: false, counts: [32] });
+  } finally {
+    await stop();
+  }
+}
+
+/** 32 plugin hosts loaded and left idle: the CPU they (and the parent) use over 10 s. */
+export async function idleSection(ctx: Context, fig: Figures) {
+  const { ws } = ctx;
+  const c = await cxagent(ctx.builds[0]!.Session, { stateDir: ws.stateDir, configDir: ws.configDir }, ws.many);
+  try {
+    await busy(c, ws.many.map((_, i) => `noop_${i}`), 32 * 20);
+    await Bun.sleep(500); // the last replies' spin and wake-ups are over
+    const seconds = scaled(ctx, 10, 1);
+    const before = cpuSample(c.pids);
+    await Bun.sleep(seconds * 1000);
+    const used = cpuPerCall(before, cpuSample(c.pids), 1); // µs over the whole idle time
+    fig["idle.hosts_cpu_pct"] = (used.children / (seconds * 1e6)) * 100;
+    fig["idle.per_host_cpu_pct"] = fig["idle.hosts_cpu_pct"] / c.pids.length;
+    fig["idle.parent_cpu_pct"] = (used.parent / (seconds * 1e6)) * 100;
+    fig["idle.seconds"] = seconds;
+  } finally {
+    await c.close();
+  }
+}

@@ -1,0 +1,202 @@
+/**
+ * BENCHMARKS.md: every target as min / median / max of its ratio over the runs ("met" only if met
+ * in every run), then the figures behind them, each as the median over runs [min–max].
+ */
+import { cpus, totalmem } from "node:os";
+import { readFileSync } from "node:fs";
+import type { Figures } from "./context.ts";
+import { median } from "./measure.ts";
+import { SIZES } from "./payload.ts";
+import { isMet, TARGETS } from "./targets.ts";
+
+export interface RunRecord {
+  figures: Figures;
+  startedAt: string;
+  seconds: number;
+  loadBefore: string;
+  loadAfter: string;
+}
+
+export interface ReportOptions {
+  command: string;
+  quick: boolean;
+  rounds: number;
+  /** Contenders named in the figures besides the fixed ones (e.g. "base" from --baseline). */
+  builds: string[];
+}
+
+function fmt(x: number): string {
+  if (!Number.isFinite(x)) return "—";
+  const a = Math.abs(x);
+  if (a >= 100_000) return `${(x / 1000).toFixed(0)}k`;
+  if (a >= 10_000) return `${(x / 1000).toFixed(1)}k`;
+  if (a >= 100) return x.toFixed(0);
+  if (a >= 10) return x.toFixed(1);
+  if (a >= 1) return x.toFixed(2);
+  if (a >= 0.01 || x === 0) return x.toFixed(3);
+  return x.toPrecision(2);
+}
+
+function spread(runs: RunRecord[], key: string, scale = 1): string {
+  const xs = runs.map((r) => r.figures[key]).filter((x): x is number => x !== undefined && Number.isFinite(x)).map((x) => x * scale);
+  if (!xs.length) return "—";
+  if (xs.length === 1) return fmt(xs[0]!);
+  return `${fmt(median(xs))} [${fmt(Math.min(...xs))}–${fmt(Math.max(...xs))}]`;
+}
+
+function has(runs: RunRecord[], prefix: string): boolean {
+  return runs.some((r) => Object.keys(r.figures).some((k) => k.startsWith(prefix)));
+}
+
+export function machine(): string[] {
+  const cpu = cpus()[0]?.model ?? "unknown CPU";
+  const kernel = readFileSync("/proc/version", "utf8").split(" ").slice(0, 3).join(" ");
+  return [`- machine: ${cpus().length} × ${cpu}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB RAM; ${kernel}`, `- Bun ${Bun.version} (${Bun.revision.slice(0, 9)}), @modelcontextprotocol/sdk 1.32.2`];
+}
+
+export function targetTable(runs: RunRecord[]): string[] {
+  const lines = ["| target | min | median | max | met in | |", "| --- | --- | --- | --- | --- | --- |"];
+  for (const t of TARGETS) {
+    const usable = runs.filter((r) => t.needs.every((k) => r.figures[k] !== undefined));
+    if (!usable.length) continue;
+    const values = usable.map((r) => t.ratio(r.figures));
+    const met = values.filter((v) => isMet(t, v)).length;
+    const unit = t.unit ?? "×";
+    const show = (v: number) => `${fmt(v)}${unit}`;
+    lines.push(`| ${t.text} | ${show(Math.min(...values))} | ${show(median(values))} | ${show(Math.max(...values))} | ${met}/${values.length} runs | ${met === values.length ? "met" : "**missed**"} |`);
+  }
+  return lines;
+}
+
+export function render(runs: RunRecord[], options: ReportOptions): string {
+  const contenders = [...options.builds.flatMap((b) => [b, `${b}-spin0`]), "floor", "mcp", "c", "c-spin"];
+  const names: Record<string, string> = { floor: "floor (Bun child)", mcp: "MCP SDK peer", c: "**C limit**", "c-spin": "C pair, spinning 100 µs before reads" };
+  const label = (c: string) => names[c] ?? (c.endsWith("-spin0") ? `${c.slice(0, -6)}, spin off` : c);
+  const out: string[] = [
+    "# Benchmarks",
+    "",
+    ...(options.quick ? ["> **Quick mode** (`--quick`): one short run, for development only. These figures are not results.", ""] : []),
+    `Written by \`${options.command}\` (scripts/bench.ts, scripts/bench/*). ${runs.length} run${runs.length === 1 ? "" : "s"}, each of ${options.rounds} interleaved round${options.rounds === 1 ? "" : "s"} per`,
+    "measurement; every figure below is the median over the runs with [min–max]; every ratio is computed",
+    "within one run, and a target is met only if it is met in every run.",
+    "",
+    ...machine(),
+    ...runs.map((r, i) => `- run ${i + 1}: ${r.startedAt}, ${r.seconds.toFixed(0)} s, load average before ${r.loadBefore}, after ${r.loadAfter}`),
+    "",
+    "## Targets (issue 15)",
+    "",
+    ...targetTable(runs),
+    "",
+  ];
+  if (has(runs, "seq.")) {
+    out.push("## Calls: the trivial tool (test/fixtures/noop.c)", "");
+    out.push("| contender | mean µs | median µs | p99 µs | CPU/call µs: parent + host | 1 in flight, calls/s | 16 | 64 | 256 |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+    for (const c of contenders) {
+      if (!has(runs, `seq.${c}.`)) continue;
+      out.push(
+        `| ${label(c)} | ${spread(runs, `seq.${c}.mean_us`)} | ${spread(runs, `seq.${c}.median_us`)} | ${spread(runs, `seq.${c}.p99_us`)} | ${spread(runs, `seq.${c}.cpu_parent_us`)} + ${spread(runs, `seq.${c}.cpu_host_us`)} | ${spread(runs, `w1.${c}.calls_s`)} | ${spread(runs, `w16.${c}.calls_s`)} | ${spread(runs, `w64.${c}.calls_s`)} | ${spread(runs, `w256.${c}.calls_s`)} |`,
+      );
+    }
+    out.push("", "CPU per call in flight, µs, parent + host:", "", "| contender | 16 | 64 | 256 |", "| --- | --- | --- | --- |");
+    for (const c of contenders) {
+      if (!has(runs, `w16.${c}.`)) continue;
+      out.push(`| ${label(c)} | ${[16, 64, 256].map((w) => `${spread(runs, `w${w}.${c}.cpu_parent_us`)} + ${spread(runs, `w${w}.${c}.cpu_host_us`)}`).join(" | ")} |`);
+    }
+    out.push("");
+  }
+  if (has(runs, "payload.")) {
+    out.push("## Payloads (scripts/bench/payload-plugin.c), one call at a time", "");
+    for (const kind of ["reply", "request"]) {
+      out.push(`${kind === "reply" ? "Replies" : "Requests"}, MB/s (size ÷ mean time per call):`, "", `| contender | ${SIZES.map((s) => s.label.replace("k", " KiB").replace("m", " MiB")).join(" | ")} |`, `| --- |${SIZES.map(() => " --- |").join("")}`);
+      for (const c of contenders) {
+        if (!has(runs, `payload.${kind}.1k.${c}.`)) continue;
+        out.push(`| ${label(c)} | ${SIZES.map((s) => spread(runs, `payload.${kind}.${s.label}.${c}.mb_s`)).join(" | ")} |`);
+      }
+      out.push("", `CPU per ${kind}, µs, parent + host:`, "", `| contender | ${SIZES.map((s) => s.label).join(" | ")} |`, `| --- |${SIZES.map(() => " --- |").join("")}`);
+      for (const c of contenders) {
+        if (!has(runs, `payload.${kind}.1k.${c}.`)) continue;
+        out.push(`| ${label(c)} | ${SIZES.map((s) => `${spread(runs, `payload.${kind}.${s.label}.${c}.cpu_parent_us`)} + ${spread(runs, `payload.${kind}.${s.label}.${c}.cpu_host_us`)}`).join(" | ")} |`);
+      }
+      out.push("");
+    }
+  }
+  const pluginTable = (prefix: string, counts: number[]) => {
+    out.push(`| contender | ${counts.map((n) => `${n} busy: calls/s | CPU/call µs (parent + hosts)`).join(" | ")} |`, `| --- |${counts.map(() => " --- | --- |").join("")}`);
+    for (const c of contenders) {
+      if (!has(runs, `${prefix}${counts[0]}.${c}.`)) continue;
+      out.push(`| ${label(c)} | ${counts.map((n) => `${spread(runs, `${prefix}${n}.${c}.calls_s`)} | ${spread(runs, `${prefix}${n}.${c}.cpu_parent_us`)} + ${spread(runs, `${prefix}${n}.${c}.cpu_host_us`)}`).join(" | ")} |`);
+    }
+    out.push("");
+  };
+  if (has(runs, "plugins.")) {
+    out.push("## Many plugins busy at once (one call in flight on each)", "");
+    pluginTable("plugins.", [1, 8, 32]);
+  }
+  if (has(runs, "idle.")) {
+    out.push(`32 loaded plugin hosts left idle for ${spread(runs, "idle.seconds")} s: ${spread(runs, "idle.hosts_cpu_pct")} % of one CPU for all hosts together (${spread(runs, "idle.per_host_cpu_pct")} % each); the parent ${spread(runs, "idle.parent_cpu_pct")} %.`, "");
+  }
+  if (has(runs, "contended.")) {
+    out.push(`## Contended: a CPU-bound competitor on each of the ${cpus().length} cores`, "");
+    out.push("| contender | mean µs | median µs | p99 µs | CPU/call µs: parent + host | 16 in flight, calls/s | 32 plugins busy, calls/s |", "| --- | --- | --- | --- | --- | --- | --- |");
+    for (const c of contenders) {
+      if (!has(runs, `contended.seq.${c}.`)) continue;
+      out.push(
+        `| ${label(c)} | ${spread(runs, `contended.seq.${c}.mean_us`)} | ${spread(runs, `contended.seq.${c}.median_us`)} | ${spread(runs, `contended.seq.${c}.p99_us`)} | ${spread(runs, `contended.seq.${c}.cpu_parent_us`)} + ${spread(runs, `contended.seq.${c}.cpu_host_us`)} | ${spread(runs, `contended.w16.${c}.calls_s`)} | ${spread(runs, `contended.plugins.32.${c}.calls_s`)} |`,
+      );
+    }
+    out.push("");
+  }
+  if (has(runs, "cold.") || has(runs, "oneshot.")) {
+    out.push("## Start-up", "", "| measurement | cxagent | baseline |", "| --- | --- | --- |");
+    if (has(runs, "cold.1.")) out.push(`| cold load, spawn → ready → started, ms | ${spread(runs, "cold.1.cxagent_ms")} (with sidecar, hash, approval: ${spread(runs, "cold.1.with_trust_ms")}) | bare Bun child answering a line: ${spread(runs, "cold.1.bare_ms")} |`);
+    if (has(runs, "cold.32.")) out.push(`| 32 plugins, ms: one after another / all at once | ${spread(runs, "cold.32.serial_ms")} / ${spread(runs, "cold.32.parallel_ms")} | 32 bare Bun children at once: ${spread(runs, "cold.32.bare_ms")} |`);
+    if (has(runs, "oneshot.")) out.push(`| one-shot compiled \`cxagent invoke\` of calc_multiply, ms | ${spread(runs, "oneshot.invoke_ms")} | \`cxagent --version\`: ${spread(runs, "oneshot.version_ms")} |`);
+    out.push("");
+  }
+  if (has(runs, "mem.") || has(runs, "soak.") || has(runs, "crash.")) {
+    out.push("## Memory and robustness", "");
+    const mib = 1 / 1024;
+    if (has(runs, "mem.")) out.push(`- idle plugin host: RSS ${spread(runs, "mem.idle.host_rss_kib", mib)} MiB (PSS ${spread(runs, "mem.idle.host_pss_kib", mib)}); bare Bun child: RSS ${spread(runs, "mem.idle.bare_rss_kib", mib)} MiB (PSS ${spread(runs, "mem.idle.bare_pss_kib", mib)}).`);
+    if (has(runs, "soak.")) {
+      out.push(
+        `- soak: ${spread(runs, "soak.calls")} calls at ${spread(runs, "soak.calls_s")} calls/s (${spread(runs, "soak.malformed")} malformed on purpose); host RSS after warm-up ${spread(runs, "soak.host_rss_warm_kib", mib)} MiB, after the soak ${spread(runs, "soak.host_rss_end_kib", mib)} MiB; parent RSS ${spread(runs, "soak.parent_rss_warm_kib", mib)} → ${spread(runs, "soak.parent_rss_end_kib", mib)} MiB; strings returned ${spread(runs, "soak.returned")}, freed ${spread(runs, "soak.freed")}.`,
+      );
+    }
+    if (has(runs, "crash.")) out.push(`- crash detection (segfault in invoke → failed result): ${spread(runs, "crash.detect_ms")} ms (worst ${spread(runs, "crash.detect_max_ms")} ms).`);
+    out.push("");
+  }
+  out.push(...METHOD);
+  return out.join("\n");
+}
+
+const METHOD = [
+  "## Method",
+  "",
+  "- **Contenders**, all serving the same library: cxagent through its library API (`Session.open` → `load`",
+  "  → `plugin.invoke`), as built and with the host's spin off (`CXAGENT_HOST_SPIN_US=0`); the floor",
+  "  (scripts/bench/floor-child.ts, a Bun child answering JSON lines through bun:ffi); the MCP SDK peer",
+  "  (scripts/bench/mcp-server.ts, McpServer over stdio under Bun, called with the SDK's Client); and the",
+  "  **C limit** (scripts/bench/c-limit.c, built with cc at bench time): a C parent and a C child over two",
+  "  pipes exchanging the same request and reply lines, the child calling the library's invoke and free,",
+  "  the parent only counting newlines. Beside it, for reference, the same pair with both sides polling",
+  "  their pipe for up to 100 µs before each blocking read: the gap between the two is what waking a",
+  "  sleeping process costs on the machine at that moment (on this VM it ranged from 2 to 20 µs).",
+  "- **Latency**: mean = wall time ÷ calls; median and p99 of per-call times; 300 warm-up calls first.",
+  "  In-flight throughput keeps W calls outstanding at all times.",
+  "- **CPU per call**: the parent by `process.cpuUsage()` (getrusage: user + system, all threads); each",
+  "  child by the run time of its threads in `/proc/<pid>/task/*/schedstat`; the C parent by getrusage,",
+  "  the C child by `/proc/<pid>/schedstat`, all around the timed loop only.",
+  "- **Payloads**: tool `reply` answers N bytes of letters (built once per size, so the plugin costs",
+  "  nothing); tool `take` gets arguments `{\"data\": N letters}`. MB/s = N ÷ mean time per call.",
+  "- **Many plugins**: N separate plugin processes (cxagent: N copies of noop under their own names in one",
+  "  session), one call in flight on each; aggregate calls/s; CPU of the parent and all hosts per call.",
+  "- **Contended**: one `c-limit burn` busy loop per core, at normal priority, for the whole section.",
+  "- **Spin comparisons** count as \"no worse\" within 5 % (0.95×): two equal builds differ by noise.",
+  "- **Cold load**: spawn → ready → start answered, against a bare Bun child (scripts/bench/bare-child.ts)",
+  "  answering one line. One-shot: the compiled `dist/cxagent`, process start to exit, 20 pairs.",
+  "- **Memory**: VmRSS and Pss from /proc after 300 ms idle. Soak: test/fixtures/invoke-replies.c, a",
+  "  rotation of good and malformed replies, 8 in flight, from a Bun process of its own",
+  "  (scripts/bench/soak-child.ts), the parent whose RSS after a full GC is reported; the fixture",
+  "  counts strings returned and freed. Approvals are given through the CLI: `cxagent approve --hash`.",
+  "",
+];

@@ -1,0 +1,87 @@
+/**
+ * Start-up costs: a cold load (spawn → ready → started) against a bare Bun child answering a line;
+ * 32 plugins loaded one after another and all at once, against 32 bare children at once; and the
+ * compiled one-shot `cxagent invoke` against `cxagent --version`.
+ */
+import { join } from "node:path";
+import { type Context, type Figures, scaled } from "./context.ts";
+import { median, now } from "./measure.ts";
+import { run } from "./setup.ts";
+
+const BARE = join(import.meta.dir, "bare-child.ts");
+
+/** Spawns `n` bare Bun children at once; ms until each has answered its first line. */
+async function bareChildren(n: number): Promise<number> {
+  const t = now();
+  await Promise.all(
+    Array.from({ length: n }, async () => {
+      const child = Bun.spawn([process.execPath, BARE], { stdin: "pipe", stdout: "pipe" });
+      child.stdin.write("\n");
+      child.stdin.flush();
+      await child.stdout.getReader().read();
+      child.kill();
+      await child.exited;
+    }),
+  );
+  return now() - t;
+}
+
+export async function coldLoadSection(ctx: Context, fig: Figures) {
+  const { ws } = ctx;
+  const Session = ctx.builds[0]!.Session;
+  const open = () => Session.open({ stateDir: ws.stateDir, configDir: ws.configDir, confirmTrust: null, reap: false });
+  const bare: number[] = [];
+  const load: number[] = [];
+  const withTrust: number[] = [];
+  for (let i = 0; i < scaled(ctx, 15, 4); i++) {
+    bare.push(await bareChildren(1));
+    await using session = await open();
+    const began = now();
+    const plugin = await session.load(ws.noop.folder);
+    withTrust.push(now() - began);
+    load.push(plugin.timings.startedAt - plugin.timings.spawnAt);
+  }
+  fig["cold.1.bare_ms"] = median(bare);
+  fig["cold.1.cxagent_ms"] = median(load);
+  fig["cold.1.with_trust_ms"] = median(withTrust);
+
+  const serial: number[] = [];
+  const parallel: number[] = [];
+  const bare32: number[] = [];
+  for (let i = 0; i < scaled(ctx, 3, 1); i++) {
+    bare32.push(await bareChildren(ws.many.length));
+    {
+      await using session = await open();
+      const t = now();
+      for (const folder of ws.many) await session.load(folder);
+      serial.push(now() - t);
+    }
+    {
+      await using session = await open();
+      const t = now();
+      await Promise.all(ws.many.map((f) => session.load(f)));
+      parallel.push(now() - t);
+    }
+  }
+  fig["cold.32.bare_ms"] = median(bare32);
+  fig["cold.32.serial_ms"] = median(serial);
+  fig["cold.32.parallel_ms"] = median(parallel);
+}
+
+export function oneShotSection(ctx: Context, fig: Figures) {
+  const { ws } = ctx;
+  const env = { CXAGENT_STATE_DIR: ws.stateDir, CXAGENT_CONFIG_DIR: ws.configDir };
+  const version: number[] = [];
+  const invoke: number[] = [];
+  for (let i = 0; i < scaled(ctx, 20, 5); i++) {
+    let t = now();
+    run([ws.binary, "--version"], env);
+    version.push(now() - t);
+    t = now();
+    const out = run([ws.binary, "invoke", ws.calculator, "calc_multiply", "--args", '{"a":6,"b":7}'], env);
+    invoke.push(now() - t);
+    if (out.trim() !== "6 * 7 = 42") throw new Error(`unexpected output: ${out}`);
+  }
+  fig["oneshot.version_ms"] = median(version);
+  fig["oneshot.invoke_ms"] = median(invoke);
+}

@@ -1,0 +1,29 @@
+/**
+ * The benchmark runs end to end and writes its table: `npm run bench -- --quick`, into a temporary
+ * file (never the committed BENCHMARKS.md). No figure is asserted; only that every target of issue
+ * 15 has a row, the C limit is among the contenders, and the run said how it was made.
+ */
+import { expect, test } from "bun:test";
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { ROOT, tempDir } from "../helpers.ts";
+import { TARGETS } from "../../scripts/bench/targets.ts";
+
+test("npm run bench -- --quick writes every target's row, with the C limit measured", async () => {
+  using dir = tempDir();
+  const out = join(dir.path, "bench.md");
+  const committed = join(ROOT, "BENCHMARKS.md");
+  const committedBefore = existsSync(committed) ? statSync(committed).mtimeMs : 0;
+  await using proc = Bun.spawn([process.execPath, "scripts/bench.ts", "--quick", "--out", out], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  expect(stderr).not.toContain("bench failed");
+  expect(code).toBe(0);
+  expect(stdout).toContain(`written to ${out}`);
+  const text = readFileSync(out, "utf8");
+  expect(text).toContain("**Quick mode**");
+  expect(text).toContain("machine:");
+  for (const target of TARGETS) expect(text).toContain(`| ${target.text} |`);
+  expect(text).toMatch(/\| \*\*C limit\*\* \| [0-9]/);
+  expect(text).toContain("## Contended");
+  expect(existsSync(committed) ? statSync(committed).mtimeMs : 0).toBe(committedBefore);
+}, 300_000);
