@@ -4,7 +4,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { CxError } from "../../src/errors.ts";
-import { type CallEvent, Calls, type Clock } from "../../src/host/calls.ts";
+import { type CallEvent, Calls, type Clock, PIPELINE_MS } from "../../src/host/calls.ts";
 import { LINE_CAP, type Reply } from "../../src/protocol/wire.ts";
 
 class FakeClock implements Clock {
@@ -180,17 +180,20 @@ describe("cancellation", () => {
 });
 
 describe("the limit on calls in native code", () => {
-  test("past the pool cap calls wait, and go out as running ones answer", async () => {
-    const { sent, calls, reply } = setup({ poolCap: 2 });
-    const a = calls.start({ kind: "invoke" }, "a", {});
+  test("past the pool cap, calls go out ahead while the running ones are young, and wait once they are not", async () => {
+    const { clock, sent, calls, reply } = setup({ poolCap: 2 });
+    calls.start({ kind: "invoke" }, "a", {});
     calls.start({ kind: "invoke" }, "b", {});
-    const c = calls.start({ kind: "invoke" }, "c", {});
-    expect(sent.map((s) => s.id)).toEqual([1, 2]);
-    calls.settle(reply(1));
-    expect(await a).toEqual(reply(1));
+    calls.start({ kind: "invoke" }, "c", {}); // a and b are younger than PIPELINE_MS: c is sent ahead
     expect(sent.map((s) => s.id)).toEqual([1, 2, 3]);
-    calls.settle(reply(3));
-    expect(await c).toEqual(reply(3));
+    clock.advance(PIPELINE_MS);
+    const d = calls.start({ kind: "invoke" }, "d", {}); // now a is not young: d waits for a free worker
+    expect(sent.map((s) => s.id)).toEqual([1, 2, 3]);
+    calls.settle(reply(1));
+    calls.settle(reply(2));
+    expect(sent.map((s) => s.id)).toEqual([1, 2, 3, 4]);
+    calls.settle(reply(4));
+    expect(await d).toEqual(reply(4));
   });
 
   test("once every running call has been stuck for stuckMs, queued and new calls fail with E_BUSY", async () => {
