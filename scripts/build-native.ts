@@ -17,6 +17,7 @@
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { buildCrate, findCargo } from "./_cargo.ts";
+import { joinShim } from "../src/plugin-host/shim-source.ts";
 
 const root = join(import.meta.dir, "..");
 const what = process.argv[2] ?? "examples";
@@ -44,11 +45,21 @@ function compile(output: string, inputs: string[], flags: string[], depends: str
   built++;
 }
 
-// The shim: no libc at link time (the host hands it libc's entry points), no stack protector
-// (it would need libc's __stack_chk_fail), and no builtins gcc could turn into memcpy calls.
-compile(join(root, "ffi/build/cxagent_shim.so"), ["ffi/cxagent_shim.c"], [
+// The shim: its parts (ffi/shim/*.c) joined into one file, which the binary embeds too. No libc at
+// link time (the host hands it libc's entry points), no stack protector (it would need libc's
+// __stack_chk_fail), and no builtins gcc could turn into memcpy calls.
+const shimSource = join(root, "ffi/build/cxagent_shim.c");
+const joined = joinShim(join(root, "ffi/shim"));
+mkdirSync(join(root, "ffi/build"), { recursive: true });
+if (!existsSync(shimSource) || readFileSync(shimSource, "utf8") !== joined) writeFileSync(shimSource, joined);
+compile(join(root, "ffi/build/cxagent_shim.so"), [shimSource], [
   "-shared", "-fPIC", "-O2", ...WARN, "-nostdlib", "-fno-builtin", "-fno-tree-loop-distribute-patterns",
   "-fno-stack-protector", "-fvisibility=hidden",
+]);
+// The shim's copy of the host table against the public header: a mismatch fails the build.
+compile(join(root, "ffi/build/check-layout.o"), ["ffi/check-layout.c"], ["-c", "-std=c11", ...WARN, "-I", "ffi"], [
+  join(root, "ffi/cxagent_plugin.h"),
+  join(root, "ffi/shim/10-host-table.c"),
 ]);
 
 for (const name of what === "shim" ? [] : readdirSync(join(root, "examples")).sort()) {

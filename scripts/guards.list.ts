@@ -273,7 +273,7 @@ export const GUARDS: Guard[] = [
   {
     id: "reap-register-child-waits",
     area: "reaping",
-    file: "ffi/cxagent_shim.c",
+    file: "ffi/shim/50-callbacks.c",
     find: `  while (g_child_acked < seq && !g_exit_requested && !timed_out)`,
     replace: `  while (0)`,
     tests: [REAP],
@@ -401,7 +401,7 @@ export const GUARDS: Guard[] = [
   {
     id: "protocol-late-reports-dropped",
     area: "protocol",
-    file: "ffi/cxagent_shim.c",
+    file: "ffi/shim/50-callbacks.c",
     find: `  int placed = id == 0 || find_active(id) != NULL;`,
     replace: `  int placed = id == 0 || find_active(id) != NULL || 1;`,
     tests: ["test/integration/reports.test.ts"],
@@ -410,7 +410,7 @@ export const GUARDS: Guard[] = [
   {
     id: "protocol-answer-cap",
     area: "protocol",
-    file: "ffi/cxagent_shim.c",
+    file: "ffi/shim/60-replies.c",
     find: `  if (n > g_line_cap - 1024) {`,
     replace: `  if (0) {`,
     tests: [CAP],
@@ -437,7 +437,7 @@ export const GUARDS: Guard[] = [
   {
     id: "protocol-every-pointer-freed",
     area: "protocol",
-    file: "ffi/cxagent_shim.c",
+    file: "ffi/shim/80-requests.c",
     find: `    release(raw);\n    call_end(id, c, &r);\n  } else if (str_is(kind.p, kind.n, "command")) {`,
     replace: `    call_end(id, c, &r);\n  } else if (str_is(kind.p, kind.n, "command")) {`,
     tests: [HOST],

@@ -1,5 +1,5 @@
 /**
- * Loads the native shim (ffi/cxagent_shim.c) that serves the protocol: the copy built by
+ * Loads the native shim (ffi/shim/*.c) that serves the protocol: the copy built by
  * `scripts/build-native.ts` (embedded in the compiled binary), or, when there is none, the source
  * compiled in memory by Bun's TinyCC. Neither needs a C compiler or C headers at run time.
  */
@@ -8,8 +8,9 @@ import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Libc } from "./libc.ts";
+import { joinShim, newestPart } from "./shim-source.ts";
 
-// The order of SHIM_IMPORT_LIST in ffi/cxagent_shim.c.
+// The order of SHIM_IMPORT_LIST in ffi/shim/00-libc.c.
 const IMPORTS = [
   "malloc", "realloc", "free", "read", "write", "__errno_location", "poll", "open", "close",
   "pthread_create", "pthread_detach", "pthread_key_create", "pthread_getspecific", "pthread_setspecific",
@@ -30,7 +31,6 @@ const SYMBOLS = {
   shim_guard: { args: [FFIType.i32, FFIType.i32], returns: FFIType.i32 },
 } as const;
 
-export const SHIM_SOURCE = new URL("../../ffi/cxagent_shim.c", import.meta.url).pathname;
 export const SHIM_BUILT = new URL("../../ffi/build/cxagent_shim.so", import.meta.url).pathname;
 
 function isCompiled(): boolean {
@@ -47,10 +47,10 @@ async function openShim() {
       return compileShim(await Bun.file(embedded.source).text());
     }
   }
-  if (existsSync(SHIM_BUILT) && statSync(SHIM_BUILT).mtimeMs >= statSync(SHIM_SOURCE).mtimeMs) {
+  if (existsSync(SHIM_BUILT) && statSync(SHIM_BUILT).mtimeMs >= newestPart()) {
     return { lib: dlopen(SHIM_BUILT, SYMBOLS), how: "built" };
   }
-  return compileShim(await Bun.file(SHIM_SOURCE).text());
+  return compileShim(joinShim());
 }
 
 function compileShim(source: string) {

@@ -3,7 +3,7 @@
  * has the layout the shim builds.
  */
 import { expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT, tempDir } from "../helpers.ts";
 
@@ -38,4 +38,28 @@ int main(void) {
   const exe = join(dir.path, "layout");
   expect(Bun.spawnSync(["cc", "-I", join(ROOT, "ffi"), "-o", exe, source]).exitCode).toBe(0);
   expect(Bun.spawnSync([exe]).stdout.toString()).toBe("48 4 8 16 24 32 40\n");
+});
+
+test("the shim's copy of the host table is held to the header at build time: a moved field stops the build", () => {
+  using dir = tempDir();
+  // A copy of ffi/ holding the check, the header and the table under test (quoted includes are
+  // looked up beside the including file first).
+  const check = (table: string) => {
+    mkdirSync(join(dir.path, "shim"), { recursive: true });
+    copyFileSync(join(ROOT, "ffi/check-layout.c"), join(dir.path, "check-layout.c"));
+    copyFileSync(HEADER, join(dir.path, "cxagent_plugin.h"));
+    writeFileSync(join(dir.path, "shim", "10-host-table.c"), table);
+    return Bun.spawnSync(["cc", "-c", "-std=c11", "-o", join(dir.path, "out.o"), join(dir.path, "check-layout.c")]);
+  };
+  const table = readFileSync(join(ROOT, "ffi/shim/10-host-table.c"), "utf8");
+  expect(check(table).exitCode).toBe(0);
+  // log and stream swapped: same size, other places
+  const swapped = table.replace(
+    /( *void \(\*log\)\([^\n]*\n)( *void \(\*stream\)\([^\n]*\n)/,
+    (_m, log: string, stream: string) => stream + log,
+  );
+  expect(swapped).not.toBe(table);
+  const r = check(swapped);
+  expect(r.exitCode).not.toBe(0);
+  expect(r.stderr.toString()).toContain("ffi/shim/10-host-table.c puts log elsewhere than ffi/cxagent_plugin.h");
 });

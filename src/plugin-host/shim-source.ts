@@ -1,0 +1,28 @@
+/**
+ * The shim's source is ffi/shim/*.c, one file per section, joined in name order into one
+ * translation unit: by scripts/build-native.ts into ffi/build/cxagent_shim.c (built and embedded in
+ * the binary), and by the plugin host itself when it compiles the shim with TinyCC from a checkout.
+ * Each part keeps its own name and line numbers in compiler messages (#line).
+ */
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+
+export const SHIM_PARTS_DIR = new URL("../../ffi/shim/", import.meta.url).pathname;
+
+export function shimParts(dir = SHIM_PARTS_DIR): string[] {
+  return readdirSync(dir)
+    .filter((f) => f.endsWith(".c"))
+    .sort()
+    .map((f) => join(dir, f));
+}
+
+export function joinShim(dir = SHIM_PARTS_DIR): string {
+  return shimParts(dir)
+    .map((path) => `#line 1 "ffi/shim/${path.slice(path.lastIndexOf("/") + 1)}"\n${readFileSync(path, "utf8")}`)
+    .join("\n");
+}
+
+/** When the newest part was changed (ms since the epoch). */
+export function newestPart(dir = SHIM_PARTS_DIR): number {
+  return Math.max(...shimParts(dir).map((p) => statSync(p).mtimeMs));
+}
