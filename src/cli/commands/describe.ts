@@ -65,7 +65,7 @@ export default defineCommand({
       text:
         renderManifest(manifest, location.library) +
         lines.join("\n") + "\n" +
-        selectionLines(inspected).join("\n") + "\n" +
+        selectionLines(inspected).map((l) => l + "\n").join("") +
         (readme ? `\n${renderMarkdown(readme)}` : "") +
         (live ? `\nlive: describe ${live.matches ? "matches the sidecar" : `differs: ${inert(live.difference!)}`}\n` : ""),
     };
