@@ -662,6 +662,13 @@ CXAGENT_PLUGIN_EXPORT int32_t cxagent_plugin_abi_version(void);
  *       "alwaysAskable" boolean, optional, default true. false removes the
  *                       "Always" option from this tool's prompt, so it asks
  *                       every time.
+ *   The user, not the plugin, has the last word on tools: their config.json
+ *   (and a project's .cxagent/config.json, which can only narrow) may hide a
+ *   tool -- it is then never listed, and its invoke and gate are refused before
+ *   they reach the plugin -- or make it ask on every call whatever its "gated"
+ *   says, and may set shorter deadlines for invoke and gate. The manifest is
+ *   still checked whole, hidden tools included. Name tools so that a user can
+ *   select them with a glob (files_read, files_write: "files_*").
  *   "commands"       array, optional. Commands a person can type. Each element:
  *       "name"          string, required, without a leading slash.
  *       "summary"       string, optional. One line for help listings.
@@ -804,7 +811,8 @@ CXAGENT_PLUGIN_EXPORT const char* cxagent_plugin_invoke(const char* tool_name,
  *
  * Must be fast. Inspect the arguments; do not touch the network or the disk,
  * and do not wait on a lock held by a long invoke. The host abandons a gate
- * that has not answered within 500 ms, then asks the user with a generic
+ * that has not answered within 500 ms (or the shorter or longer deadline the
+ * user's "gateTimeoutMs" sets), then asks the user with a generic
  * wording saying the check did not answer, and without the "Always" option.
  * A slow gate delays only its own call.
  *

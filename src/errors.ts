@@ -15,6 +15,7 @@ export const EXIT_CODES = {
   E_NOT_FOUND: 3, // a plugin reference that resolves to nothing
   E_DISABLED: 3, // enabled: false in config.json, and no --once
   E_UNKNOWN_TOOL: 3,
+  E_TOOL_HIDDEN: 3, // a tool that config.json, the project's config or the caller hides
   E_UNKNOWN_COMMAND: 3,
   E_STATE: 3, // a corrupt file in the state directory
   E_NOT_APPROVED: 4,

@@ -5,6 +5,7 @@
 import type { PermissionHandler } from "../host/gate.ts";
 import { type Choice, choose, isInteractive } from "./_prompt.ts";
 import { inert } from "../inert.ts";
+import { askedBecause } from "../host/tool-policy.ts";
 
 /** The plugin's wording of a call, inert; its later lines indented so none can pass for our legend. */
 export function shownDisplay(display: string | null): string {
@@ -31,6 +32,7 @@ const askOnTerminal: PermissionHandler = async ({ decision }) => {
   const legend = decision.alwaysOffered
     ? `o = allow once, a = always allow ${decision.rule} in this project, d = deny`
     : "o = allow once, d = deny";
-  process.stderr.write(`${shownDisplay(decision.display)}\n${legend}\n`);
+  const why = decision.forcedBy ? `this tool ${inert(askedBecause(decision.forcedBy))}\n` : "";
+  process.stderr.write(`${shownDisplay(decision.display)}\n${why}${legend}\n`);
   return choose("Allow this call?", choices, "deny");
 };

@@ -1,7 +1,8 @@
 /**
  * config.json (SPEC §6.2): where to look for plugins, and per plugin its file, whether it is
- * enabled, its settings and, optionally, the folder it is pinned to. Validated strictly; every
- * problem reported with its path at once. Plugin names are ordinary keys — `__proto__`,
+ * enabled, its settings, optionally the folder it is pinned to, which of its tools the model sees
+ * (`tools`: allow, deny, ask; the pattern dialect is in globs.ts) and limits on its calls.
+ * Validated strictly; every problem reported with its path at once. Plugin names are ordinary keys — `__proto__`,
  * `constructor` and `prototype` included — kept in a Map, never dropped.
  */
 import { join } from "node:path";
@@ -10,6 +11,22 @@ import { readJsonStrict } from "../files.ts";
 import { isCxError, CxError } from "../errors.ts";
 import { describeProblems } from "../protocol/manifest.ts";
 import { toProblems } from "../protocol/issues.ts";
+import { ToolPatternsSchema } from "./globs.ts";
+
+/** A limit in milliseconds: a whole number a timer can hold. */
+export const MillisecondsSchema = v.pipe(v.number(), v.integer("must be a whole number of milliseconds"), v.minValue(1, "must be at least 1 ms"), v.maxValue(2_147_483_647, "must be at most 2147483647 ms"));
+
+/**
+ * Which of a plugin's tools the model sees and how they ask: a tool is hidden when a `deny`
+ * pattern matches it, or when there is an `allow` list and none of its patterns does (deny wins);
+ * a tool an `ask` pattern matches asks on every call, as if it were `gated: true` with no Always.
+ */
+export const ToolChoiceSchema = v.strictObject({
+  allow: v.optional(ToolPatternsSchema),
+  deny: v.optional(ToolPatternsSchema),
+  ask: v.optional(ToolPatternsSchema),
+});
+export type ToolChoice = v.InferOutput<typeof ToolChoiceSchema>;
 
 export const PluginConfigSchema = v.strictObject({
   file: v.pipe(v.string(), v.check((f) => f.trim() !== "" && !f.includes("/") && !f.includes("\\"), "must be a file name, without a folder")),
@@ -17,10 +34,15 @@ export const PluginConfigSchema = v.strictObject({
   settings: v.optional(v.unknown()),
   /** The plugin's folder (`~`, `$VAR` expanded; relative to the project folder): a same-named plugin elsewhere is refused. */
   path: v.optional(v.pipe(v.string(), v.check((p) => p.trim() !== "", "must not be blank"))),
+  tools: v.optional(ToolChoiceSchema),
+  /** Every invoke of this plugin is abandoned after at most this long (a caller may give less). */
+  invokeTimeoutMs: v.optional(MillisecondsSchema),
+  /** How long its "dynamic" gate may take before it counts as failed (default: the session's, 500 ms). */
+  gateTimeoutMs: v.optional(MillisecondsSchema),
 });
 export type PluginConfig = v.InferOutput<typeof PluginConfigSchema>;
 
-const isPlainObject = (x: unknown): x is Record<string, unknown> => x !== null && typeof x === "object" && !Array.isArray(x);
+export const isPlainObject = (x: unknown): x is Record<string, unknown> => x !== null && typeof x === "object" && !Array.isArray(x);
 
 // `plugins` is checked entry by entry below: v.record would drop keys such as __proto__.
 const ConfigShapeSchema = v.strictObject({
@@ -74,5 +96,5 @@ export function parseConfig(raw: unknown, path: string): Config {
 }
 
 function invalid(path: string, message: string, details: Record<string, unknown> | undefined): CxError {
-  return new CxError("E_CONFIG", message, { hint: `fix ${path}: it holds "pluginPaths" (folders to search) and "plugins" (per plugin: file, path, enabled, settings)`, details });
+  return new CxError("E_CONFIG", message, { hint: `fix ${path}: it holds "pluginPaths" (folders to search) and "plugins" (per plugin: file, path, enabled, settings, tools, invokeTimeoutMs, gateTimeoutMs)`, details });
 }

@@ -6,6 +6,10 @@
 import { preview } from "../protocol/issues.ts";
 import type { Tool } from "../protocol/manifest.ts";
 import { ruleFor } from "../protocol/rules.ts";
+import type { RuleSource } from "./tool-policy.ts";
+
+/** How long a "dynamic" tool's gate may take before it counts as failed (SPEC §12). */
+export const GATE_MS = 500;
 
 export interface GateDecision {
   /** Whether a person (or the caller's policy) must allow this call. */
@@ -19,6 +23,11 @@ export interface GateDecision {
   source: "manifest" | "gate" | "gate-failed";
   /** Whether a stored grant already allows it in this project. */
   granted: boolean;
+  /**
+   * The config rule that makes this tool ask on every call (`tools.ask`), or null. It only adds a
+   * question: Always is then never offered and no stored grant answers.
+   */
+  forcedBy: RuleSource | null;
 }
 
 /** What the gate export answered, as the plugin host relayed it. */
@@ -30,15 +39,32 @@ export function genericDisplay(plugin: string, tool: string, args: unknown): str
 }
 
 /**
- * Decides from the manifest and, for "dynamic" tools, the gate's answer. `granted` tells whether
- * a stored grant exists for the rule in this project.
+ * Decides from the manifest and, for "dynamic" tools, the gate's answer; then `forcedBy`, a
+ * config rule that makes the tool ask on every call, can only make it ask where it would not, and
+ * take Always (and any stored grant) away. `granted` tells whether a stored grant exists for the
+ * rule in this project.
  */
-export function decide(plugin: string, tool: Tool, args: unknown, answer: GateAnswer | null, granted: (rule: string) => boolean): GateDecision {
+export function decide(plugin: string, tool: Tool, args: unknown, answer: GateAnswer | null, granted: (rule: string) => boolean, forcedBy: RuleSource | null = null): GateDecision {
+  const decision = decideFromPlugin(plugin, tool, args, answer, granted);
+  if (!forcedBy) return decision;
+  return {
+    ask: true,
+    display: decision.display ?? genericDisplay(plugin, tool.name, args),
+    alwaysOffered: false,
+    rule: ruleFor(plugin, tool.name),
+    source: decision.source,
+    granted: false,
+    forcedBy,
+  };
+}
+
+function decideFromPlugin(plugin: string, tool: Tool, args: unknown, answer: GateAnswer | null, granted: (rule: string) => boolean): GateDecision {
+  const forcedBy = null;
   const rule = ruleFor(plugin, tool.name);
-  if (tool.gated === false) return { ask: false, display: null, alwaysOffered: false, rule: null, source: "manifest", granted: false };
+  if (tool.gated === false) return { ask: false, display: null, alwaysOffered: false, rule: null, source: "manifest", granted: false, forcedBy };
   if (tool.gated === true) {
     const alwaysOffered = tool.alwaysAskable;
-    return { ask: true, display: genericDisplay(plugin, tool.name, args), alwaysOffered, rule, source: "manifest", granted: alwaysOffered && granted(rule) };
+    return { ask: true, display: genericDisplay(plugin, tool.name, args), alwaysOffered, rule, source: "manifest", granted: alwaysOffered && granted(rule), forcedBy };
   }
   const failed = (why: string): GateDecision => ({
     ask: true,
@@ -47,10 +73,11 @@ export function decide(plugin: string, tool: Tool, args: unknown, answer: GateAn
     rule,
     source: "gate-failed",
     granted: false,
+    forcedBy,
   });
   if (!answer) return failed("no answer");
   if (answer.kind === "failed") return failed(answer.why);
-  if (answer.kind === "null") return { ask: false, display: null, alwaysOffered: false, rule: null, source: "gate", granted: false };
+  if (answer.kind === "null") return { ask: false, display: null, alwaysOffered: false, rule: null, source: "gate", granted: false, forcedBy };
   const value = answer.value;
   if (value === null) return failed("it returned JSON null, which is not NULL");
   if (typeof value !== "object" || Array.isArray(value)) return failed(`it returned ${Array.isArray(value) ? "an array" : typeof value}, not an object`);
@@ -59,7 +86,7 @@ export function decide(plugin: string, tool: Tool, args: unknown, answer: GateAn
   if (alwaysAskable !== undefined && typeof alwaysAskable !== "boolean") return failed("its alwaysAskable is not a boolean");
   // alwaysAskable only narrows: the manifest's false stays false.
   const alwaysOffered = tool.alwaysAskable && alwaysAskable !== false;
-  return { ask: true, display, alwaysOffered, rule, source: "gate", granted: alwaysOffered && granted(rule) };
+  return { ask: true, display, alwaysOffered, rule, source: "gate", granted: alwaysOffered && granted(rule), forcedBy };
 }
 
 /** How a call that needs permission was answered: allowed this once, allowed always (a grant), or denied. */

@@ -12,7 +12,8 @@ import * as v from "valibot";
 import { type CommandResult, CommandResultSchema, deniedResult, type JobResult, type Submit, toJobResult } from "../protocol/result.ts";
 import { Submits } from "./submits.ts";
 import { preview } from "../protocol/issues.ts";
-import { decide, type GateAnswer, type GateDecision, type PermissionAnswer, type PermissionHandler } from "./gate.ts";
+import { decide, GATE_MS, type GateAnswer, type GateDecision, type PermissionAnswer, type PermissionHandler } from "./gate.ts";
+import { hiddenToolError, OPEN_POLICY, ruleText, type ToolPolicy } from "./tool-policy.ts";
 import type { Reply } from "../protocol/wire.ts";
 import { type CallEvent, Connection, DEFAULTS, type ProcessHooks, type SealedDependency } from "./connection.ts";
 
@@ -47,6 +48,11 @@ export interface PluginSpec {
   grants: GrantStore;
   /** Checks each manifest the plugin host describes, at the first start and at every restart. */
   accept: AcceptManifest;
+  /**
+   * Which tools are hidden (never listed, never called), which ask on every call, and the limits
+   * on its calls, with the rule behind each (default: every tool, as its manifest says).
+   */
+  policy?: ToolPolicy;
   /** How long a gate may take before it counts as failed (default 500 ms). */
   gateMs?: number;
   /** Who decides calls that need permission when the call names nobody (default: deny). */
@@ -180,8 +186,15 @@ export class Plugin {
     return this.manifestValue;
   }
 
+  /** The tools a model sees and may call: the manifest's, less those the policy hides. */
   get tools(): readonly Tool[] {
-    return this.manifestValue.tools;
+    const { hidden } = this.policy;
+    return hidden.size ? this.manifestValue.tools.filter((t) => !hidden.has(t.name)) : this.manifestValue.tools;
+  }
+
+  /** What this session lets the plugin's tools do: hidden, asked on every call, limits; and why. */
+  get policy(): ToolPolicy {
+    return this.spec.policy ?? OPEN_POLICY;
   }
 
   /** Optional exports the library has: "poll", "command", "attach". */
@@ -198,12 +211,16 @@ export class Plugin {
     return this.quarantine !== null;
   }
 
+  /** A tool the plugin declares and the policy does not hide (E_UNKNOWN_TOOL, E_TOOL_HIDDEN). */
   tool(name: string): Tool {
     const tool = this.manifestValue.tools.find((t) => t.name === name);
     if (!tool) {
-      const known = this.manifestValue.tools.map((t) => t.name).join(", ") || "none";
+      const known = this.tools.map((t) => t.name).join(", ") || "none";
       throw new CxError("E_UNKNOWN_TOOL", `plugin '${this.name}' has no tool '${name}'`, { hint: `its tools: ${known}` });
     }
+    // Refused here, before anything is sent: a hidden tool's gate and invoke never reach the plugin.
+    const hidden = this.policy.hidden.get(name);
+    if (hidden) throw hiddenToolError(this.name, name, hidden);
     return tool;
   }
 
@@ -215,18 +232,19 @@ export class Plugin {
     const declared = this.tool(tool);
     const argumentsObject = requireObject(args, `arguments for ${tool}`);
     const answer = declared.gated === "dynamic" ? await this.askGate(tool, argumentsObject) : null;
-    return decide(this.name, declared, argumentsObject, answer, (rule) => this.spec.grants.has(rule));
+    return decide(this.name, declared, argumentsObject, answer, (rule) => this.spec.grants.has(rule), this.policy.asked.get(tool) ?? null);
   }
 
   private async askGate(tool: string, args: Record<string, unknown>): Promise<GateAnswer> {
-    const deadline = this.spec.gateMs ?? 500;
+    const limit = this.policy.gateTimeout;
+    const deadline = limit ? Math.min(limit.ms, this.spec.gateMs ?? limit.ms) : (this.spec.gateMs ?? GATE_MS);
     try {
       const reply = await this.call((connection) => connection.request({ kind: "gate", tool, arguments: args }, { timeoutMs: deadline }));
       if (!reply.ok) return { kind: "failed", why: reply.error };
       return "gate" in reply ? { kind: "value", value: reply.gate } : { kind: "null" };
     } catch (error) {
       if (!(error instanceof CxError) || error.code === "E_QUARANTINED" || error.code === "E_STOPPED") throw error;
-      const why = error.code === "E_TIMEOUT" ? `it took longer than ${deadline} ms` : error.code === "E_CRASHED" ? `the plugin crashed: ${error.message.split("\n")[0]}` : error.message;
+      const why = error.code === "E_TIMEOUT" ? `it took longer than ${deadline} ms${limit?.ms === deadline ? `, the limit ${ruleText(limit.by)} sets` : ""}` : error.code === "E_CRASHED" ? `the plugin crashed: ${error.message.split("\n")[0]}` : error.message;
       return { kind: "failed", why };
     }
   }
@@ -238,14 +256,14 @@ export class Plugin {
   async invoke(tool: string, args: unknown = {}, options: InvokeOptions = {}): Promise<JobResult> {
     const declared = this.tool(tool);
     const argumentsObject = requireObject(args, `arguments for ${tool}`);
-    if (declared.gated !== false) {
+    if (declared.gated !== false || this.policy.asked.has(tool)) {
       const denied = await this.permit(tool, argumentsObject, options.permission ?? this.spec.permission);
       if (denied) return denied;
     }
     if (options.signal?.aborted) throw new CxError("E_CANCELLED", `plugin '${this.name}': ${tool} was cancelled before it started`);
     const started = performance.now();
-    const reply = await this.call(
-      (connection) => connection.request({ kind: "invoke", tool, arguments: argumentsObject }, options),
+    const reply = await this.withinLimit(options, (bounded) =>
+      this.call((connection) => connection.request({ kind: "invoke", tool, arguments: argumentsObject }, bounded)),
     );
     const elapsed = performance.now() - started;
     if (!reply.ok) throw this.replyError(reply, `${tool} failed`);
@@ -255,6 +273,32 @@ export class Plugin {
       });
     }
     return toJobResult(reply.result as Record<string, unknown>, elapsed);
+  }
+
+  /**
+   * Runs `send` with the caller's deadline bounded by the config's `invokeTimeoutMs`, when one is
+   * set: the call may take at most that long in all, progress or not. A timeout that limit caused
+   * says which file and rule set it.
+   */
+  private async withinLimit(options: InvokeOptions, send: (bounded: InvokeOptions) => Promise<Reply>): Promise<Reply> {
+    const limit = this.policy.invokeTimeout;
+    if (!limit) return send(options);
+    const own = options.timeoutMs;
+    const ownCap = own === undefined ? Infinity : options.resetOnProgress ? (options.maxMs ?? own * 10) : own;
+    if (ownCap <= limit.ms) return send(options);
+    const bounded: InvokeOptions = own === undefined || !options.resetOnProgress
+      ? { ...options, timeoutMs: Math.min(own ?? Infinity, limit.ms), resetOnProgress: false, maxMs: undefined }
+      : { ...options, timeoutMs: Math.min(own, limit.ms), maxMs: limit.ms };
+    try {
+      return await send(bounded);
+    } catch (error) {
+      if (!isCxError(error, "E_TIMEOUT")) throw error;
+      throw new CxError("E_TIMEOUT", `${error.message} (calls of plugin '${this.name}' may take at most ${limit.ms} ms, the limit ${ruleText(limit.by)} sets)`, {
+        hint: `the native call runs on and its late answer will be discarded; a longer deadline needs a higher limit in ${limit.by.source} (a project's .cxagent/config.json can only lower it)`,
+        cause: error,
+        details: { limitMs: limit.ms, ...limit.by },
+      });
+    }
   }
 
   /** Settles permission for a gated call; returns the denied result, or null to go ahead. */

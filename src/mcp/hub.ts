@@ -62,7 +62,7 @@ export class McpHub {
     return this.options.plugins;
   }
 
-  /** The tools served now: every tool of every plugin that is not quarantined. */
+  /** The tools served now: every tool the library shows (none hidden) of every plugin that is not quarantined. */
   tools(): ListedTool[] {
     return this.options.plugins.filter((p) => !this.quarantined.has(p.name)).flatMap((p) => p.tools.map((t) => listedTool(p.manifest, t)));
   }
@@ -133,7 +133,9 @@ export class McpHub {
 
   private async call(server: Server, request: CallToolRequest, extra: Extra) {
     const { name } = request.params;
-    const plugin = this.options.plugins.find((p) => p.tools.some((t) => t.name === name));
+    // Found among every tool the plugins declare, hidden ones included, so that a call to a hidden
+    // tool is refused by the library (E_TOOL_HIDDEN, naming the rule), as everywhere else.
+    const plugin = this.options.plugins.find((p) => p.tools.some((t) => t.name === name)) ?? this.options.plugins.find((p) => p.manifest.tools.some((t) => t.name === name));
     if (!plugin) {
       const known = this.tools().map((t) => t.name);
       const list = known.length > 20 ? `${known.slice(0, 20).join(", ")}, …` : known.join(", ") || "none";

@@ -7,7 +7,7 @@
  * part may use `*` as a wildcard (`calculator/*`, or `*` for the plugin part). A rule allows a call once each
  * time it matches, for this server's lifetime; it never stores a grant.
  */
-import { CxError, type PermissionAnswer, type PermissionHandler, type PermissionRequest } from "../index.ts";
+import { askedBecause, CxError, type PermissionAnswer, type PermissionHandler, type PermissionRequest } from "../index.ts";
 import { visible } from "./tools.ts";
 
 export interface AllowRule {
@@ -47,6 +47,7 @@ export function elicitation(request: PermissionRequest, project: string) {
   const lines = [
     `cxagent: plugin '${plugin}' wants to run its tool '${tool}'.`,
     visible(decision.display ?? `${plugin} wants to run ${tool}`),
+    decision.forcedBy ? visible(`This tool ${askedBecause(decision.forcedBy)}.`) : "",
     decision.alwaysOffered ? "" : "Allow always is not offered for this call.",
   ].filter(Boolean);
   return {

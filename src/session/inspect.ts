@@ -3,8 +3,9 @@
  * from one read of its folder: where it is, what its sidecar declares, the load-set hash and file
  * list, whether that exact load set is approved at that folder (and what changed if not), the
  * same-named plugins approved elsewhere, the other plugins sharing its folder, the config entry
- * whose settings it receives or the one it shadows, whether it is enabled, and which libraries the
- * loader would map for it. `list`, `describe`, `approve`, `instructions` and every load use it.
+ * whose settings it receives or the one it shadows, whether it is enabled, which of its tools the
+ * config files hide or make ask (session/selection.ts), and which libraries the loader would map
+ * for it. `list`, `describe`, `approve`, `instructions` and every load use it.
  */
 import { basename, relative, sep } from "node:path";
 import { realpathSync } from "node:fs";
@@ -22,9 +23,16 @@ export { describeChanges, otherFolderSentence } from "../trust/check.ts";
 export type { Changes } from "../trust/approvals.ts";
 import { type DependencyPlan, planDependencies } from "../trust/dependencies.ts";
 import { type LoadSet, loadSetHash } from "../trust/hash.ts";
+import type { ProjectConfig } from "../discovery/project-config.ts";
+import type { RuleSource } from "../host/tool-policy.ts";
+import { configSelection, disabledBy, type Selection } from "./selection.ts";
 
 export interface InspectContext {
   config: Config;
+  /** Where `config` was read from (named by every rule it holds). */
+  configFile: string;
+  /** The project's .cxagent/config.json, when there is one. */
+  project: ProjectConfig | null;
   searchFolders: SearchFolder[];
   /** The project folder: where plugin hosts run and relative paths start. */
   cwd: string;
@@ -62,8 +70,12 @@ export interface Inspection {
   sharesWith: string[];
   settings: SettingsSource | null;
   shadowing: Shadowing | null;
-  /** false when config.json says enabled: false for it. */
+  /** false when config.json or the project's config says enabled: false for it. */
   enabled: boolean;
+  /** Where it is disabled: the user's config.json (a load with `once` overrides it), the project's (nothing does). */
+  disabled: { user: RuleSource | null; project: RuleSource | null };
+  /** Which of its tools the config files hide, and which they make ask on every call. */
+  selection: Selection;
   /** The libraries the loader would map, or why it must not load. */
   dependencies: { plan: DependencyPlan; problem: null } | { plan: null; problem: CxError };
 }
@@ -84,6 +96,11 @@ export function inspectLocation(location: Resolved, context: InspectContext): In
   const approvals = readApprovals(context.stateDir);
   const entry = context.config.plugins.get(manifest.name);
   const binding = entry ? bindingOf(manifest.name, entry, loadSet.realFolder, context) : { settings: null, shadowing: null };
+  // By name, also for a plugin that shadows the entry: taking tools away is never the wrong plugin's gain.
+  const rules = { name: manifest.name, userFile: context.configFile, user: entry, project: context.project };
+  const disabled = disabledBy(rules);
+  // A shadowing plugin is refused anyway; the entry's enabled: false is not about it.
+  if (binding.shadowing) disabled.user = null;
   let dependencies: Inspection["dependencies"];
   try {
     // The model is of glibc's loader, for ELF files; elsewhere the system's loader decides alone.
@@ -105,7 +122,9 @@ export function inspectLocation(location: Resolved, context: InspectContext): In
     sharesWith: sharersOf(loadSet, location),
     settings: binding.settings,
     shadowing: binding.shadowing,
-    enabled: binding.shadowing ? true : (entry?.enabled ?? true),
+    enabled: disabled.user === null && disabled.project === null,
+    disabled,
+    selection: configSelection(manifest.tools, rules),
     dependencies,
   };
 }

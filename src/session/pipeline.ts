@@ -21,6 +21,9 @@ import { firstDifference } from "./compare.ts";
 import { hostCommand } from "./host-command.ts";
 import { type Inspection, recordInspected, refusalOf, trustRequestOf } from "./inspect.ts";
 import { claimNames } from "./names.ts";
+import { narrowSelection } from "./selection.ts";
+import type { ToolChoice } from "../discovery/config.ts";
+import { ruleText } from "../host/tool-policy.ts";
 
 export const LOAD_STEPS = ["resolve", "sidecar", "names", "trust", "spawn", "compare", "start"] as const;
 export type LoadStep = (typeof LOAD_STEPS)[number];
@@ -42,6 +45,8 @@ export interface PipelineContext {
   stateDir: string;
   cwd: string;
   hooksFor(manifest: Manifest): PluginEventHooks;
+  /** The session's narrowing of every plugin's tools (checked already). */
+  sessionTools: ToolChoice | undefined;
   /** The runtime's settings, the same for every plugin of the session. */
   runtime: Pick<PluginSpec, "gateMs" | "startupMs" | "startMs" | "stopMs" | "pollMs" | "poolCap" | "stuckMs" | "env" | "spinUs"> & {
     permission: PermissionHandler | PermissionAnswer | undefined;
@@ -51,6 +56,8 @@ export interface PipelineContext {
 export interface PipelineOptions {
   settings?: unknown;
   once?: boolean;
+  /** The load's own narrowing of the plugin's tools (checked already). */
+  tools?: ToolChoice;
 }
 
 export async function runLoadPipeline(ref: string, options: PipelineOptions, context: PipelineContext): Promise<{ plugin: Plugin; timings: LoadTimings }> {
@@ -68,10 +75,19 @@ export async function runLoadPipeline(ref: string, options: PipelineOptions, con
   const { manifest: sidecar, loadSet } = inspection;
   const refusal = refusalOf(inspection);
   if (inspection.shadowing && refusal) throw refusal;
-  if (!inspection.enabled && !options.once) {
+  const { disabled } = inspection;
+  if (disabled.project) {
+    // The project's word holds even for a load with `once`: that option is the user's way past their own config.
+    throw new CxError("E_DISABLED", `plugin '${sidecar.name}' is disabled by this project's configuration (${ruleText(disabled.project)} is false), so it was not loaded`, {
+      hint: `a project's "enabled": false holds for every load in it; remove that entry from ${disabled.project.source} to load the plugin here`,
+      details: { plugin: sidecar.name, ...disabled.project },
+    });
+  }
+  if (disabled.user && !options.once) {
     throw new CxError("E_DISABLED", `plugin '${sidecar.name}' is disabled in config.json (enabled: false), so it was not loaded`, {
       hint: "load it for this session only (it still needs approval), or set enabled: true in config.json",
       next: { do: "load-once", ref },
+      details: { plugin: sidecar.name, ...disabled.user },
     });
   }
   if (refusal) throw refusal;
@@ -96,6 +112,8 @@ export async function runLoadPipeline(ref: string, options: PipelineOptions, con
     grants: grantStore(context.stateDir, projectScope(context.cwd), loadSet.realFolder),
     accept: acceptFor(sidecar, location.sidecar),
     ...context.runtime,
+    // From the sidecar, which describe must match tool for tool before anything is served.
+    policy: narrowSelection(sidecar.tools, inspection.selection, { session: context.sessionTools, load: options.tools }).policy,
   };
   const plugin = await Plugin.start(spec, context.hooksFor(sidecar));
   const t = plugin.timings;

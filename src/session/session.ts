@@ -7,7 +7,10 @@ import { resolve } from "node:path";
 import { CxError } from "../errors.ts";
 import type { Manifest } from "../protocol/manifest.ts";
 import { type Logger, LEVEL_NAMES, silentLogger } from "../log.ts";
-import { type Config, readConfig } from "../discovery/config.ts";
+import { type Config, configPath, readConfig, type ToolChoice } from "../discovery/config.ts";
+import { type ProjectConfig, readProjectConfig } from "../discovery/project-config.ts";
+import { GATE_MS } from "../host/gate.ts";
+import { unmatchedText } from "../host/tool-policy.ts";
 import { type Resolved, resolveReference, type SearchFolder, searchFolders } from "../discovery/discover.ts";
 import { type Folders, resolveFolders } from "../discovery/paths.ts";
 import { catalog, type CatalogEntry } from "../discovery/catalog.ts";
@@ -23,6 +26,7 @@ import { type Inspection, inspect, inspectLocation, recordInspected, refusalOf, 
 import { composeInstructions } from "./instructions.ts";
 import { pluginHostEnv } from "./host-env.ts";
 import { type LoadTimings, runLoadPipeline } from "./pipeline.ts";
+import { checkToolChoice, LOAD_OPTION, SESSION_OPTION } from "./selection.ts";
 
 export { BUILTIN_TOOLS } from "./names.ts";
 
@@ -49,8 +53,18 @@ export interface SessionOptions {
    * script decides its own prompts.
    */
   permission?: PermissionHandler | PermissionAnswer;
-  /** How long a "dynamic" tool's gate may take before it counts as failed (default 500 ms). */
+  /**
+   * How long a "dynamic" tool's gate may take before it counts as failed (default 500 ms, or a
+   * plugin's `gateTimeoutMs` in config.json; with both, the shorter).
+   */
   gateMs?: number;
+  /**
+   * Narrows every plugin's tools further than the config files do, never less: hides the tools a
+   * `deny` pattern matches, and those no `allow` pattern matches when `allow` is given; makes the
+   * ones an `ask` pattern matches ask on every call. Patterns: a tool name, `*` any run, `?` one
+   * character, anchored.
+   */
+  tools?: ToolChoice;
   /** End processes left behind by sessions that died, before this one starts (default true). */
   reap?: boolean;
   /**
@@ -87,8 +101,13 @@ export interface AvailablePlugin {
 export interface LoadOptions {
   /** The plugin's settings, passed verbatim to start (default: its settings in config.json). */
   settings?: unknown;
-  /** Load it even if config.json says enabled: false, for this session only. Trust still applies. */
+  /**
+   * Load it even if the user's config.json says enabled: false, for this session only. Trust
+   * still applies, and a project's enabled: false still holds.
+   */
   once?: boolean;
+  /** Narrows this plugin's tools further, as `SessionOptions.tools` does for every plugin. */
+  tools?: ToolChoice;
 }
 
 /** What `approve` did: the plugin at its folder, the hash approved, and whether it already was. */
@@ -113,6 +132,11 @@ export class Session implements AsyncDisposable {
   readonly logger: Logger;
   readonly folders: Folders;
   readonly config: Config;
+  /** The file `config` was read from. */
+  readonly configFile: string;
+  /** The project's `.cxagent/config.json` in `cwd`, which can only narrow `config`; null when there is none. */
+  readonly project: ProjectConfig | null;
+  private readonly tools: ToolChoice | undefined;
   private readonly options: SessionOptions;
   /** What every plugin host of this session gets as its environment. */
   private readonly hostEnv: Record<string, string>;
@@ -129,9 +153,15 @@ export class Session implements AsyncDisposable {
     this.folders = resolveFolders(options);
     this.config = readConfig(this.folders.configDir);
     this.hostEnv = pluginHostEnv(process.env, options.env);
+    this.configFile = configPath(this.folders.configDir);
+    this.project = readProjectConfig(this.cwd, { config: this.config, path: this.configFile, gateMs: GATE_MS });
+    this.tools = checkToolChoice(options.tools, SESSION_OPTION);
   }
 
-  /** Opens a session: checks the project folder and reads (and validates) config.json. */
+  /**
+   * Opens a session: checks the project folder and reads (and validates) config.json and the
+   * project's .cxagent/config.json, which is refused whole if it would widen anything.
+   */
   static async open(options: SessionOptions = {}): Promise<Session> {
     const cwd = resolve(options.cwd ?? process.cwd());
     if (!existsSync(cwd) || !statSync(cwd).isDirectory()) {
@@ -175,7 +205,7 @@ export class Session implements AsyncDisposable {
       name: e.name,
       ref: e.configured || !e.location ? e.name : e.location.library,
       configured: e.configured,
-      enabled: this.config.plugins.get(e.name)?.enabled ?? true,
+      enabled: (this.config.plugins.get(e.name)?.enabled ?? true) && this.project?.plugins.get(e.name)?.enabled !== false,
       problem: e.problem,
     }));
   }
@@ -207,7 +237,7 @@ export class Session implements AsyncDisposable {
   }
 
   private inspectContext() {
-    return { config: this.config, searchFolders: this.searchFolders, cwd: this.cwd, stateDir: this.folders.stateDir, env: this.hostEnv };
+    return { config: this.config, configFile: this.configFile, project: this.project, searchFolders: this.searchFolders, cwd: this.cwd, stateDir: this.folders.stateDir, env: this.hostEnv };
   }
 
   /**
@@ -222,7 +252,8 @@ export class Session implements AsyncDisposable {
   /** The same, with how long each step took. */
   async loadTimed(ref: string, options: LoadOptions = {}): Promise<{ plugin: Plugin; timings: LoadTimings }> {
     if (this.closed) throw new CxError("E_STOPPED", "this session is closed");
-    const loaded = await runLoadPipeline(ref, options, {
+    const tools = checkToolChoice(options.tools, LOAD_OPTION);
+    const loaded = await runLoadPipeline(ref, { ...options, tools }, {
       locate: (r) => this.locate(r),
       inspectAt: (location) => this.inspectAt(location),
       loaded: () => this.plugins.map((p) => p.manifest),
@@ -231,6 +262,7 @@ export class Session implements AsyncDisposable {
       stateDir: this.folders.stateDir,
       cwd: this.cwd,
       hooksFor: (manifest) => this.hooksFor(manifest),
+      sessionTools: this.tools,
       runtime: {
         permission: this.options.permission,
         gateMs: this.options.gateMs,
@@ -245,6 +277,9 @@ export class Session implements AsyncDisposable {
       },
     });
     this.loaded.set(loaded.plugin.name, loaded.plugin);
+    for (const r of loaded.plugin.policy.unmatched) {
+      this.logger.withTag(loaded.plugin.name).warn(unmatchedText(loaded.plugin.name, r));
+    }
     return loaded;
   }
 
@@ -332,10 +367,10 @@ export class Session implements AsyncDisposable {
 
   /**
    * The instructions the loaded plugins add for the model (SPEC §6.4): each plugin's text under a
-   * heading naming its tools, in load order.
+   * heading naming its visible tools, in load order; none from a plugin whose tools are all hidden.
    */
   instructions(): string {
-    return composeInstructions(this.plugins.map((p) => p.manifest));
+    return composeInstructions(this.plugins.map((p) => ({ manifest: p.manifest, tools: p.tools })));
   }
 
   private hooksFor(manifest: Manifest): PluginEventHooks {

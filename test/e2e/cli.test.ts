@@ -39,6 +39,9 @@ describe("describe", () => {
       manifest: calculatorManifest(),
       readme: readFileSync(join(CALCULATOR, "README.md"), "utf8"),
       live: null,
+      disabledBy: [],
+      unmatched: [],
+      context: expect.objectContaining({ estimate: "tokens ≈ UTF-8 bytes of {name, description, inputSchema} as JSON ÷ 4", hiddenTokens: 0 }),
     });
   });
 

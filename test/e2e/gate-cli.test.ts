@@ -21,10 +21,10 @@ const grantsIn = (state: string) => JSON.parse(readFileSync(join(state, "permiss
 
 describe("cxagent gate", () => {
   test.each([
-    ["calc_divide", '{"a":1,"b":2}', { ask: false, display: null, alwaysOffered: false, rule: null, source: "gate", granted: false }],
-    ["calc_divide", '{"a":1,"b":0}', { ask: true, display: "calc_divide: divide 1 by zero", alwaysOffered: true, rule: "plugin calculator tool calc_divide", source: "gate", granted: false }],
-    ["calc_multiply", "{}", { ask: false, display: null, alwaysOffered: false, rule: null, source: "manifest", granted: false }],
-    ["calc_add", '{"a":2,"b":3}', { ask: true, display: 'calculator wants to run calc_add with {"a":2,"b":3}', alwaysOffered: true, rule: "plugin calculator tool calc_add", source: "manifest", granted: false }],
+    ["calc_divide", '{"a":1,"b":2}', { ask: false, display: null, alwaysOffered: false, rule: null, source: "gate", granted: false, forcedBy: null }],
+    ["calc_divide", '{"a":1,"b":0}', { ask: true, display: "calc_divide: divide 1 by zero", alwaysOffered: true, rule: "plugin calculator tool calc_divide", source: "gate", granted: false, forcedBy: null }],
+    ["calc_multiply", "{}", { ask: false, display: null, alwaysOffered: false, rule: null, source: "manifest", granted: false, forcedBy: null }],
+    ["calc_add", '{"a":2,"b":3}', { ask: true, display: 'calculator wants to run calc_add with {"a":2,"b":3}', alwaysOffered: true, rule: "plugin calculator tool calc_add", source: "manifest", granted: false, forcedBy: null }],
   ])("%s %s", async (tool, args, expected) => {
     using dir = tempDir();
     const { env, project } = await world(dir.path);

@@ -29,12 +29,12 @@ export interface Connected extends AsyncDisposable {
 /** Starts `cxagent mcp <args…>` and connects an SDK client to it. */
 export async function connect(
   args: string[],
-  options: { state: string; cwd?: string; capabilities?: ClientCapabilities; bin?: string[]; env?: Record<string, string> },
+  options: { state: string; cwd?: string; capabilities?: ClientCapabilities; bin?: string[]; env?: Record<string, string>; configDir?: string },
 ): Promise<Connected> {
   const [command, ...prefix] = options.bin ?? CLI;
   const transport = new StdioClientTransport({
     command: command!,
-    args: [...prefix, "mcp", ...args, "--state-dir", options.state, "--config-dir", CONFIG_DIR],
+    args: [...prefix, "mcp", ...args, "--state-dir", options.state, "--config-dir", options.configDir ?? CONFIG_DIR],
     cwd: options.cwd ?? ROOT,
     env: { ...(process.env as Record<string, string>), NO_COLOR: "1", ...options.env },
     stderr: "pipe",

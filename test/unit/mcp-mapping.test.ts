@@ -106,7 +106,7 @@ describe("elicitation", () => {
     plugin: "calc",
     tool: "div",
     arguments: {},
-    decision: { ask: true, display, alwaysOffered, rule: "plugin calc tool div", source: "gate" as const, granted: false },
+    decision: { ask: true, display, alwaysOffered, rule: "plugin calc tool div", source: "gate" as const, granted: false, forcedBy: null },
   });
 
   test("the question names plugin and tool; Allow always only when offered; control characters are escaped", () => {

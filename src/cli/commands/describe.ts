@@ -2,8 +2,9 @@ import { defineCommand } from "citty";
 import { firstDifference } from "../../session/compare.ts";
 import type { Manifest } from "../../protocol/manifest.ts";
 import { inert, inertBlock } from "../../inert.ts";
-import { refusalOf } from "../../session/inspect.ts";
-import { describeChanges, otherFolderSentence } from "../../session/inspect.ts";
+import { describeChanges, type Inspection, otherFolderSentence, refusalOf } from "../../session/inspect.ts";
+import { COST_ESTIMATE, contextCost } from "../../session/selection.ts";
+import { askedBecause, hiddenBecause, ruleText, unmatchedText } from "../../host/tool-policy.ts";
 import { describeAsking, describeSettings } from "../_trust-prompt.ts";
 import { globalOptions, pluginArg } from "../_args.ts";
 import { type CommandResult, indentBlock } from "../_output.ts";
@@ -58,10 +59,12 @@ export default defineCommand({
         manifest,
         readme,
         live,
+        ...selectionJson(inspected),
       },
       text:
         renderManifest(manifest, location.library) +
         lines.join("\n") + "\n" +
+        selectionLines(inspected).map((l) => l + "\n").join("") +
         (readme ? `\n${renderMarkdown(readme)}` : "") +
         (live ? `\nlive: describe ${live.matches ? "matches the sidecar" : `differs: ${inert(live.difference!)}`}\n` : ""),
     };
@@ -107,4 +110,61 @@ export function renderMarkdown(markdown: string): string {
     out.push(line.replace(/\*\*(.+?)\*\*/g, "$1").replace(/`([^`]+)`/g, "$1"));
   }
   return out.join("\n");
+}
+
+// --- tool selection and context cost (issue 20): per tool, whether the model sees it, why not, and what it costs ---
+
+function selectionJson(inspected: Inspection) {
+  const { manifest, disabled } = inspected;
+  const { policy } = inspected.selection;
+  const tools = manifest.tools.map((t) => ({
+    name: t.name,
+    ...contextCost(t),
+    visible: !policy.hidden.has(t.name),
+    hiddenBy: policy.hidden.get(t.name) ?? null,
+    askedBy: policy.asked.get(t.name) ?? null,
+  }));
+  const sum = (list: typeof tools) => list.reduce((n, t) => n + t.tokens, 0);
+  const visible = tools.filter((t) => t.visible);
+  const instructions = manifest.instructions ? Math.ceil(Buffer.byteLength(manifest.instructions, "utf8") / 4) : 0;
+  return {
+    disabledBy: [disabled.user, disabled.project].filter((d) => d !== null),
+    unmatched: policy.unmatched,
+    context: {
+      estimate: COST_ESTIMATE,
+      tools,
+      visibleTokens: sum(visible),
+      hiddenTokens: sum(tools) - sum(visible),
+      // Instructions join the model's context only while one of the plugin's tools is visible (or it has none).
+      instructionsTokens: visible.length || !tools.length ? instructions : 0,
+      invokeTimeout: policy.invokeTimeout,
+      gateTimeout: policy.gateTimeout,
+    },
+  };
+}
+
+function selectionLines(inspected: Inspection): string[] {
+  const { disabledBy, unmatched, context } = selectionJson(inspected);
+  if (!context.tools.length && !disabledBy.length) return [];
+  const width = Math.max(0, ...context.tools.map((t) => inert(t.name).length));
+  const cost = (n: number) => `~${n} token${n === 1 ? "" : "s"}`;
+  const lines = [
+    "",
+    `in the model's context (${COST_ESTIMATE}):`,
+    ...context.tools.map((t) => {
+      const why = t.hiddenBy ? `  ${hiddenBecause(t.hiddenBy)}` : t.askedBy ? `  ${askedBecause(t.askedBy)}` : "";
+      return `  ${inert(t.name).padEnd(width)}  ${cost(t.tokens).padStart(12)}${inert(why)}`;
+    }),
+  ];
+  const shown = context.tools.filter((t) => t.visible).length;
+  let total = `  total: ${cost(context.visibleTokens)} for ${shown} of ${context.tools.length} tool${context.tools.length === 1 ? "" : "s"}`;
+  if (context.instructionsTokens) total += `, plus ${cost(context.instructionsTokens)} of instructions`;
+  if (context.hiddenTokens) total += `; hiding saves ${cost(context.hiddenTokens)}`;
+  if (context.tools.length) lines.push(total);
+  for (const limit of [context.invokeTimeout && { what: "each call", ...context.invokeTimeout }, context.gateTimeout && { what: "its gate", ...context.gateTimeout }]) {
+    if (limit) lines.push(`  limit: ${limit.what} may take at most ${limit.ms} ms (${inert(ruleText(limit.by))})`);
+  }
+  for (const d of disabledBy) lines.push(`  disabled by ${inert(ruleText(d))}`);
+  for (const u of unmatched) lines.push(`  warning: ${inert(unmatchedText(inspected.name, u))}`);
+  return lines;
 }

@@ -1,8 +1,8 @@
 import { defineCommand } from "citty";
 import { CxError, isCxError } from "../../errors.ts";
-import { composeInstructions } from "../../session/instructions.ts";
+import { composeInstructions, type InstructionsSource } from "../../session/instructions.ts";
 import { inert } from "../../inert.ts";
-import type { Manifest } from "../../protocol/manifest.ts";
+import { ruleText } from "../../host/tool-policy.ts";
 import type { Inspection } from "../../session/inspect.ts";
 import { globalOptions } from "../_args.ts";
 import type { CommandResult } from "../_output.ts";
@@ -19,7 +19,7 @@ export default defineCommand({
   async run({ args }): Promise<CommandResult> {
     const options = globalOptions(args);
     await using session = await openSession(options);
-    const chosen: Manifest[] = [];
+    const chosen: InstructionsSource[] = [];
     const skipped: { plugin: string; why: string }[] = [];
     const named = args._;
     const candidates: { ref: string; inspected: Inspection; explicit: boolean }[] = named.length
@@ -35,8 +35,11 @@ export default defineCommand({
         });
     for (const { ref, inspected, explicit } of candidates) {
       const name = inspected.name;
+      if (explicit && inspected.disabled.project) {
+        throw new CxError("E_DISABLED", `plugin '${name}' is disabled by this project's configuration (${ruleText(inspected.disabled.project)} is false), so its instructions would not be loaded`);
+      }
       if (!explicit && !inspected.enabled) {
-        skipped.push({ plugin: name, why: "disabled in config.json" });
+        skipped.push({ plugin: name, why: inspected.disabled.project ? "disabled by the project's .cxagent/config.json" : "disabled in config.json" });
         continue;
       }
       if (inspected.shadowing) {
@@ -54,10 +57,11 @@ export default defineCommand({
         skipped.push({ plugin: name, why: state === "changed" ? "changed since it was approved" : "not approved" });
         continue;
       }
-      chosen.push(inspected.manifest);
+      const { hidden } = inspected.selection.policy;
+      chosen.push({ manifest: inspected.manifest, tools: inspected.manifest.tools.filter((t) => !hidden.has(t.name)) });
     }
     for (const s of skipped) if (!options.json) process.stderr.write(`skipped ${inert(s.plugin)}: ${s.why}\n`);
     const text = composeInstructions(chosen);
-    return { json: { instructions: text, plugins: chosen.map((m) => m.name), skipped }, text };
+    return { json: { instructions: text, plugins: chosen.map((c) => c.manifest.name), skipped }, text };
   },
 });

@@ -3,8 +3,8 @@ import type { Manifest } from "../../protocol/manifest.ts";
 import { collisionsOf } from "../../session/names.ts";
 import { isCxError } from "../../errors.ts";
 import { inert } from "../../inert.ts";
-import { refusalOf } from "../../session/inspect.ts";
-import { type Changes, describeChanges, otherFolderSentence } from "../../session/inspect.ts";
+import { type Changes, describeChanges, type Inspection, otherFolderSentence, refusalOf } from "../../session/inspect.ts";
+import { hiddenBy, ruleText, unmatchedText } from "../../host/tool-policy.ts";
 import { globalOptions } from "../_args.ts";
 import { type CommandResult, indentBlock } from "../_output.ts";
 import { openSession } from "../_session.ts";
@@ -33,7 +33,7 @@ export default defineCommand({
       problem ??= inspected ? (refusalOf(inspected)?.message ?? null) : null;
       const tools = inspected?.manifest.tools.map((t) => t.name) ?? [];
       const collisions = inspected ? collisionsOf(inspected.manifest, holders).map((c) => ({ kind: c.kind, name: c.name, tool: c.name, holder: c.holder ?? "built-in" })) : [];
-      const enabled = inspected?.enabled ?? session.config.plugins.get(entry.name)?.enabled ?? true;
+      const enabled = inspected?.enabled ?? ((session.config.plugins.get(entry.name)?.enabled ?? true) && session.project?.plugins.get(entry.name)?.enabled !== false);
       if (inspected && enabled && !inspected.shadowing && collisions.length === 0) holders.push(inspected.manifest);
       const trust = inspected?.trust;
       return {
@@ -55,6 +55,7 @@ export default defineCommand({
         tools,
         collisions,
         problem,
+        ...selectionJson(inspected),
       };
     });
     const trustWords = (p: (typeof plugins)[number]) =>
@@ -70,6 +71,7 @@ export default defineCommand({
             for (const folder of p.shadows) lines.push(`  shadows  another plugin named ${inert(p.name)} at ${inert(folder)}, which loads only by its path`);
             if (p.ships.length) lines.push(`  ships    ${p.ships.map(inert).join(", ")}`);
             if (p.tools.length) lines.push(`  tools    ${p.tools.map(inert).join(", ")}`);
+            lines.push(...selectionLines(p));
             for (const c of p.collisions) lines.push(`  collides ${c.kind} '${inert(c.name)}' is already held by ${c.holder === "built-in" ? "a built-in tool" : `plugin '${inert(c.holder)}'`}`);
             if (p.problem) lines.push(`  problem  ${indentBlock(p.problem, "           ")}`);
             return lines.join("\n");
@@ -79,3 +81,26 @@ export default defineCommand({
     return { json: { plugins, searched: session.searchFolders.map((f) => f.path) }, text };
   },
 });
+
+// --- tool selection (issue 20): who disabled a plugin, which tools are hidden or ask, which patterns match nothing ---
+
+type Selected = ReturnType<typeof selectionJson>;
+
+function selectionJson(inspected: Inspection | null) {
+  const policy = inspected?.selection.policy;
+  return {
+    disabledBy: inspected ? [inspected.disabled.user, inspected.disabled.project].filter((d) => d !== null) : [],
+    hidden: policy ? [...policy.hidden].map(([tool, by]) => ({ tool, ...by })) : [],
+    asked: policy ? [...policy.asked].map(([tool, by]) => ({ tool, ...by })) : [],
+    unmatched: policy?.unmatched ?? [],
+  };
+}
+
+function selectionLines(p: Selected & { name: string }): string[] {
+  return [
+    ...p.disabledBy.map((d) => `  disabled by ${inert(ruleText(d))}`),
+    ...p.hidden.map((h) => `  hidden   ${inert(h.tool)} ${inert(hiddenBy(h))}`),
+    ...p.asked.map((a) => `  asks     ${inert(a.tool)} on every call, because of ${inert(ruleText(a))}`),
+    ...p.unmatched.map((u) => `  warning  ${inert(unmatchedText(p.name, u))}`),
+  ];
+}

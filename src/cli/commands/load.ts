@@ -1,5 +1,6 @@
 import { defineCommand } from "citty";
 import { inert } from "../../inert.ts";
+import { askedBecause, hiddenBecause, type ToolPolicy } from "../../host/tool-policy.ts";
 import { globalOptions, pluginArg } from "../_args.ts";
 import type { CommandResult } from "../_output.ts";
 import { openSession } from "../_session.ts";
@@ -45,9 +46,11 @@ export default defineCommand({
         totalMs: ms(stopped - began),
         steps,
         phases,
+        ...selectionJson(plugin.policy),
       },
       text: [
         `loaded ${inert(plugin.name)} ${inert(plugin.manifest.version)}: ${plugin.tools.length} tool${plugin.tools.length === 1 ? "" : "s"}${plugin.exports.length ? `, exports ${plugin.exports.join(", ")}` : ""}`,
+        ...selectionLines(plugin.policy),
         ...steps.flatMap((s) => [
           row(s.step in STEP_WORDS ? STEP_WORDS[s.step as keyof typeof STEP_WORDS] : s.step, s.ms),
           ...(s.step === "spawn" ? phases.map((p) => `      ${`${p.phase} began at`.padEnd(42)} ${p.atMs.toFixed(1).padStart(8)} ms`) : []),
@@ -57,3 +60,21 @@ export default defineCommand({
     };
   },
 });
+
+// --- tool selection (issue 20): what the config files hide or make ask, and patterns that match nothing ---
+
+function selectionJson(policy: ToolPolicy) {
+  return {
+    hidden: [...policy.hidden].map(([tool, by]) => ({ tool, ...by })),
+    asked: [...policy.asked].map(([tool, by]) => ({ tool, ...by })),
+    unmatched: policy.unmatched,
+  };
+}
+
+/** The load's own lines; the warnings for unmatched patterns went to stderr as the plugin loaded. */
+function selectionLines(policy: ToolPolicy): string[] {
+  return [
+    ...[...policy.hidden].map(([tool, by]) => `  ${inert(tool)} is ${inert(hiddenBecause(by))}`),
+    ...[...policy.asked].map(([tool, by]) => `  ${inert(tool)} ${inert(askedBecause(by))}`),
+  ];
+}
