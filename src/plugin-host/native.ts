@@ -1,0 +1,123 @@
+/**
+ * Starting a plugin of the cxagent ABI (SPEC §3): load its library — the libraries it ships first,
+ * from their approved copies — check every mandatory export, the handshake and the manifest,
+ * attach the host table, then hand the exports to the shim, whose threads serve every request
+ * until the parent closes stdin.
+ */
+import { CFunction, CString, FFIType, type Pointer } from "bun:ffi";
+import { checkManifest, CONTRACT_CURRENT, CONTRACT_OLDEST, contractInRange, describeProblems } from "../protocol/manifest.ts";
+import { preview } from "../protocol/issues.ts";
+import { MANDATORY_EXPORTS, type OptionalExport } from "../protocol/wire.ts";
+import type { HostStart } from "./main.ts";
+
+const POOL_START = 2;
+
+export function startNative({ libc, shim, settings, refuse, phase }: HostStart): never {
+  const libraryPath = settings.library;
+  const libraryFd = settings.libraryFd;
+  const dependencies = settings.dependencies;
+  const path = libraryPath;
+
+  // 2. Load the library. Its static constructors run here; trust was settled by the parent.
+  //    The libraries it ships come first, from their approved copies: the loader then matches the
+  //    library's DT_NEEDED to them by soname and never opens the files on disk.
+  phase("dlopen");
+  for (const dependency of dependencies) {
+    const loaded = libc.open(`/proc/self/fd/${dependency.fd}`);
+    libc.close(dependency.fd);
+    if ("error" in loaded) return refuse("load", `cannot load ${dependency.path}, a library the plugin ships, as a shared library: ${loaded.error}`);
+  }
+  const opened = libc.open(libraryFd === null ? path : `/proc/self/fd/${libraryFd}`);
+  if (libraryFd !== null) libc.close(libraryFd);
+  if ("error" in opened) return refuse("load", `cannot load ${path} as a shared library: ${opened.error}`);
+  const lib = opened.handle;
+  const address = (name: string) => libc.symbol(lib, name);
+
+  const missing = MANDATORY_EXPORTS.filter((name) => !address(name));
+  if (missing.length > 0) {
+    const list = missing.join(", ");
+    return refuse(
+      "exports",
+      `${path} does not export ${missing.length === 1 ? "the mandatory function" : `${missing.length} mandatory functions`}: ${list}` +
+        ` (see ffi/cxagent_plugin.h; each needs CXAGENT_PLUGIN_EXPORT)`,
+    );
+  }
+  const exported = (name: string) => address(name)!;
+  const optional = (name: string) => address(name);
+
+  // 3. The handshake.
+  phase("cxagent_plugin_abi_version");
+  const abiVersion = CFunction({ ptr: exported("cxagent_plugin_abi_version"), args: [], returns: FFIType.i32 })();
+  if (!contractInRange(abiVersion)) {
+    const why = abiVersion > CONTRACT_CURRENT ? "newer than this host understands" : "older than this host still supports";
+    return refuse(
+      "handshake",
+      `handshake refused: the plugin was built against contract ${abiVersion}, which is ${why}; ` +
+        `this host accepts contracts ${CONTRACT_OLDEST} to ${CONTRACT_CURRENT}`,
+    );
+  }
+
+  // 4. Describe: copy the manifest, free it, then parse it.
+  const free = CFunction({ ptr: exported("cxagent_plugin_free"), args: [FFIType.ptr], returns: FFIType.void });
+  phase("cxagent_plugin_describe");
+  const describe = CFunction({ ptr: exported("cxagent_plugin_describe"), args: [], returns: FFIType.ptr });
+  const raw = describe() as Pointer | null;
+  if (!raw) return refuse("manifest", "cxagent_plugin_describe returned NULL; it must always return the manifest");
+  let text: string;
+  try {
+    text = String(new CString(raw));
+  } finally {
+    free(raw);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    return refuse("manifest", `cxagent_plugin_describe returned invalid JSON (${(error as Error).message}): ${preview(text)}`);
+  }
+  const checked = checkManifest(parsed);
+  if (!checked.ok) {
+    const n = checked.problems.length;
+    return refuse("manifest", `the manifest from cxagent_plugin_describe has ${n} problem${n === 1 ? "" : "s"}:\n${describeProblems(checked.problems)}`);
+  }
+  const manifest = checked.manifest;
+  if (manifest.pluginContract !== abiVersion) {
+    return refuse(
+      "manifest",
+      `the manifest says pluginContract ${manifest.pluginContract} but cxagent_plugin_abi_version returned ${abiVersion}; the two must be equal`,
+    );
+  }
+
+  const present: Record<OptionalExport, Pointer | null> = {
+    poll: optional("cxagent_plugin_poll"),
+    command: optional("cxagent_plugin_command"),
+    attach: optional("cxagent_plugin_attach"),
+  };
+  if (manifest.client && !present.poll) {
+    return refuse("manifest", "the manifest declares client: true but the library does not export cxagent_plugin_poll, which a client needs");
+  }
+
+  // 5. Attach, once, before start.
+  if (present.attach) {
+    phase("cxagent_plugin_attach");
+    CFunction({ ptr: present.attach, args: [FFIType.ptr], returns: FFIType.void })(shim.table());
+  }
+
+  // 6. Ready: from here on the shim's threads serve every request.
+  shim.setExports([
+    exported("cxagent_plugin_start"),
+    exported("cxagent_plugin_invoke"),
+    exported("cxagent_plugin_gate"),
+    exported("cxagent_plugin_stop"),
+    exported("cxagent_plugin_free"),
+    present.poll,
+    present.command,
+  ]);
+  const exports = (Object.keys(present) as OptionalExport[]).filter((k) => present[k]);
+  shim.writeLine({ ready: true, contract: abiVersion, manifest: parsed, exports });
+  if (shim.serve(POOL_START) !== 0) {
+    process.stderr.write("cxagent plugin host: could not start the request threads\n");
+    process.exit(1);
+  }
+  process.exit(shim.wait());
+}
