@@ -16,6 +16,7 @@ import {
   parseReply,
   type Reply,
   type Request,
+  type CheckEvent,
   type StartupLine,
   StartupLineSchema,
   type WireEvent,
@@ -62,6 +63,8 @@ export interface ProcessHooks {
   onChild?: (child: Required<Owned>) => void;
   /** These processes (the host, its registered children) have ended and need no reaping. */
   onGone?: (pids: number[]) => void;
+  /** What a plugin host in check mode saw (SpawnOptions.check; `cxagent check`). */
+  onCheck?: (event: CheckEvent) => void;
 }
 
 export interface ConnectOptions extends ProcessHooks {
@@ -85,6 +88,8 @@ export interface SpawnOptions extends ConnectOptions {
   spinUs?: number | null;
   /** The plugin host's whole environment (see session/host-env.ts). */
   env: Record<string, string>;
+  /** Check mode (`cxagent check`): the host watches every export and says what it sees (onCheck). */
+  check?: boolean;
 }
 
 /** How the host ended, and whether a call was waiting on it (its caller was told by its error). */
@@ -158,7 +163,7 @@ export class Connection {
       label: options.label,
       cwd: options.cwd,
       env: options.env,
-      settings: { poolCap: options.poolCap ?? DEFAULTS.poolCap, pollMs: options.pollMs ?? DEFAULTS.pollMs, spinUs: options.spinUs ?? null },
+      settings: { poolCap: options.poolCap ?? DEFAULTS.poolCap, pollMs: options.pollMs ?? DEFAULTS.pollMs, spinUs: options.spinUs ?? null, check: options.check },
     }, sink), options);
   }
 
@@ -372,6 +377,9 @@ export class Connection {
         return;
       case "stream":
         this.calls.event(event.id, { event: "stream", text: event.text });
+        return;
+      case "check":
+        this.hooks.onCheck?.(event);
         return;
     }
   }

@@ -8,6 +8,7 @@ import { CFunction, CString, FFIType, type Pointer } from "bun:ffi";
 import { checkManifest, CONTRACT_CURRENT, CONTRACT_OLDEST, contractInRange, describeProblems } from "../protocol/manifest.ts";
 import { preview } from "../protocol/issues.ts";
 import { MANDATORY_EXPORTS, type OptionalExport } from "../protocol/wire.ts";
+import { beginCheckMode, type CheckMode } from "./check-mode.ts";
 import type { HostStart } from "./main.ts";
 
 const POOL_START = 2;
@@ -22,10 +23,12 @@ export function startNative({ libc, shim, settings, refuse, phase }: HostStart):
   //    The libraries it ships come first, from their approved copies: the loader then matches the
   //    library's DT_NEEDED to them by soname and never opens the files on disk.
   phase("dlopen");
+  const shipped: Pointer[] = [];
   for (const dependency of dependencies) {
     const loaded = libc.open(`/proc/self/fd/${dependency.fd}`);
     libc.close(dependency.fd);
     if ("error" in loaded) return refuse("load", `cannot load ${dependency.path}, a library the plugin ships, as a shared library: ${loaded.error}`);
+    shipped.push(loaded.handle);
   }
   const opened = libc.open(libraryFd === null ? path : `/proc/self/fd/${libraryFd}`);
   if (libraryFd !== null) libc.close(libraryFd);
@@ -57,11 +60,20 @@ export function startNative({ libc, shim, settings, refuse, phase }: HostStart):
     );
   }
 
+  // Check mode (`cxagent check`): the shim's watching wrappers take the exports' place from here on.
+  let check: CheckMode | null = null;
+  if (settings.check) {
+    const begun = beginCheckMode(libc, shim, [lib, ...shipped], exported("cxagent_plugin_describe"), exported("cxagent_plugin_free"));
+    if ("error" in begun) return refuse("load", begun.error);
+    check = begun;
+  }
+
   // 4. Describe: copy the manifest, free it, then parse it.
-  const free = CFunction({ ptr: exported("cxagent_plugin_free"), args: [FFIType.ptr], returns: FFIType.void });
+  const plainFree = CFunction({ ptr: exported("cxagent_plugin_free"), args: [FFIType.ptr], returns: FFIType.void });
+  const free = (p: Pointer) => (check ? check.free(p) : plainFree(p));
   phase("cxagent_plugin_describe");
   const describe = CFunction({ ptr: exported("cxagent_plugin_describe"), args: [], returns: FFIType.ptr });
-  const raw = describe() as Pointer | null;
+  const raw = (check ? check.describe() : describe()) as Pointer | null;
   if (!raw) return refuse("manifest", "cxagent_plugin_describe returned NULL; it must always return the manifest");
   let text: string;
   try {
@@ -100,11 +112,11 @@ export function startNative({ libc, shim, settings, refuse, phase }: HostStart):
   // 5. Attach, once, before start.
   if (present.attach) {
     phase("cxagent_plugin_attach");
-    CFunction({ ptr: present.attach, args: [FFIType.ptr], returns: FFIType.void })(shim.table());
+    CFunction({ ptr: present.attach, args: [FFIType.ptr], returns: FFIType.void })(check ? check.table() : shim.table());
   }
 
   // 6. Ready: from here on the shim's threads serve every request.
-  shim.setExports([
+  (check ? check.setExports : shim.setExports)([
     exported("cxagent_plugin_start"),
     exported("cxagent_plugin_invoke"),
     exported("cxagent_plugin_gate"),

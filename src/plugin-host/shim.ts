@@ -29,6 +29,12 @@ const SYMBOLS = {
   shim_serve: { args: [FFIType.i32], returns: FFIType.i32 },
   shim_wait: { args: [], returns: FFIType.i32 },
   shim_guard: { args: [FFIType.i32, FFIType.i32], returns: FFIType.i32 },
+  // Check mode (ffi/shim/95-check.c; plugin-host/check-mode.ts).
+  shim_check_begin: { args: [FFIType.ptr, FFIType.ptr, FFIType.i32, FFIType.i64, FFIType.u64, FFIType.i32, FFIType.ptr, FFIType.ptr], returns: FFIType.i32 },
+  shim_check_describe: { args: [], returns: FFIType.ptr },
+  shim_check_free: { args: [FFIType.ptr], returns: FFIType.void },
+  shim_check_table: { args: [], returns: FFIType.ptr },
+  shim_check_exports: { args: [FFIType.ptr], returns: FFIType.void },
 } as const;
 
 export const SHIM_BUILT = new URL("../../ffi/build/cxagent_shim.so", import.meta.url).pathname;
@@ -93,6 +99,14 @@ export async function loadShim(libc: Libc) {
     /** Starts the native thread that ends this host's process group when `parent` dies; 0 once it runs. */
     guard: (parent: number, orphanGraceMs: number) => s.shim_guard(parent, orphanGraceMs),
     wait: () => s.shim_wait(),
+    /** Check mode's entry points (see plugin-host/check-mode.ts). */
+    check: {
+      begin: s.shim_check_begin,
+      describe: s.shim_check_describe,
+      free: s.shim_check_free,
+      table: s.shim_check_table,
+      exports: s.shim_check_exports,
+    },
     keep,
   };
 }

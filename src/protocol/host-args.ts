@@ -8,6 +8,8 @@
  *   --pool-cap N            at most this many calls in native code at once
  *   --poll-ms N             the poll interval
  *   --spin-us N             the request threads' spin window (0: never spin; see the shim)
+ *   --check                 check mode, for `cxagent check`: the shim watches every export and the
+ *                           host table and says what it sees ("check" events, wire.ts)
  */
 export interface HostArguments {
   library: string;
@@ -17,6 +19,8 @@ export interface HostArguments {
   poolCap: number;
   pollMs: number;
   spinUs: number | null;
+  /** Check mode (`cxagent check`); never set for an ordinary load. */
+  check?: boolean;
 }
 
 export const HOST_DEFAULTS = { poolCap: 16, pollMs: 200 } as const;
@@ -30,6 +34,7 @@ export function hostArgv(a: HostArguments): string[] {
     "--pool-cap", String(a.poolCap),
     "--poll-ms", String(a.pollMs),
     ...(a.spinUs === null ? [] : ["--spin-us", String(a.spinUs)]),
+    ...(a.check ? ["--check"] : []),
   ];
 }
 
@@ -40,6 +45,11 @@ export function readHostArgv(argv: readonly string[]): HostArguments | { error: 
   const out: HostArguments = { library, libraryFd: null, dependencies: [], parentPid: null, poolCap: HOST_DEFAULTS.poolCap, pollMs: HOST_DEFAULTS.pollMs, spinUs: null };
   for (let i = 0; i < rest.length; i += 2) {
     const flag = rest[i]!;
+    if (flag === "--check") {
+      out.check = true;
+      i--; // the one option without a value
+      continue;
+    }
     const value = rest[i + 1];
     if (value === undefined) return { error: `${flag} needs a value` };
     const int = Number(value);

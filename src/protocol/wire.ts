@@ -59,6 +59,33 @@ export function parseReply(m: Record<string, unknown>): Reply | null {
 const FAULTS = new Set<unknown>(FaultSchema.options);
 const isFault = (x: unknown) => FAULTS.has(x);
 
+/**
+ * What a plugin host in check mode (--check, for `cxagent check`) saw, one line per observation
+ * (ffi/shim/95-check.c). `what: "returned"`, when the host released a string an export returned:
+ * `export` (describe, start, invoke, gate, stop, poll, command); `where` it lay ("heap",
+ * "plugin-read-only", "plugin-writable", "library", "stack"); `repeated` (returned again while an
+ * earlier return was not yet freed); `released` by cxagent_plugin_free ("yes", "no", "unknown",
+ * "skipped": not freed at all, since freeing it would crash or free it twice); `length`; and a
+ * `preview` of the text when something is wrong. `what: "host-table"`, a misuse of a host-table
+ * function: `function`, `misuse` ("outside-call", "after-return", "after-stop", "out-of-range",
+ * "bad-call-id") and `from`, the export the thread was in ("thread": none, a thread of its own).
+ * An ordinary plugin host never writes one.
+ */
+export const CheckEventSchema = v.object({
+  event: v.literal("check"),
+  what: v.picklist(["returned", "host-table"]),
+  export: v.optional(v.string()),
+  where: v.optional(v.string()),
+  repeated: v.optional(v.boolean()),
+  released: v.optional(v.string()),
+  length: v.optional(v.number()),
+  preview: v.optional(v.string()),
+  function: v.optional(v.string()),
+  misuse: v.optional(v.string()),
+  from: v.optional(v.string()),
+});
+export type CheckEvent = v.InferOutput<typeof CheckEventSchema>;
+
 export const EventSchema = v.variant("event", [
   v.object({ event: v.literal("progress"), id: v.number(), percent: v.number(), text: v.string() }),
   v.object({ event: v.literal("log"), id: v.number(), level: v.number(), text: v.string() }),
@@ -68,6 +95,7 @@ export const EventSchema = v.variant("event", [
   v.object({ event: v.literal("child"), pid: v.number(), startTime: v.string(), ack: v.optional(v.number()) }),
   /** Written before each startup step, so a crash there can name the export it happened in. */
   v.object({ event: v.literal("phase"), name: v.string() }),
+  CheckEventSchema,
 ]);
 export type WireEvent = v.InferOutput<typeof EventSchema>;
 
