@@ -26,6 +26,7 @@ const COMMANDS: Record<string, Loader> = {
   instructions: () => import("./commands/instructions.ts") as never,
   mcp: () => import("./commands/mcp.ts") as never,
   new: () => import("./commands/new.ts") as never,
+  check: () => import("./commands/check.ts") as never,
 };
 
 const SUMMARIES: Record<string, string> = {
@@ -43,6 +44,7 @@ const SUMMARIES: Record<string, string> = {
   reap: "End processes left behind by sessions that died",
   mcp: "Serve plugins to an MCP client (Claude Code, Codex, Cursor, …) over stdio or HTTP",
   new: "Start a new plugin in C or Rust, ready to build",
+  check: "Run a plugin through every check of the contract, each pass, warn or fail",
 };
 
 const root = defineCommand({

@@ -182,6 +182,11 @@ export class Session implements AsyncDisposable {
     return session;
   }
 
+  /** Who this session asks to approve a plugin (SessionOptions.confirmTrust); `cxagent check` asks the same. */
+  get confirmTrust(): ConfirmTrust | undefined {
+    return this.options.confirmTrust ?? undefined;
+  }
+
   /** The folders searched for plugins, in order. */
   get searchFolders(): SearchFolder[] {
     return searchFolders(this.config, this.cwd, this.folders.configDir);

@@ -46,6 +46,12 @@ async function drive(folder: string, name: string, tool: string) {
   // The load set is what ships: no source, no build tree.
   expect(described.json().files.map((f: { path: string }) => f.path)).toEqual(["README.md", `${name}.plugin.json`, `${name}.so`]);
   expect(described.json().readme).toContain(`\`${tool}\``);
+
+  // Untouched, it passes every check (the README's step between building and approving it).
+  const checked = await cli(["check", plugin, "--hash", described.json().hash, "--json"]);
+  expect(checked.json().checks.filter((c: { status: string }) => c.status !== "pass")).toEqual([]);
+  expect(checked.code).toBe(0);
+
   await approveByHash(plugin);
 
   const live = await cli(["describe", plugin, "--live", "--json"]);

@@ -1,0 +1,217 @@
+/**
+ * `cxagent check`: every check of one plugin, in order. The checks that read only files run
+ * first; then, once trust is settled, the ones that run the plugin, each in plugin hosts of their
+ * own in check mode (plugin-host --check), in a scratch working folder; last, the ones that judge
+ * what every host saw. A check applies to some kinds of plugin (CHECKS[].kinds): this build runs
+ * native plugins of the cxagent ABI; a kind it cannot run yet gets its live checks skipped.
+ */
+import { mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { CxError, isCxError } from "../errors.ts";
+import { Connection } from "../host/connection.ts";
+import { GATE_MS } from "../host/gate.ts";
+import { endProcesses } from "../reaper/escalate.ts";
+import { identify } from "../reaper/proc.ts";
+import { pluginHostEnv } from "../session/host-env.ts";
+import { hostCommand } from "../session/host-command.ts";
+import { type Inspection, recordInspected, refusalOf, trustRequestOf } from "../session/inspect.ts";
+import type { Session } from "../session/session.ts";
+import { type ConfirmTrust, confirmTrusted } from "../trust/check.ts";
+import { readSymbols } from "../trust/elf-symbols.ts";
+import { libraryBytes } from "../trust/hash.ts";
+import { checkBadArguments, checkConcurrency, checkContent, checkResults } from "./checks/calls.ts";
+import { checkCommands, checkHostTable, checkPoll } from "./checks/extras.ts";
+import { checkFree, checkOwnership, checkRegisters, checkSpawns } from "./checks/final.ts";
+import { checkGateAnswers, checkGateSpeed } from "./checks/gate.ts";
+import { checkBadSettings, checkDescribe, checkHandshake, checkStart, checkStop } from "./checks/lifecycle.ts";
+import { checkDescriptions, checkExports, checkLibrary, checkNames, checkSchemas, checkSidecar } from "./checks/static.ts";
+import { CheckContext } from "./context.ts";
+import { newObservations, type SpawnCheckHost } from "./host.ts";
+import { type CheckOutcome, type CheckReport, countOutcomes, type PluginKind, type Verdict } from "./report.ts";
+
+export interface Check {
+  id: string;
+  title: string;
+  /** The kinds of plugin it applies to. */
+  kinds: readonly PluginKind[];
+  /** It needs the plugin's code to have run (so trust settled first). */
+  live: boolean;
+  run(ctx: CheckContext): Verdict | Promise<Verdict>;
+}
+
+const ALL: readonly PluginKind[] = ["native", "cortex", "module"];
+const SIDECARS: readonly PluginKind[] = ["native", "module"];
+const NATIVE: readonly PluginKind[] = ["native"];
+const LIBRARIES: readonly PluginKind[] = ["native", "cortex"];
+
+/** Every check, in the order they run and are reported. */
+export const CHECKS: readonly Check[] = [
+  { id: "library", title: "the library can be loaded here", kinds: LIBRARIES, live: false, run: checkLibrary },
+  { id: "exports", title: "every mandatory export is exported", kinds: NATIVE, live: false, run: checkExports },
+  { id: "sidecar", title: "the sidecar is a valid manifest", kinds: SIDECARS, live: false, run: checkSidecar },
+  { id: "schemas", title: "each inputSchema is a valid JSON Schema", kinds: SIDECARS, live: false, run: checkSchemas },
+  { id: "descriptions", title: "each tool has a description", kinds: SIDECARS, live: false, run: checkDescriptions },
+  { id: "names", title: "tool names are the plugin's own", kinds: SIDECARS, live: false, run: checkNames },
+  { id: "handshake", title: "the handshake is in range and equals the manifest", kinds: NATIVE, live: true, run: checkHandshake },
+  { id: "describe", title: "describe returns the sidecar's manifest", kinds: SIDECARS, live: true, run: checkDescribe },
+  { id: "start", title: "start works with empty settings", kinds: ALL, live: true, run: checkStart },
+  { id: "results", title: "calls return a valid result envelope", kinds: ALL, live: true, run: checkResults },
+  { id: "content", title: "results carry output.content", kinds: ALL, live: true, run: checkContent },
+  { id: "bad-arguments", title: "missing and mistyped arguments fail cleanly", kinds: ALL, live: true, run: checkBadArguments },
+  { id: "gate-speed", title: "gate answers well within its deadline", kinds: SIDECARS, live: true, run: checkGateSpeed },
+  { id: "gate-answers", title: "gate answers NULL or a display", kinds: SIDECARS, live: true, run: checkGateAnswers },
+  { id: "concurrency", title: "calls at once answer as calls alone", kinds: ALL, live: true, run: checkConcurrency },
+  { id: "commands", title: "commands answer a message and status", kinds: SIDECARS, live: true, run: checkCommands },
+  { id: "bad-settings", title: "start falls back from bad settings", kinds: ALL, live: true, run: checkBadSettings },
+  { id: "stop", title: "stop is safe after start, without it, after a failed one", kinds: ALL, live: true, run: checkStop },
+  { id: "poll", title: "poll submits well-formed work, as a client", kinds: SIDECARS, live: true, run: checkPoll },
+  { id: "host-table", title: "host-table reports stay inside calls", kinds: NATIVE, live: true, run: checkHostTable },
+  { id: "ownership", title: "every returned string is fresh heap memory", kinds: LIBRARIES, live: true, run: checkOwnership },
+  { id: "free", title: "cxagent_plugin_free releases each string", kinds: LIBRARIES, live: true, run: checkFree },
+  { id: "spawns", title: "started processes are declared", kinds: ALL, live: true, run: checkSpawns },
+  { id: "registers", title: "started processes are registered", kinds: ALL, live: true, run: checkRegisters },
+];
+
+/** The kinds this build can run in a check-mode plugin host. */
+const RUNS: readonly PluginKind[] = ["native"];
+
+export interface CheckOptions {
+  /**
+   * Asks a person to approve the plugin when its exact files are not approved in the session's
+   * state folder (default: the session's own confirmTrust). Without one, an unapproved plugin is
+   * refused (E_NOT_APPROVED) before any of its code runs.
+   */
+  confirmTrust?: ConfirmTrust;
+  /** Run only these checks (ids of CHECKS). */
+  only?: readonly string[];
+  /** Each invoke and command may take this long (default 10 s). */
+  callTimeoutMs?: number;
+  /** More environment for the plugin hosts, as SessionOptions.env. */
+  env?: Record<string, string>;
+}
+
+/** The kind of plugin a location holds (discovery decides it, before any code runs; native until it says otherwise). */
+function kindOf(location: object): PluginKind {
+  const kind = (location as { kind?: unknown }).kind;
+  return kind === "cortex" || kind === "module" ? kind : "native";
+}
+
+/**
+ * Checks one plugin. Trust is asked of `confirmTrust` (or must be settled in the session's state
+ * folder already) before any of its code runs; `cxagent check` gives it a throwaway state folder.
+ */
+export async function checkPlugin(session: Session, ref: string, options: CheckOptions = {}): Promise<CheckReport> {
+  const selected = selectChecks(options.only);
+  const location = session.locate(ref);
+  let inspection: Inspection | null = null;
+  let sidecarError: CxError | null = null;
+  try {
+    inspection = session.inspectAt(location);
+  } catch (error) {
+    if (!isCxError(error, "E_MANIFEST")) throw error;
+    sidecarError = error;
+  }
+  if (inspection?.shadowing) throw refusalOf(inspection)!;
+  const kind = kindOf(location);
+  const scratch = realpathSync(mkdtempSync(join(tmpdir(), "cxagent-check-")));
+  const seen = newObservations();
+  const env = pluginHostEnv(process.env, options.env);
+  const spawn: SpawnCheckHost = (hooks) => Connection.spawn({
+    hostCommand: hostCommand(),
+    library: location.library,
+    libraryBytes: inspection ? libraryBytes(inspection.loadSet) : undefined,
+    dependencies: inspection?.dependencies.plan?.inSet.map((d) => ({ path: d.path, soname: d.soname, bytes: inspection!.loadSet.kept.get(d.path)! })),
+    label: inspection?.name ?? location.library,
+    cwd: scratch,
+    env,
+    pollMs: POLL_MS,
+    check: true,
+    ...hooks,
+  });
+  const ctx = new CheckContext({
+    ref,
+    kind,
+    location,
+    inspection,
+    sidecarError,
+    symbols: symbolsOf(location.library, inspection),
+    seen,
+    scratch,
+    timeouts: { callMs: options.callTimeoutMs ?? 10_000, startMs: 30_000, stopMs: 10_000, gateMs: GATE_MS },
+    pollMs: POLL_MS,
+    configuredSettings: inspection ? session.config.plugins.get(inspection.name)?.settings : undefined,
+    spawn,
+  });
+  const outcomes: CheckOutcome[] = [];
+  let ended: number[] = [];
+  try {
+    const applies = (c: Check) => c.kinds.includes(kind);
+    for (const check of selected.filter((c) => !c.live)) {
+      outcomes.push(applies(check) ? { id: check.id, title: check.title, ...(await check.run(ctx)) } : notFor(check, kind));
+    }
+    const live = selected.filter((c) => c.live);
+    if (live.length) {
+      ctx.runnable = await whyNotRunnable(ctx, ref, session, options);
+      for (const check of live) {
+        outcomes.push(applies(check) ? { id: check.id, title: check.title, ...(await check.run(ctx)) } : notFor(check, kind));
+      }
+    }
+  } finally {
+    await ctx.closeAll();
+    ended = await endLeftovers(ctx);
+    rmSync(scratch, { recursive: true, force: true });
+  }
+  const counts = countOutcomes(outcomes);
+  return {
+    plugin: inspection?.name ?? location.library,
+    version: inspection?.manifest.version ?? null,
+    library: location.library,
+    kind,
+    ok: counts.fail === 0,
+    counts,
+    checks: outcomes,
+    ended,
+  };
+}
+
+const POLL_MS = 20;
+
+function selectChecks(only: readonly string[] | undefined): readonly Check[] {
+  if (!only) return CHECKS;
+  const unknown = only.filter((id) => !CHECKS.some((c) => c.id === id));
+  if (unknown.length) {
+    throw new CxError("E_INVALID_INPUT", `cxagent check has no check named ${unknown.map((u) => `'${u}'`).join(", ")}`, {
+      hint: `the checks: ${CHECKS.map((c) => c.id).join(", ")}`,
+    });
+  }
+  return CHECKS.filter((c) => only.includes(c.id));
+}
+
+const notFor = (check: Check, kind: PluginKind): CheckOutcome => ({ id: check.id, title: check.title, status: "skip", seen: `does not apply to a ${kind} plugin`, fix: null });
+
+function symbolsOf(library: string, inspection: Inspection | null) {
+  try {
+    return readSymbols((inspection && libraryBytes(inspection.loadSet)) ?? readFileSync(library));
+  } catch (error) {
+    return { error: (error as Error).message };
+  }
+}
+
+/** Settles trust before any plugin code runs; null when it may run, else why not (in words). */
+async function whyNotRunnable(ctx: CheckContext, ref: string, session: Session, options: CheckOptions): Promise<string | null> {
+  if (!ctx.inspection) return "the sidecar could not be read, so no plugin code was run (see sidecar)";
+  if (ctx.inspection.dependencies.problem) return "the library cannot be loaded as it is, so no plugin code was run (see library)";
+  if (!RUNS.includes(ctx.kind)) return `this build of cxagent check cannot run a ${ctx.kind} plugin yet`;
+  const trusted = await confirmTrusted(trustRequestOf(ctx.inspection), { approveCommand: ref, confirm: options.confirmTrust ?? session.confirmTrust });
+  if (trusted === "now") recordInspected(ctx.inspection, session.folders.stateDir);
+  return null;
+}
+
+/** Ends what the plugin started and nobody else will end (proven descendants, by pid and start time); their pids. */
+async function endLeftovers(ctx: CheckContext): Promise<number[]> {
+  const left = [...ctx.seen.processes.values()].filter((p) => identify(p.pid, p.startTime) === "same");
+  if (left.length === 0) return [];
+  await endProcesses(left.map((p) => ({ pid: p.pid, startTime: p.startTime })), { graceMs: 500 });
+  return left.map((p) => p.pid);
+}
