@@ -241,6 +241,20 @@
  *   - read stdin, or close or reopen the standard descriptors; call exit()
  *     or abort() to report an error (that is a crash: use "ok": false).
  *
+ * Checking a plugin
+ * -----------------
+ * cxagent check <plugin> holds a built plugin to these rules and names each
+ * breach with its fix: every mandatory export exported; the sidecar valid and
+ * equal to describe; each string returned a fresh heap allocation (not a
+ * literal, a static or stack buffer, or one already returned) that
+ * cxagent_plugin_free really releases; each tool answering a valid envelope,
+ * with output.content, to arguments made from its inputSchema (its "examples"
+ * first) and a clean failure to missing or mistyped ones; gate fast and
+ * answering NULL or a display; calls at once answering as calls one at a time;
+ * start with empty and with bad settings; stop after a start, without one and
+ * after a failed one; processes declared and registered; poll, command and the
+ * host table used as described here. It calls every tool, gated ones too.
+ *
  * A minimal plugin
  * ----------------
  * hello.c, built with  cc -shared -fPIC -I <dir of this header> -o hello.so hello.c

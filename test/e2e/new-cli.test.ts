@@ -115,7 +115,7 @@ describe("cxagent new --lang c", () => {
       tools: ["hello_c_greet"],
       files: [".gitignore", "Makefile", "README.md", "cxagent_plugin.h", "hello-c.c", "plugin/README.md", "plugin/hello-c.plugin.json"],
       build: { command: ["make"], cwd: folder },
-      next: ["make -C hello-c", "cxagent approve hello-c/plugin", `cxagent invoke hello-c/plugin hello_c_greet --args '{"name": "Ada"}'`],
+      next: ["make -C hello-c", "cxagent check hello-c/plugin", "cxagent approve hello-c/plugin", `cxagent invoke hello-c/plugin hello_c_greet --args '{"name": "Ada"}'`],
     });
     // The header is this cxagent's own; the sidecar is a valid manifest; no placeholder is left.
     expect(readFileSync(join(folder, "cxagent_plugin.h"), "utf8")).toBe(readFileSync(join(ROOT, "ffi/cxagent_plugin.h"), "utf8"));

@@ -38,6 +38,7 @@ export default defineCommand({
     const argsJson = JSON.stringify(project.example.args).replace(/:/g, ": ");
     const next = [
       `make -C ${shown(folder)}`,
+      `cxagent check ${plugin}`,
       `cxagent approve ${plugin}`,
       `cxagent invoke ${plugin} ${project.example.tool} --args '${argsJson}'`,
     ];
@@ -58,7 +59,7 @@ export default defineCommand({
       text: [
         `created ${project.names.name}, a plugin in ${language}, in ${shortPath(here, folder)} (${project.files.length} files)`,
         "",
-        "build it, approve it, call it:",
+        "build it, check it, approve it, call it:",
         ...next.map((line) => `  ${line}`),
         "",
         `${shortPath(here, join(folder, "README.md"))} says what each file is for.`,
