@@ -1188,6 +1188,20 @@ static void bad_request(const char *why, const char *line, size_t n) {
   buf_free(&m);
 }
 
+/* The id of a request the parser refused, when the line starts the way the parent writes every
+ * request ({"id":<digits>,...}): such a request is answered with a fault instead of being ignored,
+ * so the call it belongs to fails at once rather than waiting for a reply that never comes. */
+static i64 leading_id(const char *line, size_t n) {
+  size_t i = 0;
+  while (i < n && (line[i] == ' ' || line[i] == '\t')) i++;
+  if (i + 6 > n || line[i] != '{' || line[i + 1] != '"' || line[i + 2] != 'i' || line[i + 3] != 'd' || line[i + 4] != '"' || line[i + 5] != ':') return -1;
+  i += 6;
+  i64 v = 0;
+  size_t digits = 0;
+  while (i < n && is_digit((u8)line[i]) && digits < 18) v = v * 10 + (line[i++] - '0'), digits++;
+  return digits && i < n && (line[i] == ',' || line[i] == '}') ? v : -1;
+}
+
 static void handle(const char *line, size_t n) {
   enum { F_ID, F_KIND, F_TOOL, F_ARGS, F_CONTEXT, F_NAME, F_TEXT, F_SEQ, F_COUNT };
   json_field f[F_COUNT] = {{"id", 0, 0},      {"kind", 0, 0}, {"tool", 0, 0}, {"arguments", 0, 0},
@@ -1196,7 +1210,13 @@ static void handle(const char *line, size_t n) {
   buf req = {0}, kind = {0}, a = {0}, b = {0}, r = {0};
   i64 id = -1;
   if (!json_parse(&p, (const u8 *)line, n, &req, f, F_COUNT) || p.top != '{') {
-    bad_request(p.error ? p.error : "not an object", line, n);
+    const char *why = p.error ? p.error : "not an object";
+    bad_request(why, line, n);
+    id = leading_id(line, n);
+    if (id > 0) {
+      reply_fault(&r, id, "bad-request", "the plugin host could not read this request", why, str_len(why), NULL);
+      call_end(id, NULL, &r);
+    }
     goto done;
   }
   if (field_present(&f[F_ID])) {

@@ -138,6 +138,59 @@ function describeRequest(body: RequestBody): string {
 
 const describeExit = (exit: ExitInfo) => (exit.signal ? `signal ${exit.signal}` : `exit code ${exit.code}`);
 
+/**
+ * Keeps Bun's crash report out of a plugin's stderr tail. A plugin that faults takes the plugin
+ * host down inside Bun's own signal handler, which prints a banner blaming Bun and asking for a bug
+ * report; the crash is the plugin's, so the tail keeps only what the plugin wrote, and the fault
+ * itself ("Segmentation fault at address 0x8") is kept apart for the message. The banner runs from
+ * a rule of '=' followed by "Bun v…" to its bun.report link and the blank line after it.
+ */
+export class RuntimeBannerFilter {
+  /** The fault the runtime reported ("Segmentation fault at address 0x8"), once it has. */
+  fault: string | null = null;
+  private held: string | null = null;
+  private inBanner = false;
+  private afterLink = false;
+
+  /** The lines of the plugin's own to keep, for one line read from the plugin host's stderr. */
+  accept(line: string): string[] {
+    if (this.afterLink) {
+      this.afterLink = false;
+      if (line.trim() === "") return [];
+    }
+    if (this.inBanner) {
+      const panic = /^panic(?:\([^)]*\))?: (.+)$/.exec(line);
+      if (panic) this.fault ??= panic[1]!.trim();
+      if (/https:\/\/bun\.report\//.test(line)) {
+        this.inBanner = false;
+        this.afterLink = true;
+      }
+      return [];
+    }
+    if (this.held !== null) {
+      const held = this.held;
+      this.held = null;
+      if (/^Bun v\d/.test(line)) {
+        this.inBanner = true;
+        return [];
+      }
+      return [held, ...this.accept(line)];
+    }
+    if (/^={40,}$/.test(line)) {
+      this.held = line;
+      return [];
+    }
+    return [line];
+  }
+
+  /** A rule line held back to see whether a banner follows, when the stream has ended. */
+  flush(): string[] {
+    const held = this.held;
+    this.held = null;
+    return held === null ? [] : [held];
+  }
+}
+
 export class PluginProcess {
   readonly label: string;
   readonly pid: number;
@@ -150,6 +203,7 @@ export class PluginProcess {
   private readonly calls: Calls;
   private readonly outbox: string[] = [];
   private readonly tail: string[] = [];
+  private readonly banner = new RuntimeBannerFilter();
   private phase = "startup";
   private exit: ExitInfo | null = null;
   private closing = false;
@@ -227,8 +281,10 @@ export class PluginProcess {
       void host.exited.then((exit) => {
         clearTimeout(timer);
         resolve(
-          new CxError("E_CRASHED", `the plugin host for '${host.label}' ended (${describeExit(exit)}) during ${host.phase}${host.tailText()}`, {
-            details: { exitCode: exit.code, signal: exit.signal, stderr: host.tail.slice() },
+          new CxError("E_CRASHED", `plugin '${host.label}' crashed (${describeExit(exit)}) during ${host.phase}${host.faultText()}${host.tailText()}`, {
+            hint: "what the plugin wrote may say why",
+            next: { do: "see-output", plugin: host.label },
+            details: { exitCode: exit.code, signal: exit.signal, fault: host.banner.fault, stderr: host.tailLines() },
           }),
         );
       });
@@ -334,15 +390,26 @@ export class PluginProcess {
     await this.exited;
   }
 
+  /** The plugin's last lines on stderr, without the runtime's crash banner. */
+  private tailLines(): string[] {
+    return [...this.tail, ...this.banner.flush()].slice(-DEFAULTS.stderrTailLines);
+  }
+
+  /** The fault as the runtime reported it: " (Segmentation fault at address 0x8)". */
+  private faultText(): string {
+    return this.banner.fault ? ` (${this.banner.fault})` : "";
+  }
+
   private tailText(): string {
-    return this.tail.length ? `; its last output:\n${this.tail.map((l) => `  | ${l}`).join("\n")}` : "";
+    const lines = this.tailLines();
+    return lines.length ? `; its last output:\n${lines.map((l) => `  | ${l}`).join("\n")}` : "";
   }
 
   private crashError(exit: ExitInfo, what: string): CxError {
-    return new CxError("E_CRASHED", `plugin '${this.label}' crashed (${describeExit(exit)}) while ${what} was running${this.tailText()}`, {
+    return new CxError("E_CRASHED", `plugin '${this.label}' crashed (${describeExit(exit)}) while ${what} was running${this.faultText()}${this.tailText()}`, {
       hint: "the next call to it starts a fresh plugin host; what the plugin wrote may say why it crashed",
       next: { do: "see-output", plugin: this.label },
-      details: { exitCode: exit.code, signal: exit.signal, stderr: this.tail.slice() },
+      details: { exitCode: exit.code, signal: exit.signal, fault: this.banner.fault, stderr: this.tailLines() },
     });
   }
 
@@ -438,8 +505,10 @@ export class PluginProcess {
     try {
       await readLines(this.proc.stderr, DEFAULTS.stderrLineCap, (line) => {
         const text = line.cut ? `${line.text}… [${line.cut} more bytes]` : line.text;
-        this.tail.push(text.length > 400 ? text.slice(0, 400) + "…" : text);
-        if (this.tail.length > DEFAULTS.stderrTailLines) this.tail.shift();
+        for (const kept of this.banner.accept(text)) {
+          this.tail.push(kept.length > 400 ? kept.slice(0, 400) + "…" : kept);
+          if (this.tail.length > DEFAULTS.stderrTailLines) this.tail.shift();
+        }
         this.hooks.onOutput?.(text);
       });
     } catch {

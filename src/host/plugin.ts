@@ -5,6 +5,8 @@
  * which it stays quarantined for the session (SPEC §12).
  */
 import { CxError, isCxError } from "../errors.ts";
+import { didYouMean } from "../suggest.ts";
+import { ARGUMENTS_DEPTH_LIMIT, ArgumentsValidator, deepestPath } from "../json-schema/check.ts";
 import { describeValue } from "../protocol/issues.ts";
 import type { Manifest, Tool } from "../protocol/manifest.ts";
 import { CONTRACT_CURRENT } from "../protocol/manifest.ts";
@@ -97,6 +99,7 @@ export class Plugin {
   private readonly submitted: Submits;
   private quarantine: CxError | null = null;
   private readonly changeListeners = new Set<(change: PluginChange) => void>();
+  private readonly validators = new Map<string, ArgumentsValidator>();
   private stopped = false;
   private deliberate = false;
   private exportsValue: string[] = [];
@@ -198,8 +201,8 @@ export class Plugin {
   tool(name: string): Tool {
     const tool = this.manifestValue.tools.find((t) => t.name === name);
     if (!tool) {
-      const known = this.manifestValue.tools.map((t) => t.name).join(", ") || "none";
-      throw new CxError("E_UNKNOWN_TOOL", `plugin '${this.name}' has no tool '${name}'`, { hint: `its tools: ${known}` });
+      const names = this.manifestValue.tools.map((t) => t.name);
+      throw new CxError("E_UNKNOWN_TOOL", `plugin '${this.name}' has no tool '${name}'${didYouMean(name, names)}`, { hint: `its tools: ${names.join(", ") || "none"}` });
     }
     return tool;
   }
@@ -210,7 +213,7 @@ export class Plugin {
    */
   async gate(tool: string, args: unknown = {}): Promise<GateDecision> {
     const declared = this.tool(tool);
-    const argumentsObject = requireObject(args, `arguments for ${tool}`);
+    const argumentsObject = this.checkedArguments(declared, args);
     const answer = declared.gated === "dynamic" ? await this.askGate(tool, argumentsObject) : null;
     return decide(this.name, declared, argumentsObject, answer, (rule) => this.spec.grants.has(rule));
   }
@@ -234,7 +237,7 @@ export class Plugin {
    */
   async invoke(tool: string, args: unknown = {}, options: InvokeOptions = {}): Promise<JobResult> {
     const declared = this.tool(tool);
-    const argumentsObject = requireObject(args, `arguments for ${tool}`);
+    const argumentsObject = this.checkedArguments(declared, args);
     if (declared.gated !== false) {
       const denied = await this.permit(tool, argumentsObject, options.permission ?? this.spec.permission);
       if (denied) return denied;
@@ -245,13 +248,42 @@ export class Plugin {
       (process) => process.request({ kind: "invoke", tool, arguments: argumentsObject }, options),
     );
     const elapsed = performance.now() - started;
-    if (!reply.ok) throw this.replyError(reply, `${tool} failed`);
+    if (!reply.ok) throw this.replyError(reply, `${tool} failed`, tool);
     if (reply.result === null || typeof reply.result !== "object" || Array.isArray(reply.result)) {
       throw new CxError("E_BAD_REPLY", `plugin '${this.name}': cxagent_plugin_invoke returned a result that is ${describeValue(reply.result)}, not a JobResult object`, {
         hint: "a result envelope is {\"ok\": true, \"result\": {\"success\": true, \"output\": {...}}}",
       });
     }
     return toJobResult(reply.result as Record<string, unknown>, elapsed);
+  }
+
+  /**
+   * A call's arguments as the plugin will see them: an object, nested no deeper than any tool
+   * needs, that satisfies the tool's inputSchema — checked here, for every caller, before the gate
+   * or the plugin sees them. Numbers and booleans a model sent as strings (or 0/1) are coerced
+   * where the schema wants them (json-schema/check.ts). A violation is E_INVALID_INPUT naming the
+   * path and the rule.
+   */
+  private checkedArguments(tool: Tool, args: unknown): Record<string, unknown> {
+    const object = requireObject(args, `arguments for ${tool.name}`);
+    const deep = deepestPath(object, ARGUMENTS_DEPTH_LIMIT);
+    if (deep !== null) {
+      throw new CxError("E_INVALID_INPUT", `arguments for ${tool.name} are nested more than ${ARGUMENTS_DEPTH_LIMIT} levels deep (at ${preview(deep, 80)}), deeper than the plugin host reads`, {
+        details: { tool: tool.name, path: deep },
+      });
+    }
+    let validator = this.validators.get(tool.name);
+    if (!validator) this.validators.set(tool.name, (validator = new ArgumentsValidator(tool.inputSchema)));
+    const checked = validator.check(object);
+    if (!checked.ok) {
+      const n = checked.problems.length;
+      throw new CxError("E_INVALID_INPUT", `arguments for ${tool.name} do not match its inputSchema: ${checked.problems.map((p) => p.message).join("; ")}`, {
+        hint: `the tool's inputSchema says which arguments it takes (${n} problem${n === 1 ? "" : "s"} here)`,
+        details: { tool: tool.name, problems: checked.problems },
+      });
+    }
+    if (checked.coerced.length) this.hooks.onLog?.(1, `${tool.name}: took ${checked.coerced.join(", ")} as the type its inputSchema asks for`);
+    return checked.value;
   }
 
   /** Settles permission for a gated call; returns the denied result, or null to go ahead. */
@@ -287,11 +319,11 @@ export class Plugin {
    */
   async command(name: string, text = "", options: { onEvent?: InvokeOptions["onEvent"]; timeoutMs?: number; signal?: AbortSignal } = {}): Promise<CommandResult> {
     if (!this.manifestValue.commands.some((c) => c.name === name)) {
-      const known = this.manifestValue.commands.map((c) => c.name).join(", ") || "none";
-      throw new CxError("E_UNKNOWN_COMMAND", `plugin '${this.name}' declares no command '${name}'`, { hint: `its commands: ${known}` });
+      const names = this.manifestValue.commands.map((c) => c.name);
+      throw new CxError("E_UNKNOWN_COMMAND", `plugin '${this.name}' declares no command '${name}'${didYouMean(name, names)}`, { hint: `its commands: ${names.join(", ") || "none"}` });
     }
     const reply = await this.call((process) => process.request({ kind: "command", name, text: text.trim() }, options));
-    if (!reply.ok) throw this.replyError(reply, `command '${name}' failed`);
+    if (!reply.ok) throw this.replyError(reply, `command '${name}' failed`, name);
     if (!("command" in reply)) return { message: null, status: "reported" };
     const parsed = v.safeParse(CommandResultSchema, reply.command);
     if (!parsed.success) {
@@ -405,7 +437,11 @@ export class Plugin {
     }
   }
 
-  private replyError(reply: Extract<Reply, { ok: false }>, what: string): CxError {
+  /**
+   * The error for a call the plugin answered with ok:false. Its own message often starts with the
+   * tool's name already ("calc_multiply: missing b"): then it is not said twice.
+   */
+  private replyError(reply: Extract<Reply, { ok: false }>, what: string, subject: string): CxError {
     switch (reply.fault) {
       case "bad-reply":
         return new CxError("E_BAD_REPLY", `plugin '${this.name}': ${reply.error}`, {
@@ -414,11 +450,16 @@ export class Plugin {
       case "missing-export":
         return new CxError("E_LOAD", `plugin '${this.name}': ${reply.error}`);
       case undefined:
-        return new CxError("E_PLUGIN_FAILED", `plugin '${this.name}': ${what}: ${reply.error}`);
+        return new CxError("E_PLUGIN_FAILED", `plugin '${this.name}': ${saysWho(reply.error, subject) ? "" : `${what}: `}${reply.error}`);
       default:
         return new CxError("E_INTERNAL", `plugin '${this.name}': ${reply.error}`);
     }
   }
+}
+
+/** Whether a plugin's message already starts by naming `subject` ("calc_add: …", "calc_add failed"). */
+function saysWho(message: string, subject: string): boolean {
+  return message.startsWith(subject) && /^[\s:,(]/.test(message.slice(subject.length));
 }
 
 export function requireObject(value: unknown, what: string): Record<string, unknown> {

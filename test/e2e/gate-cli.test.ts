@@ -23,7 +23,7 @@ describe("cxagent gate", () => {
   test.each([
     ["calc_divide", '{"a":1,"b":2}', { ask: false, display: null, alwaysOffered: false, rule: null, source: "gate", granted: false }],
     ["calc_divide", '{"a":1,"b":0}', { ask: true, display: "calc_divide: divide 1 by zero", alwaysOffered: true, rule: "plugin calculator tool calc_divide", source: "gate", granted: false }],
-    ["calc_multiply", "{}", { ask: false, display: null, alwaysOffered: false, rule: null, source: "manifest", granted: false }],
+    ["calc_multiply", '{"a":1,"b":2}', { ask: false, display: null, alwaysOffered: false, rule: null, source: "manifest", granted: false }],
     ["calc_add", '{"a":2,"b":3}', { ask: true, display: 'calculator wants to run calc_add with {"a":2,"b":3}', alwaysOffered: true, rule: "plugin calculator tool calc_add", source: "manifest", granted: false }],
   ])("%s %s", async (tool, args, expected) => {
     using dir = tempDir();
@@ -49,19 +49,26 @@ describe("a gated invoke without a terminal", () => {
     const { env, project } = await world(dir.path);
     const r = await cli(["invoke", CALCULATOR, "calc_add", "--args", '{"a":2,"b":3}', "--json", "--cwd", project], { env });
     expect(r.code).toBe(4);
+    const message = expect.stringContaining("calc_add was not run: it needs permission");
     expect(r.json()).toEqual({
-      ok: true,
+      ok: false, // exit 4: cxagent denied it; the denied result is kept
       result: {
         success: false,
         exitCode: 0,
-        errorMessage: expect.stringContaining("calc_add was not run: it needs permission"),
+        errorMessage: message,
         permissionDenied: true,
         decidedBy: "policy",
         output: { content: expect.any(String) },
         logFile: null,
         durationMs: 0,
       },
-      error: null,
+      error: {
+        code: "E_DENIED",
+        message,
+        hint: "there was no terminal to ask on; pass --allow to allow this one call",
+        next: { do: "allow-call", plugin: "calculator", tool: "calc_add" },
+        details: { decidedBy: "policy" },
+      },
     });
     const human = await cli(["invoke", CALCULATOR, "calc_add", "--args", '{"a":2,"b":3}', "--cwd", project], { env });
     expect(human).toMatchObject({ code: 4, stdout: "" });
