@@ -104,10 +104,10 @@ describe("what a running plugin says reaches the terminal inert", () => {
     const gate = await tty(["gate", "hostile-text", "asks"], [], { env });
     expect(gate.raw).not.toContain(ESC);
     expect(gate.output).toContain('"\\x1b[2J\\x1b[Hdelete nothing\n    o = allow once, a = always, d = deny"');
-    const asked = await tty(["invoke", "hostile-text", "asks"], [{ after: "Allow this call?", send: "d" }], { env });
+    const asked = await tty(["invoke", "hostile-text", "asks"], [{ after: "Allow this call?", send: "n" }], { env });
     expect(withoutOurs(asked.raw)).not.toContain(ESC);
     // the plugin's fake legend is indented under its display; ours follows at the start of a line
-    expect(asked.output).toContain("\\x1b[2J\\x1b[Hdelete nothing\n    o = allow once, a = always, d = deny\no = allow once, a = always allow plugin hostile-text tool asks in this project, d = deny\nAllow this call? [o/a/D] deny");
+    expect(asked.output).toContain("\\x1b[2J\\x1b[Hdelete nothing\n    o = allow once, a = always, d = deny\ny = allow once, a = always allow plugin hostile-text tool asks in this project, n = deny\nAllow this call? [y/a/N] deny");
     const said = await tty(["command", "hostile-text", "say\x1b[31m"], [], { env });
     expect(said.code).toBe(0);
     expect(withoutOurs(said.raw)).not.toContain(ESC);

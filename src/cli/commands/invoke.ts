@@ -8,6 +8,7 @@ import { globalOptions, pluginArg } from "../_args.ts";
 import { type CommandResult, errorJson, printError } from "../_output.ts";
 import { openSession } from "../_session.ts";
 import { cliPermission } from "../_permission.ts";
+import { projectScope } from "../../trust/grants.ts";
 import { progressView } from "../_progress.ts";
 
 /**
@@ -63,7 +64,7 @@ export default defineCommand({
     };
     let result: JobResult;
     try {
-      result = await plugin.invoke(args.tool, input, { timeoutMs, signal: interrupted.signal, onEvent, permission: cliPermission(args.allow === true) });
+      result = await plugin.invoke(args.tool, input, { timeoutMs, signal: interrupted.signal, onEvent, permission: cliPermission(args.allow === true, { stateDir: session.folders.stateDir, project: projectScope(session.cwd) }) });
     } catch (error) {
       if (interrupted.signal.aborted) throw new CxError("E_INTERRUPTED", `the call to ${args.tool} was interrupted`);
       throw error;
