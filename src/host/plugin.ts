@@ -100,6 +100,7 @@ export class Plugin {
   private quarantine: CxError | null = null;
   private readonly changeListeners = new Set<(change: PluginChange) => void>();
   private readonly validators = new Map<string, ArgumentsValidator>();
+  private commandTurn: Promise<void> = Promise.resolve();
   private stopped = false;
   private deliberate = false;
   private exportsValue: string[] = [];
@@ -322,7 +323,7 @@ export class Plugin {
       const names = this.manifestValue.commands.map((c) => c.name);
       throw new CxError("E_UNKNOWN_COMMAND", `plugin '${this.name}' declares no command '${name}'${didYouMean(name, names)}`, { hint: `its commands: ${names.join(", ") || "none"}` });
     }
-    const reply = await this.call((process) => process.request({ kind: "command", name, text: text.trim() }, options));
+    const reply = await this.oneCommandAtATime(() => this.call((process) => process.request({ kind: "command", name, text: text.trim() }, options)));
     if (!reply.ok) throw this.replyError(reply, `command '${name}' failed`, name);
     if (!("command" in reply)) return { message: null, status: "reported" };
     const parsed = v.safeParse(CommandResultSchema, reply.command);
@@ -332,6 +333,22 @@ export class Plugin {
       });
     }
     return parsed.output;
+  }
+
+  /**
+   * Contracts 2 and 3 promised that cxagent_plugin_command is never called while another call of
+   * it runs, and plugins were written to that promise: for them, commands wait their turn (a
+   * command abandoned by its deadline or signal gives up its turn, as its native call cannot be
+   * interrupted). Contract 4 says commands may run concurrently, and they do.
+   */
+  private oneCommandAtATime<T>(run: () => Promise<T>): Promise<T> {
+    if (this.manifestValue.pluginContract > 3) return run();
+    const turn = this.commandTurn.then(run, run);
+    this.commandTurn = turn.then(
+      () => undefined,
+      () => undefined,
+    );
+    return turn;
   }
 
   /**
