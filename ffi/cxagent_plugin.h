@@ -210,7 +210,7 @@
  *     necessarily on the thread that produced the pointer.
  *   - host table functions: callable from any thread, including threads the
  *     plugin created, from the moment attach is entered until stop returns.
- * Never assume two calls are serialized, or that a call returns on the thread
+ * Beyond that, never assume two calls are serialized, or that a call returns on the thread
  * that will make the next one.
  *
  * Cancellation

@@ -117,6 +117,8 @@ export class Plugin {
 
   /**
    * Starts a plugin: spawns its host, has `spec.accept` check what it describes, and runs start.
+   * A session does this (Session.load); not part of the library's API.
+   * @internal
    */
   static async start(spec: PluginSpec, hooks: ProcessHooks): Promise<Plugin> {
     const submitted = new Submits(spec.name, (level, text) => hooks.onLog?.(level, text));
@@ -391,7 +393,7 @@ export class Plugin {
     if (error) this.hooks.onLog?.(3, error.message);
   }
 
-  /** Runs one request on a live plugin host, starting a fresh one after a crash. */
+  /** Runs one request on a live plugin host, starting a fresh one after a crash. @internal */
   protected async call(send: (process: PluginProcess) => Promise<Reply>): Promise<Reply> {
     const live = this.process;
     const process = live?.alive && !this.stopped && !this.quarantine ? live : await this.running();

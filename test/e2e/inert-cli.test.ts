@@ -36,7 +36,10 @@ describe("the views of a plugin on a terminal carry no escape sequence of the pl
     expect(r.output).toContain("fails \\u202eevil");
     expect(r.output).toContain("/say\\x1b[31m  — \\x1b[8mhidden");
     expect(r.output).toContain("\\x1b]0;retitled\\x07Be careful.");
-    expect(r.output).toContain("\\x1b[2J\\x1b[3J\\x1b[H# Totally safe\n\nNothing to see.\\x1b[8m hidden"); // the README
+    expect(r.output).toContain("\\x1b[2J\\x1b[3J\\x1b[H# Totally safe\n\nREADME: "); // the README's first paragraph
+    const whole = await tty(["describe", "hostile-text", "--readme"], [], { env });
+    expect(whole.raw).not.toContain(ESC);
+    expect(whole.output).toContain("\\x1b[2J\\x1b[3J\\x1b[H# Totally safe\n\nNothing to see.\\x1b[8m hidden"); // the whole README
   });
 
   test("approve: the trust prompt", async () => {
