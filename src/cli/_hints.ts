@@ -28,7 +28,8 @@ function findSelfCommand(env: NodeJS.ProcessEnv): string {
     return env.npm_config_user_agent?.startsWith("bun/") ? "bun run cxagent" : "npm run -s cxagent --";
   }
   if (viaLauncher && env.npm_lifecycle_event === "npx" && env.npm_command === "exec") return "npx cxagent";
-  const program = isCompiled() ? process.execPath : viaLauncher ? launcher : fileURLToPath(new URL("../../bin/cxagent", import.meta.url));
+  // Through the launcher, the launcher is what the user typed (it may run dist/cxagent itself).
+  const program = viaLauncher ? launcher : isCompiled() ? process.execPath : fileURLToPath(new URL("../../bin/cxagent", import.meta.url));
   if (onPath("cxagent", program, env)) return "cxagent";
   return shellWord(shortPath(program));
 }

@@ -251,3 +251,44 @@ describe("cxagent paths", () => {
     expect(broken.json().config.file.problem).toContain("is not valid JSON");
   });
 });
+
+describe("run the way the docs say: npx and npm run, from a folder inside the checkout", () => {
+  /** No npm variables of the test run itself, no bun on PATH: a user's shell after npm ci. */
+  const userEnv = (state: string) => {
+    const env: Record<string, string> = {};
+    for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("npm_") && k !== "INIT_CWD") env[k] = v;
+    env.PATH = (process.env.PATH ?? "").split(":").filter((d) => d && !d.includes("node_modules")).join(":");
+    return { ...env, NO_COLOR: "1", CXAGENT_CONFIG_DIR: CONFIG_DIR, CXAGENT_STATE_DIR: state } as Record<string, string>;
+  };
+  const run = async (cmd: string[], cwd: string, env: Record<string, string>) => {
+    const proc = Bun.spawn(cmd, { cwd, env, stdout: "pipe", stderr: "pipe", stdin: "ignore" });
+    const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    return { stdout, stderr, code };
+  };
+
+  test("npm run -s cxagent --: paths are the folder the user is in (INIT_CWD), and hints say npm run -s cxagent --", async () => {
+    using dir = tempDir();
+    const env = userEnv(dir.path);
+    const examples = join(ROOT, "examples");
+    const described = await run(["npm", "run", "-s", "cxagent", "--", "describe", "./calculator", "--json"], examples, env);
+    expect(described.code).toBe(0);
+    expect(JSON.parse(described.stdout).folder).toBe(CALCULATOR);
+    const refused = await run(["npm", "run", "-s", "cxagent", "--", "invoke", "./calculator", "calc_multiply", "--args", '{"a": 1, "b": 2}'], examples, env);
+    expect(refused.code).toBe(4);
+    expect(refused.stderr).toContain("'npm run -s cxagent -- describe ./calculator', then approve it: 'npm run -s cxagent -- approve ./calculator' on a terminal");
+  }, 30_000);
+
+  test("npx cxagent: hints say npx cxagent; with cxagent on PATH they say cxagent", async () => {
+    using dir = tempDir();
+    const env = userEnv(dir.path);
+    const refused = await run(["npx", "cxagent", "invoke", "calculator", "calc_multiply", "--args", '{"a": 1, "b": 2}'], join(ROOT, "examples"), env);
+    expect(refused.code).toBe(4);
+    expect(refused.stderr).toContain("'npx cxagent approve calculator' on a terminal");
+    const bin = join(dir.path, "bin");
+    mkdirSync(bin);
+    symlinkSync(join(ROOT, "bin/cxagent"), join(bin, "cxagent"));
+    const onPath = await run(["cxagent", "invoke", "examples/calculator", "calc_multiply", "--args", '{"a": 1, "b": 2}'], ROOT, { ...env, PATH: `${bin}:${env.PATH}` });
+    expect(onPath.code).toBe(4);
+    expect(onPath.stderr).toContain("'cxagent approve examples/calculator' on a terminal");
+  }, 30_000);
+});
