@@ -37,3 +37,7 @@ export type { LoadSet, LoadSetFile } from "./trust/hash.ts";
 export type { DependencyPlan, InSetDependency } from "./trust/dependencies.ts";
 export type { ReapReport, ReapEntry } from "./reaper/reap.ts";
 export type { Outcome } from "./reaper/escalate.ts";
+export type { CatalogEntry } from "./discovery/catalog.ts";
+export type { Collision } from "./session/names.ts";
+export type { ProjectPluginConfig } from "./discovery/project-config.ts";
+export type { ToolLayer } from "./session/selection.ts";
