@@ -200,14 +200,17 @@
  *   - abi_version, describe, attach, start and stop: called once each, in the
  *     lifecycle order above, never concurrently with one another.
  *   - invoke, gate and command: may run concurrently with themselves and with
- *     each other, on different threads, from start's successful return on.
+ *     each other, on different threads, from start's successful return on. One
+ *     exception, kept for plugins written to the older promise: a plugin that
+ *     reports contract 2 or 3 never has cxagent_plugin_command called while
+ *     another call of it runs (its invoke and gate may still overlap it).
  *   - poll: runs on a thread of its own, concurrently with invoke, gate and
  *     command, but never concurrently with itself.
  *   - free: may be called on any thread, concurrently with anything, and not
  *     necessarily on the thread that produced the pointer.
  *   - host table functions: callable from any thread, including threads the
  *     plugin created, from the moment attach is entered until stop returns.
- * Never assume two calls are serialized, or that a call returns on the thread
+ * Beyond that, never assume two calls are serialized, or that a call returns on the thread
  * that will make the next one.
  *
  * Cancellation
@@ -951,9 +954,13 @@ CXAGENT_PLUGIN_EXPORT const char* cxagent_plugin_poll(void);
  * still succeeds, and the first attempt to run a command fails naming
  * cxagent_plugin_command.
  *
- * Threads: may run concurrently with itself, with invoke, gate and poll. The
- * host records the call's id on the calling thread first, so host reports
- * with call_id NULL belong to this command, as they do in invoke.
+ * Threads: since contract 4, may run concurrently with itself, with invoke,
+ * gate and poll. For a plugin that reports contract 2 or 3 the host keeps the
+ * promise those contracts made: never two commands at once (they wait their
+ * turn; a command the caller abandoned at its deadline gives up its turn,
+ * since a native call cannot be interrupted). The host records the call's id
+ * on the calling thread first, so host reports with call_id NULL belong to
+ * this command, as they do in invoke.
  *
  * name       host-owned, valid during this call: the command's name, as
  *            declared, without the slash.

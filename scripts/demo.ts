@@ -7,7 +7,13 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { colorWanted } from "../src/log.ts";
 import { findCargo } from "./_cargo.ts";
+
+// Emphasis only where it shows: on a terminal, or with FORCE_COLOR; never with NO_COLOR.
+const styled = colorWanted(process.stdout);
+const bold = (text: string) => (styled ? `\x1b[1m${text}\x1b[0m` : text);
+const red = (text: string) => (styled ? `\x1b[31m${text}\x1b[0m` : text);
 
 const root = join(import.meta.dir, "..");
 const state = mkdtempSync(join(tmpdir(), "cxagent-demo-"));
@@ -16,11 +22,11 @@ let failures = 0;
 
 function step(title: string, args: string[], expectCode = 0) {
   const shown = args.map((a) => (/[\s{}"']/.test(a) ? `'${a}'` : a)).join(" ");
-  console.log(`\n\x1b[1m# ${title}\x1b[0m\n$ ${args[0] === "__build" ? "npm run examples" : `cxagent ${shown}`}`);
+  console.log(`\n${bold(`# ${title}`)}\n$ ${args[0] === "__build" ? "npm run examples" : `cxagent ${shown}`}`);
   const cmd = args[0] === "__build" ? [process.execPath, "scripts/build-native.ts", "examples"] : [process.execPath, "src/main.ts", ...args];
   const proc = Bun.spawnSync(cmd, { cwd: root, env, stdout: "inherit", stderr: "inherit", stdin: "ignore" });
   if (proc.exitCode !== expectCode) {
-    console.log(`\x1b[31m(exit code ${proc.exitCode}, expected ${expectCode})\x1b[0m`);
+    console.log(red(`(exit code ${proc.exitCode}, expected ${expectCode})`));
     failures++;
   }
 }
@@ -52,7 +58,7 @@ try {
     step("a plugin in Rust with no crates: count the words of a file in the project", ["invoke", "examples/wordcount", "wordcount_file", "--args", '{"path": "README.md"}']);
     step("its gate asks only for a path outside the project", ["gate", "examples/wordcount", "wordcount_file", "--args", '{"path": "/etc/hosts"}']);
   } else {
-    console.log("\n\x1b[1m# the Rust example, examples/wordcount, is skipped: cargo is not on PATH\x1b[0m");
+    console.log(`\n${bold("# the Rust example, examples/wordcount, is skipped: cargo is not on PATH")}`);
   }
   step("nothing is left behind to reap", ["reap"]);
 } finally {

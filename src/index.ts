@@ -27,3 +27,17 @@ export { CxError, EXIT_CODES, type ErrorCode, type NextStep, isCxError, resultEx
 export type { Manifest, Tool, Command } from "./protocol/manifest.ts";
 export type { JobResult, CommandResult, Submit, DecidedBy } from "./protocol/result.ts";
 export { createLogger, type Logger } from "./log.ts";
+export type { CxErrorOptions } from "./errors.ts";
+export type { Config, PluginConfig } from "./discovery/config.ts";
+export type { Folders } from "./discovery/paths.ts";
+export type { Resolved, SearchFolder } from "./discovery/discover.ts";
+export type { PluginLocation } from "./discovery/resolve.ts";
+export type { Approval } from "./trust/approvals.ts";
+export type { LoadSet, LoadSetFile } from "./trust/hash.ts";
+export type { DependencyPlan, InSetDependency } from "./trust/dependencies.ts";
+export type { ReapReport, ReapEntry } from "./reaper/reap.ts";
+export type { Outcome } from "./reaper/escalate.ts";
+export type { CatalogEntry } from "./discovery/catalog.ts";
+export type { Collision } from "./session/names.ts";
+export type { ProjectPluginConfig } from "./discovery/project-config.ts";
+export type { ToolLayer } from "./session/selection.ts";

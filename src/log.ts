@@ -10,8 +10,19 @@ export function createLogger(options: { verbose?: boolean; quiet?: boolean } = {
     level: options.verbose ? LogLevels.debug : options.quiet ? LogLevels.error : LogLevels.info,
     stdout: process.stderr,
     stderr: process.stderr,
-    formatOptions: { date: false, colors: !process.env.NO_COLOR && process.stderr.isTTY === true },
+    formatOptions: { date: false, colors: colorWanted(process.stderr) },
   });
+}
+
+/**
+ * Whether to colour what goes to `stream`: FORCE_COLOR (anything but 0 or false) forces it,
+ * NO_COLOR (any value) turns it off, otherwise only on a terminal.
+ */
+export function colorWanted(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv = process.env): boolean {
+  const force = env.FORCE_COLOR;
+  if (force !== undefined) return !["0", "false"].includes(force.toLowerCase());
+  if (env.NO_COLOR) return false;
+  return stream.isTTY === true;
 }
 
 /** A logger that says nothing: the default for library sessions that were not given one. */

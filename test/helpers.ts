@@ -139,7 +139,7 @@ export interface TtyResult {
 export async function tty(
   args: string[],
   answers: { after: string | RegExp; send: string }[],
-  options: { env?: Record<string, string>; cwd?: string } = {},
+  options: { env?: Record<string, string>; cwd?: string; onAnswer?: (raw: string, index: number) => void } = {},
 ): Promise<TtyResult> {
   let screen = "";
   const decoder = new TextDecoder();
@@ -166,7 +166,8 @@ export async function tty(
       return at >= 0;
     };
     await until(seen, 20_000, `the terminal to show ${String(answer.after)}; it shows:\n${screen}`);
-    proc.terminal!.write(answer.send);
+    options.onAnswer?.(screen, answers.indexOf(answer));
+    if (answer.send) proc.terminal!.write(answer.send);
   }
   const code = await proc.exited;
   await eof; // the terminal's last bytes arrive after the exit
@@ -204,4 +205,55 @@ export async function within<T>(promise: Promise<T>, ms: number, what: string): 
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * What a terminal `cols` wide shows after receiving `raw`: the lines of its screen (scrolled-off
+ * lines kept), trailing spaces trimmed. Understands what cxagent writes: text, \r, \n, \t, line
+ * wrap, ESC[K (clear to the end of the line), ESC[nA (up), ESC[nG (to a column); colours and any
+ * other escape are ignored.
+ */
+export function renderScreen(raw: string, cols = 200): string[] {
+  const lines: string[][] = [[]];
+  let row = 0;
+  let col = 0;
+  let wrapPending = false;
+  const line = () => (lines[row] ??= []);
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw[i]!;
+    if (c === "\x1b" && raw[i + 1] === "[") {
+      const m = /^\x1b\[([0-9;?]*)([A-Za-z])/.exec(raw.slice(i));
+      if (!m) continue;
+      i += m[0].length - 1;
+      const n = Number(m[1] || "1");
+      if (m[2] === "K") line().length = Math.min(line().length, col);
+      else if (m[2] === "A") row = Math.max(0, row - n);
+      else if (m[2] === "G") col = Math.min(cols - 1, n - 1);
+      wrapPending = false;
+      continue;
+    }
+    if (c === "\r") {
+      col = 0;
+      wrapPending = false;
+    } else if (c === "\n") {
+      row++;
+      line();
+      col = 0; // the terminal's ONLCR: a newline also returns the carriage
+      wrapPending = false;
+    } else if (c === "\t") {
+      col = Math.min(cols - 1, (Math.floor(col / 8) + 1) * 8);
+    } else {
+      if (wrapPending) {
+        row++;
+        col = 0;
+        wrapPending = false;
+      }
+      const l = line();
+      while (l.length < col) l.push(" ");
+      l[col] = c;
+      if (col === cols - 1) wrapPending = true;
+      else col++;
+    }
+  }
+  return lines.map((l) => l.join("").trimEnd());
 }

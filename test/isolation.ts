@@ -18,8 +18,12 @@ function works(cmd: string[]): boolean {
 export const PID_NAMESPACE = works(["unshare", "--pid", "--fork", "--mount-proc", "true"]);
 if (!PID_NAMESPACE) console.error("skipping tests that could signal pid 1: `unshare --pid --fork --mount-proc` is unavailable here (it needs root)");
 
-export const NOBODY = process.getuid?.() === 0 && works(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "true"]);
-if (!NOBODY) console.error("skipping tests run as an ordinary user: they need root and setpriv");
+const asNobodyWorks = process.getuid?.() === 0 && works(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "true"]);
+/** Whether user nobody can run this checkout: read its sources and run its Bun (a clone in a 0700 folder cannot). */
+const checkoutReadable = asNobodyWorks && works(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "sh", "-c", `test -r "${join(ROOT, "src/main.ts")}" && test -x "${process.execPath}"`]);
+export const NOBODY = asNobodyWorks && checkoutReadable;
+if (!asNobodyWorks) console.error("skipping tests run as an ordinary user: they need root and setpriv");
+else if (!checkoutReadable) console.error(`skipping tests run as an ordinary user: user nobody cannot read this checkout (${ROOT}) or run its Bun`);
 
 /** How the shell inside runs the CLI from source: `"$CX" invoke ...`. */
 export const CLI_IN_SHELL = `${process.execPath} ${join(ROOT, "src/main.ts")}`;

@@ -35,6 +35,22 @@ static void bad_request(const char *why, const char *line, size_t n) {
   buf_free(&m);
 }
 
+/* The id of a request the parser refused, when the line starts the way the parent writes every
+ * request ({"id":<digits>,...}): such a request is answered with a fault instead of being ignored,
+ * so the call it belongs to fails at once rather than waiting for a reply that never comes. */
+static i64 leading_id(const char *line, size_t n) {
+  size_t i = 0;
+  while (i < n && (line[i] == ' ' || line[i] == '\t')) i++;
+  if (i + 6 > n || line[i] != '{' || line[i + 1] != '"' || line[i + 2] != 'i' || line[i + 3] != 'd' || line[i + 4] != '"' ||
+      line[i + 5] != ':')
+    return -1;
+  i += 6;
+  i64 v = 0;
+  size_t digits = 0;
+  while (i < n && is_digit((u8)line[i]) && digits < 18) v = v * 10 + (line[i++] - '0'), digits++;
+  return digits && i < n && (line[i] == ',' || line[i] == '}') ? v : -1;
+}
+
 /* Serves one request line (the caller's own malloc'd copy, which this may write into). */
 static void handle(char *line, size_t n) {
   enum { F_ID, F_KIND, F_TOOL, F_ARGS, F_CONTEXT, F_NAME, F_TEXT, F_SEQ, F_COUNT };
@@ -46,7 +62,13 @@ static void handle(char *line, size_t n) {
   /* validated in place; a line that breaks lines between tokens ('\r') is read from a copy */
   char *text = (char *)json_parse_line(&p, (const u8 *)line, n, &req, f, F_COUNT);
   if (!text || p.top != '{') {
-    bad_request(p.error ? p.error : "not an object", line, n);
+    const char *why = p.error ? p.error : "not an object";
+    bad_request(why, line, n);
+    id = leading_id(line, n);
+    if (id > 0) {
+      reply_fault(&r, id, "bad-request", "the plugin host could not read this request", why, str_len(why), NULL);
+      call_end(id, NULL, &r);
+    }
     goto done;
   }
   id = field_id(text, &f[F_ID]);

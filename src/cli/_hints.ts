@@ -2,11 +2,63 @@
  * The CLI's words for what to do next. The library describes a next step as data (errors.ts
  * NextStep); only here does it become a command line, with the flags this CLI has.
  */
+import { accessSync, constants, realpathSync } from "node:fs";
+import { delimiter, isAbsolute, join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { CxError, NextStep } from "../errors.ts";
+import { isCompiled } from "../session/host-command.ts";
 
-/** How the user runs this CLI: the name a hint's commands start with. */
-export function selfCommand(): string {
-  return "cxagent";
+let self: string | null = null;
+
+/**
+ * How the user runs this CLI: the words a hint's commands start with, so that every command a
+ * hint names can be typed as it is. Through a package script that is `npm run -s cxagent --`
+ * (`bun run cxagent` under bun), through npx `npx cxagent`; a `cxagent` on PATH that is this very
+ * program is `cxagent`; otherwise the path of the binary or of the package's launcher (bin/cxagent),
+ * relative to the current folder when it lies inside it.
+ */
+export function selfCommand(env: NodeJS.ProcessEnv = process.env): string {
+  return (self ??= findSelfCommand(env));
+}
+
+function findSelfCommand(env: NodeJS.ProcessEnv): string {
+  const launcher = env.CXAGENT_LAUNCHER;
+  const viaLauncher = typeof launcher === "string" && launcher !== "";
+  if (viaLauncher && env.npm_lifecycle_event === "cxagent") {
+    return env.npm_config_user_agent?.startsWith("bun/") ? "bun run cxagent" : "npm run -s cxagent --";
+  }
+  if (viaLauncher && env.npm_lifecycle_event === "npx" && env.npm_command === "exec") return "npx cxagent";
+  // Through the launcher, the launcher is what the user typed (it may run dist/cxagent itself).
+  const program = viaLauncher ? launcher : isCompiled() ? process.execPath : fileURLToPath(new URL("../../bin/cxagent", import.meta.url));
+  if (onPath("cxagent", program, env)) return "cxagent";
+  return shellWord(shortPath(program));
+}
+
+/** Whether `name` on PATH is `program` itself (symbolic links resolved). */
+function onPath(name: string, program: string, env: NodeJS.ProcessEnv): boolean {
+  let target: string;
+  try {
+    target = realpathSync(program);
+  } catch {
+    return false;
+  }
+  for (const folder of (env.PATH ?? "").split(delimiter)) {
+    if (!folder) continue;
+    const candidate = join(folder, name);
+    try {
+      accessSync(candidate, constants.X_OK);
+      return realpathSync(candidate) === target;
+    } catch {
+      // not in this folder: the shell would look in the next one
+    }
+  }
+  return false;
+}
+
+/** A path relative to the current folder (`./bin/cxagent`) when it lies inside it, else absolute. */
+function shortPath(path: string): string {
+  const rel = relative(process.cwd(), path);
+  return rel && !rel.startsWith("..") && !isAbsolute(rel) ? `./${rel}` : path;
 }
 
 /** A word for the shell: quoted when it holds anything the shell would read. */
@@ -42,7 +94,17 @@ export function wordNextStep(next: NextStep, hint: string | undefined): string {
   }
 }
 
-/** The hint the CLI shows for an error: its next step in CLI words, else the library's words. */
+/**
+ * The hint the CLI shows for an error: its next step in CLI words, else the library's words. A
+ * crash's library hint is about the session's next call, which a one-shot run does not make: the
+ * CLI says where the plugin's own words are instead.
+ */
 export function cliHint(error: CxError): string | undefined {
+  if (error.code === "E_CRASHED" && error.next?.do === "see-output") {
+    const wrote = Array.isArray(error.details?.stderr) && error.details.stderr.length > 0;
+    return wrote
+      ? "the message ends with the last lines the plugin wrote; run again with --verbose to see everything it wrote"
+      : "the plugin wrote nothing to stderr before it crashed; run again with --verbose to see its logs";
+  }
   return error.next ? wordNextStep(error.next, error.hint) : error.hint;
 }

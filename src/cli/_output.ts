@@ -4,6 +4,7 @@
  */
 import { CxError } from "../errors.ts";
 import { inertBlock } from "../inert.ts";
+import { colorWanted } from "../log.ts";
 import { cliHint } from "./_hints.ts";
 
 export interface CommandResult {
@@ -28,12 +29,24 @@ export function printResult(result: CommandResult, json: boolean) {
   }
 }
 
-export function printError(error: CxError, json: boolean) {
-  const hint = cliHint(error);
-  if (json) {
-    process.stdout.write(JSON.stringify({ error: { ...error.toJSON(), hint: hint ?? null } }, null, 2) + "\n");
+/** How a command prints: text for people, one JSON document (--json), or JSON lines (--jsonl). */
+export type OutputMode = "text" | "json" | "jsonl";
+
+/** The JSON of an error as the CLI prints it: its `hint` is the CLI's wording of its next step. */
+export function errorJson(error: CxError) {
+  return { ...error.toJSON(), hint: cliHint(error) ?? null };
+}
+
+/**
+ * Prints a failure: with --json one document (`{"error": …}`, or the command's own shape, such as
+ * invoke's envelope), with --jsonl the same as one line, else `error …` and its hint on stderr.
+ */
+export function printError(error: CxError, mode: OutputMode, document: (error: CxError) => unknown = (e) => ({ error: errorJson(e) })) {
+  if (mode !== "text") {
+    process.stdout.write(JSON.stringify(document(error), null, mode === "json" ? 2 : undefined) + "\n");
     return;
   }
+  const hint = cliHint(error);
   const red = useColor() ? (s: string) => `\x1b[31m${s}\x1b[39m` : (s: string) => s;
   const dim = useColor() ? (s: string) => `\x1b[2m${s}\x1b[22m` : (s: string) => s;
   // Messages quote plugin text (its error, its stderr tail): inert, whatever stderr is.
@@ -41,8 +54,8 @@ export function printError(error: CxError, json: boolean) {
   if (hint) process.stderr.write(dim(`hint: ${inertBlock(hint)}`) + "\n");
 }
 
-export function useColor(stream: NodeJS.WriteStream = process.stderr): boolean {
-  return !process.env.NO_COLOR && stream.isTTY === true;
+export function useColor(stream: { isTTY?: boolean } = process.stderr): boolean {
+  return colorWanted(stream);
 }
 
 export function stripAnsi(text: string): string {

@@ -6,14 +6,22 @@ import type { PermissionHandler } from "../host/gate.ts";
 import { type Choice, choose, isInteractive } from "./_prompt.ts";
 import { inert } from "../inert.ts";
 import { askedBecause } from "../host/tool-policy.ts";
+import { join } from "node:path";
+import { selfCommand, shellWord } from "./_hints.ts";
 
 /** The plugin's wording of a call, inert; its later lines indented so none can pass for our legend. */
 export function shownDisplay(display: string | null): string {
   return (display ?? "").split(/\r?\n/).map(inert).join("\n    ");
 }
 
-export function cliPermission(allow: boolean): PermissionHandler | undefined {
-  if (isInteractive()) return askOnTerminal;
+/** Where an Always answer is stored: the state folder's permissions.json, for the project folder. */
+export interface GrantPlace {
+  stateDir: string;
+  project: string;
+}
+
+export function cliPermission(allow: boolean, place: GrantPlace): PermissionHandler | undefined {
+  if (isInteractive()) return askOnTerminal(place);
   if (allow) {
     return ({ decision }) => {
       process.stderr.write(`allowed by --allow: ${shownDisplay(decision.display)}\n`);
@@ -23,16 +31,21 @@ export function cliPermission(allow: boolean): PermissionHandler | undefined {
   return undefined;
 }
 
-const askOnTerminal: PermissionHandler = async ({ decision }) => {
+/** The same keys as the trust prompt: y allows (once), n denies, a allows always where offered. */
+const askOnTerminal = (place: GrantPlace): PermissionHandler => async ({ decision }) => {
   const choices: Choice<"once" | "always" | "deny">[] = [
-    { key: "o", label: "allow once", value: "once" },
+    { key: "y", label: "allow once", value: "once" },
     ...(decision.alwaysOffered ? [{ key: "a", label: "always", value: "always" as const }] : []),
-    { key: "d", label: "deny", value: "deny" },
+    { key: "n", label: "deny", value: "deny" },
   ];
   const legend = decision.alwaysOffered
-    ? `o = allow once, a = always allow ${decision.rule} in this project, d = deny`
-    : "o = allow once, d = deny";
+    ? `y = allow once, a = always allow ${decision.rule} in this project, n = deny`
+    : "y = allow once, n = deny";
   const why = decision.forcedBy ? `this tool ${inert(askedBecause(decision.forcedBy))}\n` : "";
   process.stderr.write(`${shownDisplay(decision.display)}\n${why}${legend}\n`);
-  return choose("Allow this call?", choices, "deny");
+  const answer = await choose("Allow this call?", choices, "deny");
+  if (answer === "always" && decision.rule) {
+    process.stderr.write(`always: stored '${decision.rule}' for ${inert(place.project)} in ${join(place.stateDir, "permissions.json")}; '${selfCommand()} grants --revoke ${shellWord(decision.rule)}' removes it\n`);
+  }
+  return answer;
 };

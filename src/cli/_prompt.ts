@@ -1,8 +1,12 @@
 /**
- * The one terminal prompt: a question on stderr, answered with a single key. Enter takes the
- * default; Ctrl-C, Ctrl-D and Escape take the safe answer. Never used without a terminal (a prompt
- * with nobody to answer it would hang), so callers check isInteractive() first.
+ * The one terminal prompt: a question on stderr, answered with a single key. Both prompts use the
+ * same keys for the same answers: y yes (allow once), a always, n no (deny). Enter takes the
+ * default; Ctrl-C, Ctrl-D and Escape take the safe answer; any other key is answered on the screen
+ * (which keys answer) and the question asked again. Never used without a terminal (a prompt with
+ * nobody to answer it would hang), so callers check isInteractive() first.
  */
+import { inert } from "../inert.ts";
+
 
 export interface Choice<T extends string> {
   key: string;
@@ -33,7 +37,13 @@ export async function choose<T extends string>(question: string, choices: Choice
           else value = choices.find((c) => c.key.toLowerCase() === key.toLowerCase())?.value;
           if (value !== undefined) break;
         }
-        if (value === undefined) return; // no key that answers: keep waiting
+        if (value === undefined) {
+          // Said on the screen, so a key that does nothing is never a mystery; then asked again.
+          const allowed = choices.map((c) => c.key.toLowerCase());
+          const list = allowed.length > 1 ? `${allowed.slice(0, -1).join(", ")} or ${allowed.at(-1)}` : allowed[0];
+          process.stderr.write(`\n'${inert(key)}' answers nothing here: press ${list} (Enter: ${choices.find((c) => c.value === fallback)?.label ?? fallback})\n${question} [${keys}] `);
+          return;
+        }
         stdin.off("data", onData);
         const label = choices.find((c) => c.value === value)?.label ?? value;
         process.stderr.write(`${key === "\x03" ? "^C → " : ""}${label}\n`);

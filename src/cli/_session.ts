@@ -8,7 +8,8 @@ import { inertBlock } from "../inert.ts";
 import { Session } from "../session/session.ts";
 import type { GlobalOptions } from "./_args.ts";
 import { isInteractive } from "./_prompt.ts";
-import { askTrustOnTerminal } from "./_trust-prompt.ts";
+import { trustPrompt } from "./_trust-prompt.ts";
+import { resolveFolders } from "../discovery/paths.ts";
 
 export async function openSession(options: GlobalOptions): Promise<Session> {
   const logger = createLogger({ verbose: options.verbose });
@@ -17,7 +18,7 @@ export async function openSession(options: GlobalOptions): Promise<Session> {
     configDir: options.configDir,
     stateDir: options.stateDir,
     logger,
-    confirmTrust: isInteractive() ? askTrustOnTerminal : null,
+    confirmTrust: isInteractive() ? trustPrompt(resolveFolders(options).stateDir) : null,
     // What a plugin writes and logs reaches the terminal inert, attributed to it by name.
     onOutput: options.verbose ? (plugin, line) => logger.withTag(plugin).log(inertBlock(line)) : () => {},
     onLog: (plugin, level, text) => {

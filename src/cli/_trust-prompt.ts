@@ -5,17 +5,28 @@
  */
 import { inert } from "../inert.ts";
 import type { Manifest } from "../protocol/manifest.ts";
-import type { TrustRequest } from "../index.ts";
+import { join } from "node:path";
+import type { ConfirmTrust, TrustRequest } from "../index.ts";
 import { describeChanges, otherFolderSentence } from "../session/inspect.ts";
+import { selfCommand, shellWord } from "./_hints.ts";
 import { choose } from "./_prompt.ts";
 
-export async function askTrustOnTerminal(request: TrustRequest): Promise<boolean> {
-  process.stderr.write(`${describeTrustRequest(request)}\n`);
-  const answer = await choose("Approve these exact files?", [
-    { key: "y", label: "yes", value: "yes" },
-    { key: "n", label: "no", value: "no" },
-  ], "no");
-  return answer === "yes";
+/**
+ * The trust prompt, for a session whose approvals live in `stateDir`. A yes is recorded there by
+ * the library once this returns; the prompt says what and where, so the person knows it lasts.
+ */
+export function trustPrompt(stateDir: string): ConfirmTrust {
+  return async (request) => {
+    process.stderr.write(`${describeTrustRequest(request)}\n`);
+    const answer = await choose("Approve these exact files?", [
+      { key: "y", label: "yes", value: "yes" },
+      { key: "n", label: "no", value: "no" },
+    ], "no");
+    if (answer === "yes") {
+      process.stderr.write(`approved: ${inert(request.manifest.name)} ${inert(request.manifest.version)} at ${inert(request.realFolder)} (hash ${request.hash.slice(0, 12)}…), stored in ${join(stateDir, "approvals.json")}; '${selfCommand()} revoke ${shellWord(request.realFolder)}' withdraws it\n`);
+    }
+    return answer === "yes";
+  };
 }
 
 /** Which tools ask, and how: "every call: a, b; depending on its arguments: c". */

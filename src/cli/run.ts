@@ -1,17 +1,30 @@
 /**
- * The CLI's own main(): picks the command, parses its arguments strictly (an unknown flag is a
- * usage error, unlike citty's runMain), runs it, prints, and maps errors to the exit codes of
- * SPEC §9 — the only place that does.
+ * The CLI's own main(): picks the command, parses its arguments strictly (an unknown flag or an
+ * extra argument is a usage error, unlike citty's runMain), runs it, prints, and maps errors to
+ * the exit codes of errors.ts — the only place that does. With --json, whatever happens, stdout
+ * gets exactly one JSON document.
  */
-import { type ArgsDef, type CommandDef, defineCommand, parseArgs, renderUsage } from "citty";
+import { type ArgsDef, type CommandDef, defineCommand, renderUsage } from "citty";
+import { existsSync, statSync } from "node:fs";
 import pkg from "../../package.json" with { type: "json" };
 import { asCxError, CxError } from "../errors.ts";
+import { CONTRACT_CURRENT, CONTRACT_OLDEST } from "../protocol/manifest.ts";
+import { didYouMean } from "../suggest.ts";
 import { globalArgs } from "./_args.ts";
-import { type CommandResult, printError, printResult, stripAnsi } from "./_output.ts";
+import { selfCommand } from "./_hints.ts";
+import { type CommandResult, type OutputMode, printError, printResult, stripAnsi, useColor } from "./_output.ts";
+import { flagRequested, parseCommandLine } from "./_parse.ts";
 
-type Loader = () => Promise<{ default: CommandDef<ArgsDef> }>;
+/** A command's module: its definition, and optionally the JSON shape of its failures. */
+export interface CommandModule {
+  default: CommandDef<ArgsDef>;
+  /** The document --json / --jsonl print when the command fails (default `{"error": …}`). */
+  errorDocument?: (error: CxError) => unknown;
+}
 
-const COMMANDS: Record<string, Loader> = {
+type Loader = () => Promise<CommandModule>;
+
+export const COMMANDS: Record<string, Loader> = {
   list: () => import("./commands/list.ts") as never,
   describe: () => import("./commands/describe.ts") as never,
   approve: () => import("./commands/approve.ts") as never,
@@ -27,72 +40,102 @@ const COMMANDS: Record<string, Loader> = {
   mcp: () => import("./commands/mcp.ts") as never,
   new: () => import("./commands/new.ts") as never,
   check: () => import("./commands/check.ts") as never,
+  paths: () => import("./commands/paths.ts") as never,
+  completions: () => import("./commands/completions.ts") as never,
+  __complete: () => import("./commands/complete.ts") as never,
 };
+
+/** Commands whose last positional takes every further word. */
+export const VARIADIC = new Set(["command", "instructions", "mcp", "__complete"]);
+
+const HIDDEN = new Set(["__complete"]);
 
 const SUMMARIES: Record<string, string> = {
   list: "Discovered and configured plugins, with their trust status",
-  describe: "What a plugin declares (no plugin code runs); --live loads it and compares",
+  describe: "What a plugin declares and its tools' arguments (no plugin code runs); --live loads it and compares",
   approve: "Approve a plugin's exact files, interactively or by pinned hash",
   revoke: "Withdraw a plugin's approval",
   load: "Load a plugin (trust, spawn, handshake, describe, start, stop), with timings",
   invoke: "Call one of a plugin's tools",
   gate: "Show the permission decision for a call, without making it",
   command: "Run one of a plugin's commands",
-  watch: "Print the work a plugin submits, as JSON lines",
+  watch: "Print the work a plugin submits",
   instructions: "Print the instructions loaded plugins add for the model",
   grants: "List or revoke standing permission grants",
   reap: "End processes left behind by sessions that died",
   mcp: "Serve plugins to an MCP client (Claude Code, Codex, Cursor, …) over stdio or HTTP",
   new: "Start a new plugin in C or Rust, ready to build",
   check: "Run a plugin through every check of the contract, each pass, warn or fail",
+  paths: "The folders and files cxagent uses, and whether each can be read",
+  completions: "Print a shell completion script (bash, zsh or fish)",
+  help: "Help for cxagent, or for one command",
 };
 
-const root = defineCommand({
-  meta: { name: "cxagent", version: pkg.version, description: "Native tool plugins for AI coding agents, each in its own process" },
-  args: globalArgs,
-  subCommands: Object.fromEntries(
-    Object.keys(COMMANDS).map((name) => [name, defineCommand({ meta: { name, description: SUMMARIES[name] } })]),
-  ),
-});
+export const COMMAND_NAMES = [...Object.keys(COMMANDS).filter((n) => !HIDDEN.has(n)), "help"];
+
+function rootCommand() {
+  return defineCommand({
+    meta: { name: selfCommand(), version: pkg.version, description: "Native tool plugins for AI coding agents, each in its own process" },
+    args: {
+      ...globalArgs,
+      version: { type: "boolean", alias: ["v", "V"], description: "Print the version (with --verbose: Bun, plugin contract, platform)" },
+      help: { type: "boolean", alias: "h", description: "Show this help, or a command's with <command> --help" },
+    },
+    subCommands: Object.fromEntries(COMMAND_NAMES.map((name) => [name, defineCommand({ meta: { name, description: SUMMARIES[name] } })])),
+  }) as CommandDef<ArgsDef>;
+}
 
 export async function main(argv: string[]): Promise<number> {
-  const wantsJson = argv.includes("--json");
+  enterUserFolder();
+  const mode: OutputMode = flagRequested(argv, "json") ? "json" : flagRequested(argv, "jsonl") ? "jsonl" : "text";
+  let errorDocument: CommandModule["errorDocument"];
   try {
     const { name, rest } = splitCommand(argv);
-    if (!name) {
-      if (argv.includes("--version")) {
-        process.stdout.write(`${pkg.version}\n`);
-        return 0;
-      }
-      if (argv.includes("--help") || argv.includes("-h")) {
-        await printUsage(root as CommandDef<ArgsDef>);
-        return 0;
-      }
-      const word = argv.find((a) => !a.startsWith("-"));
-      throw new CxError("E_USAGE", word === undefined ? "no command given" : `unknown command '${word}'`, {
-        hint: `commands: ${Object.keys(COMMANDS).join(", ")}; see cxagent --help`,
-      });
-    }
-    const command = (await COMMANDS[name]!()).default;
+    if (name === null) return await topLevel(rest, mode);
+    if (name === "help") return await help(rest, mode);
+    const module = await COMMANDS[name]!();
+    errorDocument = module.errorDocument;
+    const command = module.default;
     const args = { ...globalArgs, ...((await resolveValue(command.args)) ?? {}) } as ArgsDef;
-    const full = defineCommand({ ...command, args });
-    if (rest.includes("--help") || rest.includes("-h")) {
-      await printUsage(full, root as CommandDef<ArgsDef>);
-      return 0;
-    }
-    const parsed = parseStrict(rest, args, name);
+    const full = defineCommand({ ...command, meta: { ...(await resolveValue(command.meta)), name } });
+    if (wantsHelp(rest)) return await printUsage({ ...full, args }, rootCommand(), name, mode);
+    const parsed = parseCommandLine(rest, args, { command: name, variadic: VARIADIC.has(name), self: selfCommand() });
     const result = (await command.run?.({ rawArgs: rest, args: parsed as never, cmd: full })) as CommandResult;
-    printResult(result, parsed.json === true);
+    printResult(result, mode === "json");
     return result.exitCode ?? 0;
   } catch (error) {
     const cx = asCxError(error);
-    printError(cx, wantsJson);
+    printError(cx, mode, errorDocument);
     return cx.exitCode;
+  }
+}
+
+/**
+ * Run through a package script (`npm run -s cxagent -- …`), the process starts in the package's
+ * root; the folder the user typed the command in is INIT_CWD. Relative paths, the project folder
+ * and the scope of grants are the user's, so the CLI moves back there first.
+ */
+function enterUserFolder(env: NodeJS.ProcessEnv = process.env) {
+  const from = env.INIT_CWD;
+  if (env.npm_lifecycle_event !== "cxagent" || !from || from === process.cwd()) return;
+  try {
+    if (existsSync(from) && statSync(from).isDirectory()) process.chdir(from);
+  } catch {
+    // the folder went away: stay where the script put us
   }
 }
 
 async function resolveValue<T>(value: T | (() => T | Promise<T>) | Promise<T> | undefined): Promise<T | undefined> {
   return typeof value === "function" ? await (value as () => T | Promise<T>)() : await value;
+}
+
+/** `-h` / `--help` among the flags (before `--`). */
+function wantsHelp(tokens: readonly string[]): boolean {
+  for (const token of tokens) {
+    if (token === "--") return false;
+    if (token === "--help" || token === "-h") return true;
+  }
+  return false;
 }
 
 /** Finds the command name: the first word that is not a global flag or a global flag's value. */
@@ -101,59 +144,53 @@ function splitCommand(argv: string[]): { name: string | null; rest: string[] } {
   for (let i = 0; i < argv.length; i++) {
     const token = argv[i]!;
     if (token === "--") break;
-    if (token.startsWith("-")) {
+    if (token.startsWith("-") && token !== "-") {
       if (takesValue.has(token)) i++;
       continue;
     }
-    if (!(token in COMMANDS)) return { name: null, rest: argv };
-    return { name: token, rest: [...argv.slice(0, i), ...argv.slice(i + 1)] };
+    if (token === "help" || token in COMMANDS) return { name: token, rest: [...argv.slice(0, i), ...argv.slice(i + 1)] };
+    throw new CxError("E_USAGE", `unknown command '${token}'${didYouMean(token, COMMAND_NAMES)}`, {
+      hint: `commands: ${COMMAND_NAMES.join(", ")}; see ${selfCommand()} --help`,
+    });
   }
   return { name: null, rest: argv };
 }
 
-/** citty's parser, plus what it does not check: unknown flags and string flags without a value. */
-function parseStrict(rest: string[], args: ArgsDef, command: string) {
-  const known = new Map<string, { type?: string }>();
-  for (const [name, def] of Object.entries(args)) {
-    if (def.type === "positional") continue;
-    known.set(name, def);
-    const aliases = "alias" in def && def.alias ? (Array.isArray(def.alias) ? def.alias : [def.alias]) : [];
-    for (const alias of aliases) known.set(alias, def);
+/** No command: --version, --help, or a usage error. Global flags are still checked strictly. */
+async function topLevel(rest: string[], mode: OutputMode): Promise<number> {
+  const root = rootCommand();
+  const parsed = parseCommandLine(rest, root.args as ArgsDef, { command: "", self: selfCommand() });
+  if (parsed.version === true) {
+    const info = { name: "cxagent", version: pkg.version, contract: CONTRACT_CURRENT, oldestContract: CONTRACT_OLDEST, bun: Bun.version, platform: `${process.platform}-${process.arch}` };
+    if (mode !== "text") process.stdout.write(JSON.stringify(info, null, mode === "json" ? 2 : undefined) + "\n");
+    else if (parsed.verbose === true) {
+      process.stdout.write(`cxagent ${info.version}\nplugin contract ${info.contract} (loads ${info.oldestContract} to ${info.contract})\nbun ${info.bun}\nplatform ${info.platform}\n`);
+    } else process.stdout.write(`${info.version}\n`);
+    return 0;
   }
-  for (let i = 0; i < rest.length; i++) {
-    const token = rest[i]!;
-    if (token === "--") break;
-    if (!token.startsWith("-") || token === "-") continue;
-    const name = token.replace(/^--?/, "").split("=")[0]!;
-    const def = known.get(name) ?? (name.startsWith("no-") && known.get(name.slice(3))?.type === "boolean" ? known.get(name.slice(3)) : undefined);
-    if (!def) {
-      throw new CxError("E_USAGE", `unknown option '${token.split("=")[0]}' for 'cxagent ${command}'`, {
-        hint: `see cxagent ${command} --help`,
-      });
-    }
-    if (def.type === "string" && !token.includes("=")) {
-      const value = rest[i + 1];
-      if (value === undefined || (value.startsWith("-") && value !== "-")) {
-        throw new CxError("E_USAGE", `option '${token}' needs a value`, { hint: `see cxagent ${command} --help` });
-      }
-      i++;
-    }
-  }
-  let parsed;
-  try {
-    parsed = parseArgs(rest, args);
-  } catch (error) {
-    throw new CxError("E_USAGE", stripAnsi((error as Error).message), { hint: `see cxagent ${command} --help` });
-  }
-  for (const [name, def] of Object.entries(args)) {
-    if (def.type === "positional" && def.required && (parsed[name] === undefined || parsed[name] === "")) {
-      throw new CxError("E_USAGE", `'cxagent ${command}' needs <${name}>`, { hint: `see cxagent ${command} --help` });
-    }
-  }
-  return parsed;
+  if (parsed.help === true) return printUsage(root, undefined, null, mode);
+  throw new CxError("E_USAGE", "no command given", { hint: `commands: ${COMMAND_NAMES.join(", ")}; see ${selfCommand()} --help` });
 }
 
-async function printUsage(command: CommandDef<ArgsDef>, parent?: CommandDef<ArgsDef>) {
+/** `help`, `help <command>`. */
+async function help(rest: string[], mode: OutputMode): Promise<number> {
+  const parsed = parseCommandLine(rest, { ...globalArgs, command: { type: "positional", required: false } }, { command: "help", self: selfCommand() });
+  const name = typeof parsed.command === "string" ? parsed.command : null;
+  if (name === null || name === "help") return printUsage(rootCommand(), undefined, null, mode);
+  if (!(name in COMMANDS) || HIDDEN.has(name)) {
+    throw new CxError("E_USAGE", `unknown command '${name}'${didYouMean(name, COMMAND_NAMES)}`, { hint: `commands: ${COMMAND_NAMES.join(", ")}` });
+  }
+  const command = (await COMMANDS[name]!()).default;
+  const args = { ...globalArgs, ...((await resolveValue(command.args)) ?? {}) } as ArgsDef;
+  return printUsage({ ...command, meta: { ...(await resolveValue(command.meta)), name }, args }, rootCommand(), name, mode);
+}
+
+async function printUsage(command: CommandDef<ArgsDef>, parent: CommandDef<ArgsDef> | undefined, name: string | null, mode: OutputMode): Promise<number> {
   const usage = await renderUsage(command, parent);
-  process.stdout.write((process.stdout.isTTY && !process.env.NO_COLOR ? usage : stripAnsi(usage)) + "\n");
+  if (mode !== "text") {
+    process.stdout.write(JSON.stringify({ command: name, usage: stripAnsi(usage) }, null, mode === "json" ? 2 : undefined) + "\n");
+  } else {
+    process.stdout.write((useColor(process.stdout) ? usage : stripAnsi(usage)) + "\n");
+  }
+  return 0;
 }

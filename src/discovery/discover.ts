@@ -7,6 +7,7 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { CxError } from "../errors.ts";
+import { didYouMean } from "../suggest.ts";
 import type { Config, PluginConfig } from "./config.ts";
 import { expandPath } from "./paths.ts";
 import { type PluginLocation, locationOf, resolvePath } from "./resolve.ts";
@@ -137,9 +138,11 @@ export function resolveReference(ref: string, config: Config, folders: SearchFol
   if (existsSync(asPath) || ref.includes("/") || ref.endsWith(SIDECAR_SUFFIX) || isLibraryFile(ref)) {
     return { ...resolvePath(ref, cwd), configName: null, how: "path" };
   }
-  const match = discoverAll(folders).found.find((f) => f.name === ref);
+  const { found } = discoverAll(folders);
+  const match = found.find((f) => f.name === ref);
   if (match) return { ...match, configName: null, how: "discovery" };
-  throw new CxError("E_NOT_FOUND", `no plugin named '${ref}'`, {
+  const names = [...config.plugins.keys(), ...found.map((f) => f.name)];
+  throw new CxError("E_NOT_FOUND", `no plugin named '${ref}'${didYouMean(ref, names)}`, {
     hint: `it is not in config.json, not a path, and not in the plugin folders (${folders.map((f) => f.path).join(", ")})`,
     next: { do: "list-plugins" },
   });

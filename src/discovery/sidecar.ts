@@ -5,6 +5,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname, extname, join } from "node:path";
 import { CxError } from "../errors.ts";
+import { schemaProblems } from "../json-schema/check.ts";
+import type { Problem } from "../protocol/issues.ts";
 import { checkManifest, describeProblems, type Manifest } from "../protocol/manifest.ts";
 
 export const SIDECAR_SUFFIX = ".plugin.json";
@@ -55,12 +57,26 @@ export function parseSidecar(text: string, path: string): Manifest {
     throw new CxError("E_MANIFEST", `the sidecar ${path} is not valid JSON: ${(error as Error).message}`);
   }
   const checked = checkManifest(parsed);
-  if (!checked.ok) {
-    const n = checked.problems.length;
-    throw new CxError("E_MANIFEST", `the sidecar ${path} has ${n} problem${n === 1 ? "" : "s"}:\n${describeProblems(checked.problems)}`, {
+  const problems = checked.ok ? inputSchemaProblems(checked.manifest) : checked.problems;
+  if (!checked.ok || problems.length) {
+    const n = problems.length;
+    throw new CxError("E_MANIFEST", `the sidecar ${path} has ${n} problem${n === 1 ? "" : "s"}:\n${describeProblems(problems)}`, {
       hint: "fix the sidecar; it must match what cxagent_plugin_describe returns",
-      details: { path, problems: checked.problems },
+      details: { path, problems },
     });
   }
   return checked.manifest;
+}
+
+/**
+ * Each tool's inputSchema must be a valid JSON Schema (draft 2020-12, or draft-07 by its
+ * `$schema`): arguments are checked against it before the plugin sees them.
+ */
+function inputSchemaProblems(manifest: Manifest): Problem[] {
+  return manifest.tools.flatMap((tool, i) =>
+    schemaProblems(tool.inputSchema).map((p) => {
+      const at = `tools[${i}].inputSchema${p.path ? (p.path.startsWith("[") ? p.path : `.${p.path}`) : ""}`;
+      return { path: at, message: `${at}: ${p.message.replace(/^[^:]*: /, "")} — not a valid JSON Schema (tool '${tool.name}')` };
+    }),
+  );
 }

@@ -25,6 +25,7 @@ import { endProcesses, finished } from "../reaper/escalate.ts";
 import { type Owned, proveDescent } from "../reaper/ours.ts";
 import { Calls, type RequestOptions } from "./calls.ts";
 import { ChildTransport, type SealedDependency } from "./child-transport.ts";
+import { RuntimeBannerFilter } from "./runtime-banner.ts";
 import type { Line } from "./lines.ts";
 import type { ExitInfo, Transport, TransportSink } from "./transport.ts";
 
@@ -117,6 +118,7 @@ export class Connection {
   private readonly calls: Calls;
   private readonly outbox: string[] = [];
   private readonly tail: string[] = [];
+  private readonly banner = new RuntimeBannerFilter();
   private phase = "startup";
   private ending: Ending | null = null;
   private endListener: ((ending: Ending) => void) | null = null;
@@ -187,8 +189,10 @@ export class Connection {
       host.whenEnded(({ exit }) => {
         clearTimeout(timer);
         resolve(
-          new CxError("E_CRASHED", `the plugin host for '${host.label}' ended (${describeExit(exit)}) during ${host.phase}${host.tailText()}`, {
-            details: { exitCode: exit.code, signal: exit.signal, stderr: host.tail.slice() },
+          new CxError("E_CRASHED", `plugin '${host.label}' crashed (${describeExit(exit)}) during ${host.phase}${host.faultText()}${host.tailText()}`, {
+            hint: "what the plugin wrote may say why",
+            next: { do: "see-output", plugin: host.label },
+            details: { exitCode: exit.code, signal: exit.signal, fault: host.banner.fault, stderr: host.tailLines() },
           }),
         );
       });
@@ -295,15 +299,26 @@ export class Connection {
     await this.exited;
   }
 
+  /** The plugin's last lines on stderr, without the runtime's crash banner. */
+  private tailLines(): string[] {
+    return [...this.tail, ...this.banner.flush()].slice(-DEFAULTS.stderrTailLines);
+  }
+
+  /** The fault as the runtime reported it: " (Segmentation fault at address 0x8)". */
+  private faultText(): string {
+    return this.banner.fault ? ` (${this.banner.fault})` : "";
+  }
+
   private tailText(): string {
-    return this.tail.length ? `; its last output:\n${this.tail.map((l) => `  | ${l}`).join("\n")}` : "";
+    const lines = this.tailLines();
+    return lines.length ? `; its last output:\n${lines.map((l) => `  | ${l}`).join("\n")}` : "";
   }
 
   private crashError(exit: ExitInfo, what: string): CxError {
-    return new CxError("E_CRASHED", `plugin '${this.label}' crashed (${describeExit(exit)}) while ${what} was running${this.tailText()}`, {
+    return new CxError("E_CRASHED", `plugin '${this.label}' crashed (${describeExit(exit)}) while ${what} was running${this.faultText()}${this.tailText()}`, {
       hint: "the next call to it starts a fresh plugin host; what the plugin wrote may say why it crashed",
       next: { do: "see-output", plugin: this.label },
-      details: { exitCode: exit.code, signal: exit.signal, stderr: this.tail.slice() },
+      details: { exitCode: exit.code, signal: exit.signal, fault: this.banner.fault, stderr: this.tailLines() },
     });
   }
 
@@ -322,8 +337,10 @@ export class Connection {
 
   private onStderr(line: Line) {
     const text = line.cut ? `${line.text}… [${line.cut} more bytes]` : line.text;
-    this.tail.push(text.length > 400 ? text.slice(0, 400) + "…" : text);
-    if (this.tail.length > DEFAULTS.stderrTailLines) this.tail.shift();
+    for (const kept of this.banner.accept(text)) {
+      this.tail.push(kept.length > 400 ? kept.slice(0, 400) + "…" : kept);
+      if (this.tail.length > DEFAULTS.stderrTailLines) this.tail.shift();
+    }
     this.hooks.onOutput?.(text);
   }
 

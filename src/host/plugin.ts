@@ -5,6 +5,8 @@
  * which it stays quarantined for the session (SPEC §12).
  */
 import { CxError, isCxError } from "../errors.ts";
+import { didYouMean } from "../suggest.ts";
+import { ARGUMENTS_DEPTH_LIMIT, ArgumentsValidator, deepestPath } from "../json-schema/check.ts";
 import { describeValue } from "../protocol/issues.ts";
 import type { Manifest, Tool } from "../protocol/manifest.ts";
 import { CONTRACT_CURRENT } from "../protocol/manifest.ts";
@@ -105,6 +107,8 @@ export class Plugin {
   private readonly submitted: Submits;
   private quarantine: CxError | null = null;
   private readonly changeListeners = new Set<(change: PluginChange) => void>();
+  private readonly validators = new Map<string, ArgumentsValidator>();
+  private commandTurn: Promise<void> = Promise.resolve();
   private stopped = false;
   private deliberate = false;
   private exportsValue: string[] = [];
@@ -121,6 +125,8 @@ export class Plugin {
 
   /**
    * Starts a plugin: spawns its host, has `spec.accept` check what it describes, and runs start.
+   * A session does this (Session.load); not part of the library's API.
+   * @internal
    */
   static async start(spec: PluginSpec, hooks: ProcessHooks): Promise<Plugin> {
     const submitted = new Submits(spec.name, (level, text) => hooks.onLog?.(level, text));
@@ -215,8 +221,8 @@ export class Plugin {
   tool(name: string): Tool {
     const tool = this.manifestValue.tools.find((t) => t.name === name);
     if (!tool) {
-      const known = this.tools.map((t) => t.name).join(", ") || "none";
-      throw new CxError("E_UNKNOWN_TOOL", `plugin '${this.name}' has no tool '${name}'`, { hint: `its tools: ${known}` });
+      const names = this.tools.map((t) => t.name);
+      throw new CxError("E_UNKNOWN_TOOL", `plugin '${this.name}' has no tool '${name}'${didYouMean(name, names)}`, { hint: `its tools: ${names.join(", ") || "none"}` });
     }
     // Refused here, before anything is sent: a hidden tool's gate and invoke never reach the plugin.
     const hidden = this.policy.hidden.get(name);
@@ -230,7 +236,7 @@ export class Plugin {
    */
   async gate(tool: string, args: unknown = {}): Promise<GateDecision> {
     const declared = this.tool(tool);
-    const argumentsObject = requireObject(args, `arguments for ${tool}`);
+    const argumentsObject = this.checkedArguments(declared, args);
     const answer = declared.gated === "dynamic" ? await this.askGate(tool, argumentsObject) : null;
     return decide(this.name, declared, argumentsObject, answer, (rule) => this.spec.grants.has(rule), this.policy.asked.get(tool) ?? null);
   }
@@ -255,7 +261,7 @@ export class Plugin {
    */
   async invoke(tool: string, args: unknown = {}, options: InvokeOptions = {}): Promise<JobResult> {
     const declared = this.tool(tool);
-    const argumentsObject = requireObject(args, `arguments for ${tool}`);
+    const argumentsObject = this.checkedArguments(declared, args);
     if (declared.gated !== false || this.policy.asked.has(tool)) {
       const denied = await this.permit(tool, argumentsObject, options.permission ?? this.spec.permission);
       if (denied) return denied;
@@ -266,7 +272,7 @@ export class Plugin {
       this.call((connection) => connection.request({ kind: "invoke", tool, arguments: argumentsObject }, bounded)),
     );
     const elapsed = performance.now() - started;
-    if (!reply.ok) throw this.replyError(reply, `${tool} failed`);
+    if (!reply.ok) throw this.replyError(reply, `${tool} failed`, tool);
     if (reply.result === null || typeof reply.result !== "object" || Array.isArray(reply.result)) {
       throw new CxError("E_BAD_REPLY", `plugin '${this.name}': cxagent_plugin_invoke returned a result that is ${describeValue(reply.result)}, not a JobResult object`, {
         hint: "a result envelope is {\"ok\": true, \"result\": {\"success\": true, \"output\": {...}}}",
@@ -299,6 +305,35 @@ export class Plugin {
         details: { limitMs: limit.ms, ...limit.by },
       });
     }
+  }
+
+  /**
+   * A call's arguments as the plugin will see them: an object, nested no deeper than any tool
+   * needs, that satisfies the tool's inputSchema — checked here, for every caller, before the gate
+   * or the plugin sees them. Numbers and booleans a model sent as strings (or 0/1) are coerced
+   * where the schema wants them (json-schema/check.ts). A violation is E_INVALID_INPUT naming the
+   * path and the rule.
+   */
+  private checkedArguments(tool: Tool, args: unknown): Record<string, unknown> {
+    const object = requireObject(args, `arguments for ${tool.name}`);
+    const deep = deepestPath(object, ARGUMENTS_DEPTH_LIMIT);
+    if (deep !== null) {
+      throw new CxError("E_INVALID_INPUT", `arguments for ${tool.name} are nested more than ${ARGUMENTS_DEPTH_LIMIT} levels deep (at ${preview(deep, 80)}), deeper than the plugin host reads`, {
+        details: { tool: tool.name, path: deep },
+      });
+    }
+    let validator = this.validators.get(tool.name);
+    if (!validator) this.validators.set(tool.name, (validator = new ArgumentsValidator(tool.inputSchema)));
+    const checked = validator.check(object);
+    if (!checked.ok) {
+      const n = checked.problems.length;
+      throw new CxError("E_INVALID_INPUT", `arguments for ${tool.name} do not match its inputSchema: ${checked.problems.map((p) => p.message).join("; ")}`, {
+        hint: `the tool's inputSchema says which arguments it takes (${n} problem${n === 1 ? "" : "s"} here)`,
+        details: { tool: tool.name, problems: checked.problems },
+      });
+    }
+    if (checked.coerced.length) this.hooks.onLog?.(1, `${tool.name}: took ${checked.coerced.join(", ")} as the type its inputSchema asks for`);
+    return checked.value;
   }
 
   /** Settles permission for a gated call; returns the denied result, or null to go ahead. */
@@ -334,11 +369,11 @@ export class Plugin {
    */
   async command(name: string, text = "", options: { onEvent?: InvokeOptions["onEvent"]; timeoutMs?: number; signal?: AbortSignal } = {}): Promise<CommandResult> {
     if (!this.manifestValue.commands.some((c) => c.name === name)) {
-      const known = this.manifestValue.commands.map((c) => c.name).join(", ") || "none";
-      throw new CxError("E_UNKNOWN_COMMAND", `plugin '${this.name}' declares no command '${name}'`, { hint: `its commands: ${known}` });
+      const names = this.manifestValue.commands.map((c) => c.name);
+      throw new CxError("E_UNKNOWN_COMMAND", `plugin '${this.name}' declares no command '${name}'${didYouMean(name, names)}`, { hint: `its commands: ${names.join(", ") || "none"}` });
     }
-    const reply = await this.call((connection) => connection.request({ kind: "command", name, text: text.trim() }, options));
-    if (!reply.ok) throw this.replyError(reply, `command '${name}' failed`);
+    const reply = await this.oneCommandAtATime(() => this.call((connection) => connection.request({ kind: "command", name, text: text.trim() }, options)));
+    if (!reply.ok) throw this.replyError(reply, `command '${name}' failed`, name);
     if (!("command" in reply)) return { message: null, status: "reported" };
     const parsed = v.safeParse(CommandResultSchema, reply.command);
     if (!parsed.success) {
@@ -347,6 +382,22 @@ export class Plugin {
       });
     }
     return parsed.output;
+  }
+
+  /**
+   * Contracts 2 and 3 promised that cxagent_plugin_command is never called while another call of
+   * it runs, and plugins were written to that promise: for them, commands wait their turn (a
+   * command abandoned by its deadline or signal gives up its turn, as its native call cannot be
+   * interrupted). Contract 4 says commands may run concurrently, and they do.
+   */
+  private oneCommandAtATime<T>(run: () => Promise<T>): Promise<T> {
+    if (this.manifestValue.pluginContract > 3) return run();
+    const turn = this.commandTurn.then(run, run);
+    this.commandTurn = turn.then(
+      () => undefined,
+      () => undefined,
+    );
+    return turn;
   }
 
   /**
@@ -389,7 +440,7 @@ export class Plugin {
     if (error) this.hooks.onLog?.(3, error.message);
   }
 
-  /** Runs one request on a live plugin host, starting a fresh one after a crash. */
+  /** Runs one request on a live plugin host, starting a fresh one after a crash. @internal */
   protected async call(send: (connection: Connection) => Promise<Reply>): Promise<Reply> {
     const live = this.connection;
     return send(live?.alive && !this.stopped && !this.quarantine ? live : await this.running());
@@ -447,7 +498,11 @@ export class Plugin {
     }
   }
 
-  private replyError(reply: Extract<Reply, { ok: false }>, what: string): CxError {
+  /**
+   * The error for a call the plugin answered with ok:false. Its own message often starts with the
+   * tool's name already ("calc_multiply: missing b"): then it is not said twice.
+   */
+  private replyError(reply: Extract<Reply, { ok: false }>, what: string, subject: string): CxError {
     switch (reply.fault) {
       case "bad-reply":
         return new CxError("E_BAD_REPLY", `plugin '${this.name}': ${reply.error}`, {
@@ -456,11 +511,16 @@ export class Plugin {
       case "missing-export":
         return new CxError("E_LOAD", `plugin '${this.name}': ${reply.error}`);
       case undefined:
-        return new CxError("E_PLUGIN_FAILED", `plugin '${this.name}': ${what}: ${reply.error}`);
+        return new CxError("E_PLUGIN_FAILED", `plugin '${this.name}': ${saysWho(reply.error, subject) ? "" : `${what}: `}${reply.error}`);
       default:
         return new CxError("E_INTERNAL", `plugin '${this.name}': ${reply.error}`);
     }
   }
+}
+
+/** Whether a plugin's message already starts by naming `subject` ("calc_add: …", "calc_add failed"). */
+function saysWho(message: string, subject: string): boolean {
+  return message.startsWith(subject) && /^[\s:,(]/.test(message.slice(subject.length));
 }
 
 export function requireObject(value: unknown, what: string): Record<string, unknown> {

@@ -7,6 +7,7 @@
  * config files hide or make ask (session/selection.ts), and which libraries the loader would map
  * for it. `list`, `describe`, `approve`, `instructions` and every load use it.
  */
+import { type Collision, collisionsOf } from "./names.ts";
 import { basename, relative, sep } from "node:path";
 import { realpathSync } from "node:fs";
 import { CxError, isCxError } from "../errors.ts";
@@ -39,6 +40,8 @@ export interface InspectContext {
   stateDir: string;
   /** The plugin host's environment (its LD_LIBRARY_PATH decides where the loader looks). */
   env: Record<string, string | undefined>;
+  /** The manifests of the plugins the session has loaded: the names they hold. */
+  loaded: readonly Manifest[];
 }
 
 /** The config entry whose settings a plugin receives: its name and its settings' keys, never values. */
@@ -76,6 +79,8 @@ export interface Inspection {
   disabled: { user: RuleSource | null; project: RuleSource | null };
   /** Which of its tools the config files hide, and which they make ask on every call. */
   selection: Selection;
+  /** Its tool and command names already held by a built-in or a plugin the session has loaded. */
+  collisions: Collision[];
   /** The libraries the loader would map, or why it must not load. */
   dependencies: { plan: DependencyPlan; problem: null } | { plan: null; problem: CxError };
 }
@@ -125,6 +130,7 @@ export function inspectLocation(location: Resolved, context: InspectContext): In
     enabled: disabled.user === null && disabled.project === null,
     disabled,
     selection: configSelection(manifest.tools, rules),
+    collisions: collisionsOf(manifest, context.loaded),
     dependencies,
   };
 }

@@ -242,7 +242,16 @@ export class Session implements AsyncDisposable {
   }
 
   private inspectContext() {
-    return { config: this.config, configFile: this.configFile, project: this.project, searchFolders: this.searchFolders, cwd: this.cwd, stateDir: this.folders.stateDir, env: this.hostEnv };
+    return {
+      config: this.config,
+      configFile: this.configFile,
+      project: this.project,
+      searchFolders: this.searchFolders,
+      cwd: this.cwd,
+      stateDir: this.folders.stateDir,
+      env: this.hostEnv,
+      loaded: this.plugins.map((p) => p.manifest),
+    };
   }
 
   /**

@@ -52,7 +52,7 @@ describe("cxagent check", () => {
     expect(r.json().error).toMatchObject({
       code: "E_NOT_APPROVED",
       message: `plugin 'ctor-marker' was not checked: check runs its code, so a person must approve its files first (hash ${hash})`,
-      hint: `run 'cxagent check ${plugin}' on a terminal to be asked, or, after reviewing them, 'cxagent check ${plugin} --hash ${hash}'`,
+      hint: `run './bin/cxagent check ${plugin}' on a terminal to be asked, or, after reviewing them, './bin/cxagent check ${plugin} --hash ${hash}'`,
     });
     expect(existsSync(marker)).toBe(false);
   });
@@ -70,12 +70,12 @@ describe("cxagent check", () => {
     using state = tempDir();
     const plugin = fixture("passes-check");
     const env = { CXAGENT_STATE_DIR: state.path };
-    const yes = await tty(["check", plugin, "--only", "results,free"], [{ after: "Approve these exact files?", send: "y" }], { env });
+    const yes = await tty(["check", plugin, "--only", "results,free"], [{ after: "Approve these exact files for this check?", send: "y" }], { env });
     expect(yes.output).toContain("passes-check 1.0.0");
     expect(yes.output).toContain("  pass  results");
     expect(yes.output).toContain("2 passed");
     expect(yes.code).toBe(0);
-    const no = await tty(["check", plugin], [{ after: "Approve these exact files?", send: "n" }], { env });
+    const no = await tty(["check", plugin], [{ after: "Approve these exact files for this check?", send: "n" }], { env });
     expect(no.output).toContain("was not approved");
     expect(no.code).toBe(4);
     // The approval was the check's own: the user's state still has none for it.

@@ -69,6 +69,44 @@ describe("describe", () => {
   });
 });
 
+describe("describe for people: each tool's arguments, the README's first paragraph and where the rest is", () => {
+  test("the calculator, exactly", async () => {
+    const r = await cli(["describe", "examples/calculator"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(
+      [
+        "  calc_add  — Adds two numbers and returns a + b.",
+        "      permission: asks on every call",
+        "      arguments: a  number  required  The first addend.",
+        "                 b  number  required  The second addend.",
+        "  calc_multiply  — Multiplies two numbers and returns a * b.",
+      ].join("\n"),
+    );
+    const readme = readFileSync(join(CALCULATOR, "README.md"), "utf8");
+    const lines = readme.split("\n").length - 1;
+    expect(r.stdout).toEndWith(
+      `\nExact arithmetic on two numbers for the agent: addition, multiplication and\ndivision. It is a small plugin, and also a complete one: each tool uses a\ndifferent kind of permission check, the text the model reads follows a\nsetting, and mistakes in the arguments come back as clear messages rather\nthan wrong answers.\n\nREADME: ${join(CALCULATOR, "README.md")} (${lines} lines; --readme prints it whole)\n`,
+    );
+    expect(r.stdout.split("\n").length).toBeLessThan(45);
+  });
+
+  test("--readme prints the whole README, rendered: headings underlined, code indented, no markup", async () => {
+    const r = await cli(["describe", "examples/calculator", "--readme"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).not.toContain("README: ");
+    expect(r.stdout).not.toContain("```");
+    expect(r.stdout).toMatch(/\nBuilding\n-+\n/);
+  });
+
+  test("a tool without properties, an enum, an array: each in words", async () => {
+    await approve(fixture("typed-arguments"));
+    const r = await cli(["describe", fixture("typed-arguments")]);
+    expect(r.stdout).toContain("      arguments: n      integer          required  How many.\n                 ratio  number           optional\n                 flag   boolean          optional\n                 items  array of object  optional\n");
+    expect(r.stdout).toContain("      arguments: when  one of now, later  required\n");
+    expect(r.stdout).toContain("  names_itself  — Fails, naming itself.\n      permission: never asks\n      arguments: none\n");
+  });
+});
+
 describe("invoke", () => {
   test("--json prints the normalized envelope", async () => {
     const r = await cli(["invoke", "examples/calculator", "calc_multiply", "--args", '{"a": 6, "b": 7}', "--json"]);
@@ -113,7 +151,7 @@ describe("invoke", () => {
 describe("failures: one JSON document with --json, and the exit code of SPEC §9", () => {
   const cases: [string, string[], number, string, RegExp][] = [
     ["an unknown flag", ["invoke", "examples/calculator", "calc_multiply", "--bogus"], 2, "E_USAGE", /^unknown option '--bogus' for 'cxagent invoke'$/],
-    ["a missing tool argument", ["invoke", "examples/calculator"], 2, "E_USAGE", /TOOL/],
+    ["a missing tool argument", ["invoke", "examples/calculator"], 2, "E_USAGE", /^'cxagent invoke' needs <tool>$/],
     ["no command", [], 2, "E_USAGE", /^no command given$/],
     ["an unknown command", ["frobnicate"], 2, "E_USAGE", /^unknown command 'frobnicate'$/],
     ["arguments that are not JSON", ["invoke", "examples/calculator", "calc_multiply", "--args", "{a:1}"], 3, "E_INVALID_INPUT", /^the arguments from --args are not valid JSON: /],

@@ -27,12 +27,30 @@ test("command: refused exits 1; an undeclared name exits 3 naming the commands t
   expect(unknown.json().error).toMatchObject({ code: "E_UNKNOWN_COMMAND", hint: "its commands: echo, refuse, change, silent, bad_status, reports" });
 });
 
-test("watch: the scheduler's reminder arrives as one JSON line", async () => {
+test("watch: the scheduler's reminder arrives as its goal on a line; with --jsonl as a JSON line", async () => {
   const r = await cli(["watch", SCHEDULER, "--command", "remind in 1s run the tests", "--count", "1", "--for", "10000"]);
-  expect(r.code).toBe(0);
-  expect(r.stdout.trimEnd().split("\n").map((l) => JSON.parse(l))).toEqual([{ plugin: "scheduler", goal: "run the tests", wantResult: false }]);
+  expect(r).toMatchObject({ code: 0, stdout: "run the tests\n" });
   expect(r.stderr).toContain("/remind: changed: I will remind the agent to run the tests in 1s.");
   expect(r.stderr).toContain("watched scheduler: 1 submit");
+  const lines = await cli(["watch", SCHEDULER, "--command", "remind in 1s run the tests", "--count", "1", "--for", "10000", "--jsonl"]);
+  expect(lines.code).toBe(0);
+  expect(lines.stdout.trimEnd().split("\n").map((l) => JSON.parse(l))).toEqual([{ plugin: "scheduler", goal: "run the tests", wantResult: false }]);
+});
+
+test("watch --json: exactly one document, also when nothing was submitted", async () => {
+  const none = await cli(["watch", SCHEDULER, "--for", "200", "--json"]);
+  expect(none.code).toBe(0);
+  expect(none.json()).toEqual({ plugin: "scheduler", command: null, submits: [], interrupted: false });
+  const one = await cli(["watch", SCHEDULER, "--command", "remind in 1s run the tests", "--count", "1", "--for", "10000", "--json"]);
+  expect(one.json()).toEqual({
+    plugin: "scheduler",
+    command: { name: "remind", status: "changed", message: "I will remind the agent to run the tests in 1s." },
+    submits: [{ plugin: "scheduler", goal: "run the tests", wantResult: false }],
+    interrupted: false,
+  });
+  const both = await cli(["watch", SCHEDULER, "--json", "--jsonl"]);
+  expect(both.code).toBe(2);
+  expect(both.json().error.code).toBe("E_USAGE");
 });
 
 test("watch: a malformed reminder is refused; a plugin that is not a client is refused", async () => {

@@ -23,7 +23,7 @@ describe("cxagent gate", () => {
   test.each([
     ["calc_divide", '{"a":1,"b":2}', { ask: false, display: null, alwaysOffered: false, rule: null, source: "gate", granted: false, forcedBy: null }],
     ["calc_divide", '{"a":1,"b":0}', { ask: true, display: "calc_divide: divide 1 by zero", alwaysOffered: true, rule: "plugin calculator tool calc_divide", source: "gate", granted: false, forcedBy: null }],
-    ["calc_multiply", "{}", { ask: false, display: null, alwaysOffered: false, rule: null, source: "manifest", granted: false, forcedBy: null }],
+    ["calc_multiply", '{"a":1,"b":2}', { ask: false, display: null, alwaysOffered: false, rule: null, source: "manifest", granted: false, forcedBy: null }],
     ["calc_add", '{"a":2,"b":3}', { ask: true, display: 'calculator wants to run calc_add with {"a":2,"b":3}', alwaysOffered: true, rule: "plugin calculator tool calc_add", source: "manifest", granted: false, forcedBy: null }],
   ])("%s %s", async (tool, args, expected) => {
     using dir = tempDir();
@@ -49,19 +49,26 @@ describe("a gated invoke without a terminal", () => {
     const { env, project } = await world(dir.path);
     const r = await cli(["invoke", CALCULATOR, "calc_add", "--args", '{"a":2,"b":3}', "--json", "--cwd", project], { env });
     expect(r.code).toBe(4);
+    const message = expect.stringContaining("calc_add was not run: it needs permission");
     expect(r.json()).toEqual({
-      ok: true,
+      ok: false, // exit 4: cxagent denied it; the denied result is kept
       result: {
         success: false,
         exitCode: 0,
-        errorMessage: expect.stringContaining("calc_add was not run: it needs permission"),
+        errorMessage: message,
         permissionDenied: true,
         decidedBy: "policy",
         output: { content: expect.any(String) },
         logFile: null,
         durationMs: 0,
       },
-      error: null,
+      error: {
+        code: "E_DENIED",
+        message,
+        hint: "there was no terminal to ask on; pass --allow to allow this one call",
+        next: { do: "allow-call", plugin: "calculator", tool: "calc_add" },
+        details: { decidedBy: "policy" },
+      },
     });
     const human = await cli(["invoke", CALCULATOR, "calc_add", "--args", '{"a":2,"b":3}', "--cwd", project], { env });
     expect(human).toMatchObject({ code: 4, stdout: "" });
@@ -80,7 +87,7 @@ describe("a gated invoke without a terminal", () => {
   test("a stored grant is honoured; grants lists and revokes it", async () => {
     using dir = tempDir();
     const { env, project, state } = await world(dir.path);
-    const prompt = await tty(["invoke", CALCULATOR, "calc_add", "--args", '{"a":2,"b":3}', "--cwd", project], [{ after: "Allow this call? [o/a/D]", send: "a" }], { env });
+    const prompt = await tty(["invoke", CALCULATOR, "calc_add", "--args", '{"a":2,"b":3}', "--cwd", project], [{ after: "Allow this call? [y/a/N]", send: "a" }], { env });
     expect(prompt.code).toBe(0);
     expect(grantsIn(state)).toEqual([{ scope: project, rule: "plugin calculator tool calc_add", folder: CALCULATOR, grantedAt: expect.any(String) }]);
     const again = await cli(["invoke", CALCULATOR, "calc_add", "--args", '{"a":2,"b":3}', "--cwd", project], { env });
@@ -95,31 +102,55 @@ describe("a gated invoke without a terminal", () => {
 
 describe("the permission prompt on a terminal", () => {
   test.each([
-    ["o", 0, "allow once", []],
-    ["d", 4, "deny", []],
+    ["y", 0, "allow once", []],
+    ["n", 4, "deny", []],
     ["\r", 4, "deny", []],
     ["\x03", 4, "^C → deny", []],
     ["a", 0, "always", ["plugin calculator tool calc_add"]],
   ])("answering %j", async (key, code, echoed, rules) => {
     using dir = tempDir();
     const { env, project, state } = await world(dir.path);
-    const r = await tty(["invoke", CALCULATOR, "calc_add", "--args", '{"a":2,"b":3}', "--cwd", project], [{ after: "[o/a/D]", send: key }], { env });
+    const r = await tty(["invoke", CALCULATOR, "calc_add", "--args", '{"a":2,"b":3}', "--cwd", project], [{ after: "[y/a/N]", send: key }], { env });
     expect(r.code).toBe(code);
     expect(r.output).toContain('calculator wants to run calc_add with {"a":2,"b":3}');
-    expect(r.output).toContain("o = allow once, a = always allow plugin calculator tool calc_add in this project, d = deny");
-    expect(r.output).toContain(`Allow this call? [o/a/D] ${echoed}`);
+    expect(r.output).toContain("y = allow once, a = always allow plugin calculator tool calc_add in this project, n = deny");
+    expect(r.output).toContain(`Allow this call? [y/a/N] ${echoed}`);
     if (code === 0) expect(r.output).toContain("2 + 3 = 5");
     else expect(r.output).toContain("calc_add was not run: permission was denied");
     const stored = rules.length ? grantsIn(state).map((g: { rule: string }) => g.rule) : [];
     expect(stored).toEqual(rules);
   });
 
+  test("after Always it says what was stored, for which folder, where, and how to undo it", async () => {
+    using dir = tempDir();
+    const { env, project, state } = await world(dir.path);
+    const r = await tty(["invoke", CALCULATOR, "calc_add", "--args", '{"a":2,"b":3}', "--cwd", project], [{ after: "[y/a/N]", send: "a" }], { env });
+    expect(r.code).toBe(0);
+    expect(r.output).toContain(
+      `Allow this call? [y/a/N] always\nalways: stored 'plugin calculator tool calc_add' for ${project} in ${join(state, "permissions.json")}; './bin/cxagent grants --revoke 'plugin calculator tool calc_add'' removes it\n2 + 3 = 5`,
+    );
+  });
+
+  test("a key that answers nothing is answered on the screen, and the question asked again", async () => {
+    using dir = tempDir();
+    const { env, project } = await world(dir.path);
+    const r = await tty(["invoke", CALCULATOR, "calc_add", "--args", '{"a":2,"b":3}', "--cwd", project], [
+      { after: "[y/a/N]", send: "x" },
+      { after: "answers nothing", send: "y" },
+    ], { env });
+    expect(r.code).toBe(0);
+    expect(r.output).toContain("Allow this call? [y/a/N] \n'x' answers nothing here: press y, a or n (Enter: deny)\nAllow this call? [y/a/N] allow once\n2 + 3 = 5");
+  });
+
   test("Always is not offered where the plugin narrowed it", async () => {
     using dir = tempDir();
     const { env, project } = await world(dir.path);
-    const r = await tty(["invoke", fixture("gates"), "asks_narrow", "--cwd", project], [{ after: "Allow this call? [o/D]", send: "ao" }], { env });
+    const r = await tty(["invoke", fixture("gates"), "asks_narrow", "--cwd", project], [
+      { after: "Allow this call? [y/N]", send: "a" },
+      { after: "answers nothing", send: "y" },
+    ], { env });
     expect(r.code).toBe(0);
-    expect(r.output).toContain("a sharp edge\no = allow once, d = deny");
-    expect(r.output).toContain("[o/D] allow once"); // 'a' answers nothing here
+    expect(r.output).toContain("a sharp edge\ny = allow once, n = deny");
+    expect(r.output).toContain("'a' answers nothing here: press y or n (Enter: deny)\nAllow this call? [y/N] allow once");
   });
 });

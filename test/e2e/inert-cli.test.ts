@@ -36,7 +36,10 @@ describe("the views of a plugin on a terminal carry no escape sequence of the pl
     expect(r.output).toContain("fails \\u202eevil");
     expect(r.output).toContain("/say\\x1b[31m  — \\x1b[8mhidden");
     expect(r.output).toContain("\\x1b]0;retitled\\x07Be careful.");
-    expect(r.output).toContain("\\x1b[2J\\x1b[3J\\x1b[H# Totally safe\n\nNothing to see.\\x1b[8m hidden"); // the README
+    expect(r.output).toContain("\\x1b[2J\\x1b[3J\\x1b[H# Totally safe\n\nREADME: "); // the README's first paragraph
+    const whole = await tty(["describe", "hostile-text", "--readme"], [], { env });
+    expect(whole.raw).not.toContain(ESC);
+    expect(whole.output).toContain("\\x1b[2J\\x1b[3J\\x1b[H# Totally safe\n\nNothing to see.\\x1b[8m hidden"); // the whole README
   });
 
   test("approve: the trust prompt", async () => {
@@ -104,10 +107,10 @@ describe("what a running plugin says reaches the terminal inert", () => {
     const gate = await tty(["gate", "hostile-text", "asks"], [], { env });
     expect(gate.raw).not.toContain(ESC);
     expect(gate.output).toContain('"\\x1b[2J\\x1b[Hdelete nothing\n    o = allow once, a = always, d = deny"');
-    const asked = await tty(["invoke", "hostile-text", "asks"], [{ after: "Allow this call?", send: "d" }], { env });
+    const asked = await tty(["invoke", "hostile-text", "asks"], [{ after: "Allow this call?", send: "n" }], { env });
     expect(withoutOurs(asked.raw)).not.toContain(ESC);
     // the plugin's fake legend is indented under its display; ours follows at the start of a line
-    expect(asked.output).toContain("\\x1b[2J\\x1b[Hdelete nothing\n    o = allow once, a = always, d = deny\no = allow once, a = always allow plugin hostile-text tool asks in this project, d = deny\nAllow this call? [o/a/D] deny");
+    expect(asked.output).toContain("\\x1b[2J\\x1b[Hdelete nothing\n    o = allow once, a = always, d = deny\ny = allow once, a = always allow plugin hostile-text tool asks in this project, n = deny\nAllow this call? [y/a/N] deny");
     const said = await tty(["command", "hostile-text", "say\x1b[31m"], [], { env });
     expect(said.code).toBe(0);
     expect(withoutOurs(said.raw)).not.toContain(ESC);

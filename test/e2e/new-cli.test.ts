@@ -66,24 +66,27 @@ async function drive(folder: string, name: string, tool: string) {
   expect(text.stdout).toBe('Hello, Zoë "Z" \\ 😀! Hello, Zoë "Z" \\ 😀! Hello, Zoë "Z" \\ 😀!\n');
   expect(text.code).toBe(0);
 
+  // cxagent checks the arguments against the tool's inputSchema before the plugin sees them: exit 3,
+  // naming the path and the rule (the template's own checks stay, for hosts that do not).
   const refusals: [unknown, string][] = [
-    [{}, "missing required argument 'name' (a string)"],
-    [{ name: null }, "missing required argument 'name' (a string)"],
-    [{ name: 5 }, "argument 'name' must be a string, but is a number"],
-    [{ name: ["Ada"] }, "argument 'name' must be a string, but is an array"],
-    [{ name: "" }, "argument 'name' must not be empty"],
-    [{ name: "Ada", times: 4 }, "argument 'times' must be a whole number from 1 to 3"],
-    [{ name: "Ada", times: 2.5 }, "argument 'times' must be a whole number from 1 to 3"],
-    [{ name: "Ada", times: "two" }, "argument 'times' must be a whole number from 1 to 3"],
+    [{}, "name: is required but missing (required)"],
+    [{ name: null }, "name: is null, must be a string (type)"],
+    [{ name: 5 }, "name: is a number, must be a string (type)"],
+    [{ name: ["Ada"] }, "name: is an array, must be a string (type)"],
+    [{ name: "" }, "name: string is too short (0 < 1) (minLength)"],
+    [{ name: "Ada", times: 4 }, "times: 4 is greater than 3 (maximum)"],
+    [{ name: "Ada", times: 2.5 }, "times: is a number, must be an integer (type)"],
+    [{ name: "Ada", times: "two" }, "times: is a string, must be an integer (type)"],
   ];
   for (const [args, message] of refusals) {
     const r = await cli(["invoke", plugin, tool, "--args", JSON.stringify(args), "--json"]);
-    expect({ args, code: r.code, error: r.json().error?.message }).toEqual({ args, code: 5, error: `plugin '${name}': ${tool} failed: ${message}` });
+    expect({ args, code: r.code, error: r.json().error?.message }).toEqual({ args, code: 3, error: `arguments for ${tool} do not match its inputSchema: ${message}` });
   }
 
-  // Arguments nested deeper than the plugin reads are refused, not a stack overflow: 300 levels
-  // is past the templates' limits (64 in C, 128 in Rust) and within the 512 the host passes on.
-  const deep = `{"name": "Ada", "junk": ${"[".repeat(300)}${"]".repeat(300)}}`;
+  // Arguments nested deeper than the plugin reads are refused by the plugin, not a stack
+  // overflow: 200 levels is past the templates' limits (64 in C, 128 in Rust) and within the 256
+  // cxagent passes on.
+  const deep = `{"name": "Ada", "junk": ${"[".repeat(200)}${"]".repeat(200)}}`;
   const nested = await cli(["invoke", plugin, tool, "--args", deep, "--json"]);
   expect(nested.code).toBe(5);
   expect(nested.json().error.message).toContain("the arguments could not be read");
@@ -229,7 +232,7 @@ describe("what cxagent new refuses", () => {
     ["no --lang", ["new", "x"], "'cxagent new' needs the plugin's language: --lang c or --lang rust"],
     ["a language it does not write", ["new", "x", "--lang", "go"], "cxagent new writes plugins in c or rust, not 'go'"],
     ["TypeScript, not yet", ["new", "x", "--lang", "ts"], "cxagent new writes plugins in c or rust, not 'ts'"],
-    ["no name", ["new", "--lang", "c"], "Missing required positional argument: NAME"],
+    ["no name", ["new", "--lang", "c"], "'cxagent new' needs <name>"],
   ])("%s: a usage error, exit 2", async (_what, args, message) => {
     const r = await cli([...args, "--json"], { cwd: work });
     expect(r.code).toBe(2);

@@ -3,9 +3,9 @@
  * the compiled binary running the reporter example with no C compiler around.
  */
 import { beforeAll, expect, test } from "bun:test";
-import { copyFileSync } from "node:fs";
+import { copyFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { approve, cli, ROOT, tempDir, tty } from "../helpers.ts";
+import { approve, cli, fixture, renderScreen, ROOT, tempDir, tty } from "../helpers.ts";
 
 const REPORTER = join(ROOT, "examples/reporter");
 beforeAll(async () => {
@@ -36,14 +36,38 @@ test("without a terminal and without --jsonl, stdout has only the result", async
   expect(r).toMatchObject({ code: 0, stdout: "Counted to 3.\n", stderr: "" });
 });
 
-test("on a terminal, progress and streamed text show on stderr while the call runs", async () => {
-  const r = await tty(["invoke", REPORTER, "reporter_count", "--args", '{"to": 6, "delayMs": 40}'], []);
+test("on a terminal, streamed text shows as it arrives, a partial line too, with the progress line below it", async () => {
+  using dir = tempDir();
+  const marker = join(dir.path, "go");
+  await approve(fixture("streams-until-told"));
+  let screenWhileWaiting: string[] = [];
+  const r = await tty(["invoke", fixture("streams-until-told"), "stream_wait", "--args", JSON.stringify({ marker })], [
+    // The call is still running, waiting for the marker: what it streamed is on the screen already.
+    { after: /, still[^]*half way/, send: "" },
+  ], {
+    onAnswer: (raw) => {
+      screenWhileWaiting = renderScreen(raw);
+      writeFileSync(marker, "");
+    },
+  });
   expect(r.code).toBe(0);
-  expect(r.output).toMatch(/\[#+-*\]\s+50% counted to 3 of 6/);
-  expect(r.output).toContain("[reporter] info: halfway there");
-  expect(r.output).toStartWith("1 \n"); // streamed text before the first progress report
-  expect(r.output).toContain("2 3 4 5 6 \n"); // then whole lines above the progress line
-  expect(r.output.trimEnd().endsWith("Counted to 6.")).toBe(true);
+  expect(screenWhileWaiting.filter(Boolean)).toEqual([
+    "waiting for the test, still",
+    "[###############---------------]  50% half way",
+  ]);
+  expect(renderScreen(r.raw).filter(Boolean)).toEqual(["waiting for the test, still told", "second line", "finished"]);
+});
+
+test("on a terminal, the reporter's count, its log line and the progress line, exactly", async () => {
+  const r = await tty(["invoke", REPORTER, "reporter_count", "--args", '{"to": 6, "delayMs": 1}'], []);
+  expect(r.code).toBe(0);
+  expect(r.output).toMatch(/\[#+-*\]\s+50% counted to 3 of 6/); // the progress line was drawn
+  expect(renderScreen(r.raw).filter(Boolean)).toEqual(["1 2 3", "[reporter] info: halfway there", "4 5 6", "Counted to 6."]);
+});
+
+test("off a terminal, --stream writes the streamed text and log lines to stderr; stdout keeps only the result", async () => {
+  const r = await cli(["invoke", REPORTER, "reporter_count", "--args", '{"to": 4, "delayMs": 1}', "--stream"]);
+  expect(r).toMatchObject({ code: 0, stdout: "Counted to 4.\n", stderr: "1 2 \n[reporter] info: halfway there\n3 4 \n" });
 });
 
 test("the compiled binary, alone in a folder with no C compiler on PATH, runs the reporter", async () => {

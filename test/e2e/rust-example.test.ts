@@ -67,13 +67,13 @@ describe.skipIf(!hasCargo)("examples/wordcount, built with cargo", () => {
   });
 
   test.each([
-    ["a missing argument", {}, "missing required argument 'text' (a string)"],
-    ["a number for a string", { text: 3 }, "argument 'text' must be a string, but is a number"],
-    ["null", { text: null }, "missing required argument 'text' (a string)"],
-  ])("%s is refused naming the argument: exit 5", async (_what, args, message) => {
+    ["a missing argument", {}, "text: is required but missing (required)"],
+    ["a number for a string", { text: 3 }, "text: is a number, must be a string (type)"],
+    ["null", { text: null }, "text: is null, must be a string (type)"],
+  ])("%s is refused by cxagent against the inputSchema, naming the argument: exit 3", async (_what, args, message) => {
     const r = await cli(["invoke", plugin, "wordcount_text", "--args", JSON.stringify(args), "--json"]);
-    expect(r.code).toBe(5);
-    expect(r.json().error.message).toContain(message);
+    expect(r.code).toBe(3);
+    expect(r.json().error.message).toBe(`arguments for wordcount_text do not match its inputSchema: ${message}`);
   });
 
   test("the gate asks only for a path that leaves the project folder, and never offers Always", async () => {
@@ -104,8 +104,8 @@ describe.skipIf(!hasCargo)("examples/wordcount, built with cargo", () => {
   });
 
   test("JSON nested past the plugin's depth limit is refused, not a stack overflow", async () => {
-    // 300 levels: past the plugin's 128, within the 512 the plugin host itself passes on.
-    const deep = `{"text": "x", "junk": ${"[".repeat(300)}${"]".repeat(300)}}`;
+    // 200 levels: past the plugin's 128, within the 256 cxagent passes on.
+    const deep = `{"text": "x", "junk": ${"[".repeat(200)}${"]".repeat(200)}}`;
     const r = await cli(["invoke", plugin, "wordcount_text", "--args", deep, "--json"]);
     expect(r.json().error?.code ?? null).not.toBe("E_CRASHED");
     expect(r.code).toBe(5);

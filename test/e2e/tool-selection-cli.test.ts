@@ -185,9 +185,9 @@ describe("a project that makes a tool ask on every call", () => {
     using dir = tempDir();
     const w = world(dir.path, {}, { plugins: { "records-calls": { tools: { ask: ["files_read"] } } } });
     await w.approved();
-    const r = await tty(["invoke", "records-calls", "files_read", "--args", '{"path":"a"}', "--cwd", w.cwd], [{ after: "Allow this call? [o/D]", send: "o" }], { env: w.env });
+    const r = await tty(["invoke", "records-calls", "files_read", "--args", '{"path":"a"}', "--cwd", w.cwd], [{ after: "Allow this call? [y/N]", send: "y" }], { env: w.env });
     expect(r.code).toBe(0);
-    expect(r.output).toContain(`records-calls wants to run files_read with {"path":"a"}\nthis tool asks on every call because of ${w.projectFile}: plugins["records-calls"].tools.ask[0] ("files_read")\no = allow once, d = deny`);
+    expect(r.output).toContain(`records-calls wants to run files_read with {"path":"a"}\nthis tool asks on every call because of ${w.projectFile}: plugins["records-calls"].tools.ask[0] ("files_read")\ny = allow once, n = deny`);
     expect(r.output).toContain("files_read ran");
     const gate = await w.run(["gate", "records-calls", "files_read"]);
     expect(gate.stdout).toBe(
@@ -208,7 +208,7 @@ describe("grants never live in the project folder", () => {
     writeFileSync(join(w.cwd, ".cxagent", "permissions.json"), JSON.stringify(forged));
     writeFileSync(join(w.cwd, "permissions.json"), JSON.stringify(forged));
     expect((await w.run(["invoke", "records-calls", "files_write"])).code).toBe(4);
-    const r = await tty(["invoke", "records-calls", "files_write", "--cwd", w.cwd], [{ after: "[o/a/D]", send: "a" }], { env: w.env });
+    const r = await tty(["invoke", "records-calls", "files_write", "--cwd", w.cwd], [{ after: "[y/a/N]", send: "a" }], { env: w.env });
     expect(r.code).toBe(0);
     const stored = JSON.parse(readFileSync(join(w.state, "permissions.json"), "utf8")).grants;
     expect(stored.map((g: { rule: string }) => g.rule)).toEqual(["plugin records-calls tool files_write"]);

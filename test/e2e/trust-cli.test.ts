@@ -98,8 +98,26 @@ describe("the approval prompt on a terminal", () => {
     expect(r.output).toContain("instructions  adds instructions for the model");
     expect(r.output).toContain(`[y/N] ${echoed}`);
     const approvals = join(dir.path, "state", "approvals.json");
+    // after a yes, what was stored and where; after a no, nothing of the kind
+    const folder = join(plugins, "echo");
+    const stored = `[y/N] yes\napproved: echo 1.0.0 at ${folder} (hash `;
+    if (code === 0) expect(r.output).toContain(stored);
+    if (code === 0) expect(r.output).toContain(`…), stored in ${approvals}; './bin/cxagent revoke ${folder}' withdraws it\n`);
+    else expect(r.output).not.toContain("approved:");
     const recorded = code === 0 ? JSON.parse(readFileSync(approvals, "utf8")).approvals.map((a: { plugin: string }) => a.plugin) : [];
     expect(recorded).toEqual(code === 0 ? ["echo"] : []);
+  });
+
+  test("a key that answers nothing is answered on the screen; the same keys as the permission prompt", async () => {
+    using dir = tempDir();
+    const { env, plugins } = world(dir.path);
+    copyFixture("echo", plugins);
+    const r = await tty(["approve", "echo"], [
+      { after: "[y/N]", send: "o" },
+      { after: "answers nothing", send: "n" },
+    ], { env });
+    expect(r.code).toBe(4);
+    expect(r.output).toContain("Approve these exact files? [y/N] \n'o' answers nothing here: press y or n (Enter: no)\nApprove these exact files? [y/N] no");
   });
 
   test("an unapproved load on a terminal asks, then runs the call", async () => {

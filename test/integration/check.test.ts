@@ -39,7 +39,10 @@ const CASES: Case[] = [
   { fixture: "exports-hidden", only: ["exports"], expect: { exports: "fail" }, seen: { exports: ["7 mandatory exports", "cxagent_plugin_describe is defined but not exported"] } },
   { fixture: "export-typo", only: ["exports"], expect: { exports: "warn" }, seen: { exports: ["cxagent_plugin_pol (did you mean cxagent_plugin_poll?)"] } },
   { fixture: "sidecar-invalid", only: ["sidecar", "describe"], expect: { sidecar: "fail", describe: "skip" }, seen: { sidecar: ["3 problems", "tools[1].gated", "'providers'"], describe: ["no plugin code was run"] } },
-  { fixture: "schema-invalid", only: ["schemas"], expect: { schemas: "fail" }, seen: { schemas: ['"strnig"', "draft 4's required: true", "pattern", "requird is not a JSON Schema keyword"] } },
+  {
+    fixture: "schema-invalid", only: ["sidecar", "schemas"], expect: { sidecar: "fail", schemas: "fail" },
+    seen: { schemas: ["properties.query.type", "properties.query.required", "properties.limit.maxLength", "properties.glob.pattern", "requird is not a JSON Schema keyword, so validators ignore it (did you mean required?)"] },
+  },
   { fixture: "no-description", only: ["descriptions"], expect: { descriptions: "fail" }, seen: { descriptions: ["bare_tool, blank_tool"] } },
   { fixture: "generic-tool-names", only: ["names"], expect: { names: "warn" }, seen: { names: ["'search', 'definition'", "names other plugins will claim too"] } },
   { fixture: "claims-read-file", only: ["names"], expect: { names: "fail" }, seen: { names: ["'read_file' is a built-in tool's name"] } },

@@ -8,7 +8,7 @@
 import { describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, readdirSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
-import { fixture, FIXTURES, openSession, ROOT, tempDir } from "../helpers.ts";
+import { fixture, FIXTURES, openSession, ROOT, tempDir, until } from "../helpers.ts";
 import { asNobody, NOBODY } from "../isolation.ts";
 
 const EPERM = 1;
@@ -64,6 +64,9 @@ describe("what a process a plugin starts inherits", () => {
     const plugin = await session.load(fixture("spawns-children"), { settings: { count: 1 } });
     const [child] = (await plugin.invoke("pids")).output.pids as number[];
     const host = plugin.pid!;
+    // Right after its exec, the child's loader briefly holds the libraries it maps open: wait for
+    // it to settle; a descriptor inherited from the host would stay.
+    await until(() => readdirSync(`/proc/${child}/fd`).length <= 3, 5000, "the child's loader to close what it maps").catch(() => {});
     expect(readdirSync(`/proc/${child}/fd`).sort()).toEqual(["0", "1", "2"]);
     expect(readlinkSync(`/proc/${child}/fd/0`)).toBe("/dev/null");
     expect(readlinkSync(`/proc/${child}/fd/1`)).toBe(readlinkSync(`/proc/${host}/fd/2`));

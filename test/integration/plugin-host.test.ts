@@ -48,12 +48,12 @@ describe("the calculator", () => {
     expect((await clamped.invoke("calc_divide", { a: 2, b: 3 })).output.content).toMatch(/^2 \/ 3 = 0\.6{11}7$/);
   });
 
-  test("an argument that is not a number fails the call, and the plugin stays up", async () => {
+  test("an argument that is not a number fails the call before the plugin sees it, and the plugin stays up", async () => {
     await using session = await openSession({ permission: "once" });
     const calc = await session.load(CALCULATOR);
     const error = await calc.invoke("calc_add", { a: "two", b: 3 }).catch((e) => e);
     expect(error).toBeInstanceOf(CxError);
-    expect(error.code).toBe("E_PLUGIN_FAILED");
+    expect(error.code).toBe("E_INVALID_INPUT");
     expect((await calc.invoke("calc_multiply", { a: 2, b: 2 })).output.answer).toBe(4);
   });
 });

@@ -142,3 +142,26 @@ describe("commands", () => {
     expect(error.message).toBe("plugin 'commands-twin' was refused: its command 'echo' is already held by plugin 'commands'");
   });
 });
+
+describe("commands of a contract-3 plugin run one at a time, as that contract promised", () => {
+  test("two commands at once: contract 3 runs them in turn, contract 4 lets them overlap", async () => {
+    {
+      await using session = await openSession();
+      const old = await session.load(fixture("commands-meet-3"));
+      const serial = await Promise.all([old.command("meet"), old.command("meet")]);
+      expect(serial.map((r) => r.message)).toEqual(["alone", "alone"]);
+    }
+    await using session = await openSession();
+    const current = await session.load(fixture("commands-meet-4"));
+    const overlapping = await Promise.all([current.command("meet"), current.command("meet")]);
+    expect(overlapping.map((r) => r.message)).toEqual(["met", "met"]);
+  });
+
+  test("a command that fails does not hold the next one back", async () => {
+    await using session = await openSession();
+    const old = await session.load(fixture("commands-meet-3"));
+    const [unknown, after] = await Promise.allSettled([old.command("nope"), old.command("meet")]);
+    expect(unknown.status).toBe("rejected");
+    expect(after).toMatchObject({ status: "fulfilled", value: { message: "alone" } });
+  });
+});

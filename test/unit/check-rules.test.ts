@@ -5,7 +5,7 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { callArguments, requiredOf, valueFor, wrongTypeCalls } from "../../src/check/arguments.ts";
-import { schemaProblems, unknownKeywords } from "../../src/check/schema-rules.ts";
+import { schemaMistakes, unknownKeywords } from "../../src/check/schema-lints.ts";
 import { hostArgv, readHostArgv } from "../../src/protocol/host-args.ts";
 import { checkManifest, type Manifest } from "../../src/protocol/manifest.ts";
 import { allDifferences, firstDifference } from "../../src/session/compare.ts";
@@ -77,45 +77,31 @@ describe("arguments from an inputSchema", () => {
   });
 });
 
-describe("JSON Schema rules", () => {
-  test("valid schemas of both drafts have no problems", () => {
-    const schemas = [
-      { type: "object" },
-      { type: "object", properties: { a: { type: "number", description: "first" } }, required: ["a"], additionalProperties: false },
-      { $schema: "https://json-schema.org/draft/2020-12/schema", type: "object", $defs: { p: { type: "string" } }, properties: { p: { $ref: "#/$defs/p" }, list: { type: "array", prefixItems: [{ type: "integer" }], items: false } } },
-      { $schema: "http://json-schema.org/draft-07/schema#", type: "object", definitions: { d: { enum: [1, 2] } }, properties: { t: { type: "array", items: [{ $ref: "#/definitions/d" }] } } },
-      { type: "object", properties: { x: { oneOf: [{ type: "string", pattern: "^a+$" }, { type: ["integer", "null"], minimum: 0 }] } }, examples: [{ x: "aa" }] },
-    ];
-    for (const schema of schemas) expect({ schema, problems: schemaProblems(schema) }).toEqual({ schema, problems: [] });
-  });
-
-  test("each broken keyword is named with its path", () => {
-    const problems = schemaProblems({
+describe("what a meta-schema does not see in an inputSchema", () => {
+  test("a local $ref to nothing, and limits no value meets, at any depth; values of enum, const, default and examples are not schemas", () => {
+    const schema = {
       type: "object",
+      $defs: { point: { type: "object" } },
       properties: {
-        q: { type: "strnig", required: true },
-        n: { type: "integer", minimum: "1", maxLength: -1, minLength: 5, maxItems: 2.5 },
-        g: { type: "string", pattern: "(" },
-        r: { $ref: "#/$defs/missing" },
-        e: { enum: "a" },
-        any: { anyOf: [] },
+        ok: { $ref: "#/$defs/point" },
+        gone: { $ref: "#/$defs/missing" },
+        n: { type: "integer", minimum: 5, maximum: 2 },
+        list: { type: "array", items: { type: "string", minLength: 3, maxLength: 1 } },
+        e: { enum: [{ $ref: "#/nowhere" }], default: { minimum: 9, maximum: 1 }, examples: [{ $ref: "#/nothing" }] },
       },
-      required: "q",
-    });
-    expect(problems.map((p) => p.path)).toEqual([
-      "properties.q.type", "properties.q.required", "properties.n.minimum", "properties.n.maxLength", "properties.n.maxItems",
-      "properties.n", "properties.g.pattern", "properties.r.$ref", "properties.e.enum", "properties.any.anyOf", "required",
-    ]);
-    expect(problems[0]!.message).toContain('did you mean "string"?');
-    expect(problems[1]!.message).toContain("draft 4's required: true");
-    expect(schemaProblems({ $schema: "http://example.com/my-schema" })[0]!.rule).toBe("$schema");
+    };
+    expect(schemaMistakes(schema).map((m) => m.path)).toEqual(["properties.gone.$ref", "properties.n", "properties.list.items"]);
+    expect(schemaMistakes(schema)[0]!.message).toBe('properties.gone.$ref: "#/$defs/missing" points at nothing in this schema');
+    expect(schemaMistakes({ type: "object", properties: { a: { type: "string" } } })).toEqual([]);
   });
 
-  test("unknown keywords are found at any depth, with the known one they are close to", () => {
-    expect(unknownKeywords({ type: "object", requird: ["a"], properties: { a: { type: "string", minLenght: 1, "x-ui": "wide" } } })).toEqual([
+  test("unknown keywords are found at any depth, with the known one they are close to; x- annotations are left alone", () => {
+    expect(unknownKeywords({ type: "object", requird: ["a"], properties: { a: { type: "string", minLenght: 1, "x-ui": "wide" } }, anyOf: [{ titel: "t" }] })).toEqual([
       { path: "requird", keyword: "requird", near: "required" },
       { path: "properties.a.minLenght", keyword: "minLenght", near: "minLength" },
+      { path: "anyOf[0].titel", keyword: "titel", near: "title" },
     ]);
+    expect(unknownKeywords({ type: "object", properties: { examples: { type: "array" } }, examples: [{ anything: 1 }] })).toEqual([]);
   });
 });
 

@@ -10,7 +10,8 @@ import { type ElfSymbol, STB_LOCAL, STT_FUNC, STT_GNU_IFUNC, STV_DEFAULT, STV_PR
 import { libraryBytes } from "../../trust/hash.ts";
 import type { CheckContext } from "../context.ts";
 import { fail, oneLine, pass, plural, skip, type Verdict, warn } from "../report.ts";
-import { schemaProblems, unknownKeywords } from "../schema-rules.ts";
+import { schemaProblems } from "../../json-schema/check.ts";
+import { schemaMistakes, unknownKeywords } from "../schema-lints.ts";
 
 /** The library's bytes: the approved copy when the folder was read, else the file. */
 export function libraryFile(ctx: CheckContext): Uint8Array {
@@ -101,21 +102,43 @@ export function checkSidecar(ctx: CheckContext): Verdict {
   return pass(`${ctx.location.sidecar}: ${m.name} ${m.version}, contract ${m.pluginContract}, ${plural(m.tools.length, "tool")}, ${plural(m.commands.length, "command")}${flags.length ? `; ${flags.join(", ")}` : ""}`);
 }
 
+/** The sidecar's tools as written, read apart from the manifest rules (a bad inputSchema makes the whole sidecar refuse). */
+function rawTools(ctx: CheckContext): { name: string; inputSchema: Record<string, unknown> | null }[] | null {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(ctx.location.sidecar, "utf8"));
+  } catch {
+    return null;
+  }
+  const tools = (parsed as { tools?: unknown })?.tools;
+  if (!Array.isArray(tools)) return null;
+  return tools.map((t, i) => {
+    const tool = (t ?? {}) as Record<string, unknown>;
+    const schema = tool.inputSchema;
+    const isObject = schema !== null && typeof schema === "object" && !Array.isArray(schema);
+    return { name: typeof tool.name === "string" ? tool.name : `tools[${i}]`, inputSchema: schema === undefined ? { type: "object" } : isObject ? (schema as Record<string, unknown>) : null };
+  });
+}
+
 export function checkSchemas(ctx: CheckContext): Verdict {
-  if (!ctx.sidecar) return skip("the sidecar could not be read");
+  const tools = rawTools(ctx);
+  if (!tools) return skip("the sidecar has no tools array to read (see sidecar)");
   const problems: string[] = [];
   const notes: string[] = [];
-  for (const tool of ctx.sidecar.tools) {
+  for (const tool of tools) {
     const schema = tool.inputSchema;
-    for (const p of schemaProblems(schema)) problems.push(`tool '${tool.name}': ${p.message}`);
+    if (!schema) {
+      problems.push(`tool '${tool.name}': its inputSchema is not an object`);
+      continue;
+    }
+    for (const p of [...schemaProblems(schema), ...schemaMistakes(schema)]) problems.push(`tool '${tool.name}': ${p.message}`);
     if (schema.type !== undefined && schema.type !== "object") problems.push(`tool '${tool.name}': the schema's type is ${JSON.stringify(schema.type)}, but a tool's arguments are always one JSON object`);
     if (schema.type === undefined) notes.push(`tool '${tool.name}': the schema has no "type": "object", which model APIs and MCP clients expect`);
     for (const u of unknownKeywords(schema)) notes.push(`tool '${tool.name}': ${u.path} is not a JSON Schema keyword, so validators ignore it${u.near ? ` (did you mean ${u.near}?)` : ""}`);
   }
-  if (problems.length) return fail(`${plural(problems.length, "problem")}: ${[...problems, ...notes].join("; ")}`, "make each inputSchema a valid JSON Schema (draft 2020-12 or 7) describing the arguments object");
+  if (problems.length) return fail(`${plural(problems.length, "problem")}: ${[...problems, ...notes].join("; ")}`, "make each inputSchema a valid JSON Schema (draft 2020-12, or draft-07 by its $schema) describing the arguments object");
   if (notes.length) return warn(notes.join("; "), "use only JSON Schema's keywords (annotations of your own can start with x-), and give every inputSchema \"type\": \"object\"");
-  const n = ctx.sidecar.tools.length;
-  return pass(n ? `${plural(n, "inputSchema")}, each a valid JSON Schema of an object` : "no tools, no schemas");
+  return pass(tools.length ? `${plural(tools.length, "inputSchema")}, each a valid JSON Schema of an object` : "no tools, no schemas");
 }
 
 export function checkDescriptions(ctx: CheckContext): Verdict {

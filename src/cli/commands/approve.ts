@@ -5,7 +5,7 @@ import { globalOptions, pluginArg } from "../_args.ts";
 import type { CommandResult } from "../_output.ts";
 import { isInteractive } from "../_prompt.ts";
 import { openSession } from "../_session.ts";
-import { askTrustOnTerminal } from "../_trust-prompt.ts";
+import { trustPrompt } from "../_trust-prompt.ts";
 
 export default defineCommand({
   meta: { name: "approve", description: "Approve a plugin's exact files: asks on a terminal, or checks a pinned hash" },
@@ -22,7 +22,7 @@ export default defineCommand({
     }
     await using session = await openSession(options);
     // One read of the folder: the prompt, the hash compared and the approval recorded are of the same bytes.
-    const approved = await session.approve(args.plugin, { hash, confirm: isInteractive() ? askTrustOnTerminal : undefined }).catch((error: unknown) => {
+    const approved = await session.approve(args.plugin, { hash, confirm: isInteractive() ? trustPrompt(session.folders.stateDir) : undefined }).catch((error: unknown) => {
       // Here, "nobody to ask" means no terminal to ask on.
       if (!isCxError(error, "E_NEEDS_TTY")) throw error;
       throw new CxError("E_NEEDS_TTY", `approving plugin '${String(error.details?.plugin)}' needs a terminal to ask on`, { next: error.next, details: error.details });

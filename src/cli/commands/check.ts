@@ -9,8 +9,10 @@ import { globalOptions, pluginArg } from "../_args.ts";
 import type { CommandResult } from "../_output.ts";
 import { isInteractive } from "../_prompt.ts";
 import { openSession } from "../_session.ts";
-import { askTrustOnTerminal } from "../_trust-prompt.ts";
-import { shellWord } from "../_hints.ts";
+import { describeTrustRequest } from "../_trust-prompt.ts";
+import { choose } from "../_prompt.ts";
+import type { TrustRequest } from "../../trust/check.ts";
+import { selfCommand, shellWord } from "../_hints.ts";
 import { inert } from "../../inert.ts";
 
 export default defineCommand({
@@ -42,11 +44,11 @@ export default defineCommand({
           if (!isCxError(error, "E_MANIFEST") && !isCxError(error, "E_LOAD")) throw error;
         });
       }
-      const report = await checkPlugin(session, args.plugin, { confirmTrust: hash === undefined && isInteractive() ? askTrustOnTerminal : undefined, only }).catch((error: unknown) => {
+      const report = await checkPlugin(session, args.plugin, { confirmTrust: hash === undefined && isInteractive() ? askForThisCheck : undefined, only }).catch((error: unknown) => {
         if (!isCxError(error, "E_NOT_APPROVED")) throw error;
         const computed = String(error.details?.hash ?? "");
         throw new CxError("E_NOT_APPROVED", `plugin '${String(error.details?.plugin)}' was not checked: check runs its code, so a person must approve its files first (hash ${computed})`, {
-          hint: `run 'cxagent check ${shellWord(args.plugin)}' on a terminal to be asked, or, after reviewing them, 'cxagent check ${shellWord(args.plugin)} --hash ${computed}'`,
+          hint: `run '${selfCommand()} check ${shellWord(args.plugin)}' on a terminal to be asked, or, after reviewing them, '${selfCommand()} check ${shellWord(args.plugin)} --hash ${computed}'`,
           details: error.details,
         });
       });
@@ -56,6 +58,17 @@ export default defineCommand({
     }
   },
 });
+
+/** The trust prompt, for this check's run only: nothing of it is recorded where a later load would find it. */
+async function askForThisCheck(request: TrustRequest): Promise<boolean> {
+  process.stderr.write(`${describeTrustRequest(request)}\n`);
+  const answer = await choose("Approve these exact files for this check?", [
+    { key: "y", label: "yes", value: "yes" },
+    { key: "n", label: "no", value: "no" },
+  ], "no");
+  if (answer === "yes") process.stderr.write(`approved for this check only; nothing was recorded ('${selfCommand()} approve' approves it for use)\n`);
+  return answer === "yes";
+}
 
 const LABEL = { pass: "pass", warn: "warn", fail: "FAIL", skip: "skip" } as const;
 const WIDTH = 100;

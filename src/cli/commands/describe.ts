@@ -1,6 +1,7 @@
 import { defineCommand } from "citty";
 import { firstDifference } from "../../session/compare.ts";
-import type { Manifest } from "../../protocol/manifest.ts";
+import { join } from "node:path";
+import type { Manifest, Tool } from "../../protocol/manifest.ts";
 import { inert, inertBlock } from "../../inert.ts";
 import { describeChanges, type Inspection, otherFolderSentence, refusalOf } from "../../session/inspect.ts";
 import { COST_ESTIMATE, contextCost } from "../../session/selection.ts";
@@ -15,6 +16,7 @@ export default defineCommand({
   args: {
     ...pluginArg,
     live: { type: "boolean", description: "Also load the plugin and compare what it describes with its sidecar" },
+    readme: { type: "boolean", description: "Print the plugin's whole README.md, rendered for a terminal (default: its first paragraph)" },
   },
   async run({ args }): Promise<CommandResult> {
     const options = globalOptions(args);
@@ -65,7 +67,7 @@ export default defineCommand({
         renderManifest(manifest, location.library) +
         lines.join("\n") + "\n" +
         selectionLines(inspected).map((l) => l + "\n").join("") +
-        (readme ? `\n${renderMarkdown(readme)}` : "") +
+        (readme ? `\n${args.readme ? renderMarkdown(readme) : readmeSummary(readme, join(loadSet.realFolder, "README.md"))}\n` : "") +
         (live ? `\nlive: describe ${live.matches ? "matches the sidecar" : `differs: ${inert(live.difference!)}`}\n` : ""),
     };
   },
@@ -81,11 +83,65 @@ export function renderManifest(m: Manifest, library: string): string {
     `asks: ${describeAsking(m)}`,
     "",
     `tools (${m.tools.length}):`,
-    ...m.tools.map((t) => `  ${inert(t.name)}  — ${t.description ? inert(t.description) : "(no description)"}\n      permission: ${gate(t.gated)}${t.gated !== false && !t.alwaysAskable ? ", never offers Always" : ""}`),
+    ...m.tools.map((t) => `  ${inert(t.name)}  — ${t.description ? inert(t.description) : "(no description)"}\n      permission: ${gate(t.gated)}${t.gated !== false && !t.alwaysAskable ? ", never offers Always" : ""}\n${renderArguments(t)}`),
   ];
   if (m.commands.length) lines.push("", `commands (${m.commands.length}):`, ...m.commands.map((c) => `  /${inert(c.name)}  — ${inert(c.summary ?? "")}`));
   if (m.instructions) lines.push("", "instructions for the model:", ...inertBlock(m.instructions).split("\n").map((l) => `  ${l}`));
   return lines.join("\n") + "\n";
+}
+
+/**
+ * A tool's arguments from its inputSchema, one line each: name, type, whether it is required, and
+ * its description — what to pass with --args, without reading the schema.
+ */
+export function renderArguments(tool: Tool): string {
+  const schema = tool.inputSchema;
+  const properties = isObject(schema.properties) ? schema.properties : {};
+  const required = new Set(Array.isArray(schema.required) ? schema.required.filter((r): r is string => typeof r === "string") : []);
+  const names = Object.keys(properties);
+  if (names.length === 0) return "      arguments: none";
+  const rows = names.map((name) => {
+    const p = isObject(properties[name]) ? properties[name] : {};
+    const description = typeof p.description === "string" ? `  ${inert(p.description)}` : "";
+    return [inert(name), typeOf(p), required.has(name) ? "required" : "optional", description] as const;
+  });
+  const width = (i: 0 | 1 | 2) => Math.max(...rows.map((r) => r[i].length));
+  return rows
+    .map((r, i) => `      ${i === 0 ? "arguments:" : "          "} ${r[0].padEnd(width(0))}  ${r[1].padEnd(width(1))}  ${r[2].padEnd(width(2))}${r[3]}`.trimEnd())
+    .join("\n");
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+/** "number", "string|null", "array of string", "one of now, later". */
+function typeOf(p: Record<string, unknown>): string {
+  if (Array.isArray(p.enum)) return inert(`one of ${p.enum.map((e) => (typeof e === "string" ? e : JSON.stringify(e))).join(", ")}`);
+  const type = Array.isArray(p.type) ? p.type.join("|") : typeof p.type === "string" ? p.type : "any";
+  if (type === "array" && isObject(p.items) && typeof p.items.type === "string") return inert(`array of ${p.items.type}`);
+  return inert(type);
+}
+
+/** The README's first paragraph (past its title), and where the rest is. */
+export function readmeSummary(markdown: string, path: string): string {
+  const lines = inertBlock(markdown).split("\n");
+  const paragraph: string[] = [];
+  let inCode = false;
+  for (const line of lines) {
+    if (line.startsWith("```")) inCode = !inCode;
+    if (inCode || line.startsWith("```")) {
+      if (paragraph.length) break;
+      continue;
+    }
+    if (/^\s*$/.test(line) || /^#{1,6}\s/.test(line)) {
+      if (paragraph.length) break;
+      continue;
+    }
+    paragraph.push(line.replace(/\*\*(.+?)\*\*/g, "$1").replace(/`([^`]+)`/g, "$1"));
+  }
+  const count = lines.length - (lines.at(-1) === "" ? 1 : 0);
+  return `${paragraph.length ? `${paragraph.join("\n")}\n\n` : ""}README: ${inert(path)} (${count} lines; --readme prints it whole)`;
 }
 
 /** A light terminal rendering of a README (inert): headings underlined, code fenced by indentation. */

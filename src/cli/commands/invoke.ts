@@ -5,10 +5,33 @@ import type { CallEvent } from "../../host/connection.ts";
 import { isDeniedByHost, type JobResult } from "../../protocol/result.ts";
 import { inertBlock } from "../../inert.ts";
 import { globalOptions, pluginArg } from "../_args.ts";
-import type { CommandResult } from "../_output.ts";
+import { type CommandResult, errorJson, printError } from "../_output.ts";
 import { openSession } from "../_session.ts";
 import { cliPermission } from "../_permission.ts";
+import { projectScope } from "../../trust/grants.ts";
 import { progressView } from "../_progress.ts";
+
+/**
+ * The one envelope of invoke, in --json and --jsonl alike: `ok` is false exactly when the exit code
+ * is neither 0 nor 1 — the call did not produce a result of the tool's own (it failed, timed out,
+ * was interrupted, or cxagent denied it; a denied call keeps its result).
+ */
+export function envelope(result: JobResult | null, error: CxError | null) {
+  return { ok: error === null, result, error: error === null ? null : errorJson(error) };
+}
+
+/** How a failure before or during the call is printed with --json / --jsonl (see main). */
+export function errorDocument(error: CxError) {
+  return envelope(null, error);
+}
+
+/** A call cxagent denied (exit 4), as an error for the envelope and the terminal. */
+function denial(result: JobResult, plugin: string, tool: string): CxError {
+  return new CxError("E_DENIED", result.errorMessage ?? `${tool} was not run: permission was denied`, {
+    next: result.decidedBy === "policy" ? { do: "allow-call", plugin, tool } : undefined,
+    details: { decidedBy: result.decidedBy },
+  });
+}
 
 export default defineCommand({
   meta: { name: "invoke", description: "Call one of a plugin's tools" },
@@ -20,57 +43,52 @@ export default defineCommand({
     "args-file": { type: "string", description: "Read the arguments from a file", valueHint: "FILE" },
     timeout: { type: "string", description: "Give up after this many milliseconds (exit 6)", valueHint: "MS" },
     allow: { type: "boolean", description: "Allow this one call if it needs permission (no TTY needed)" },
-    jsonl: { type: "boolean", description: "Stream the call's events as JSON lines, then the envelope" },
+    jsonl: { type: "boolean", description: "Each report of the call as a JSON line, then the envelope as the last line" },
+    stream: { type: "boolean", description: "Off a terminal too, write the text the plugin streams and its log reports to stderr" },
   },
   async run({ args }): Promise<CommandResult> {
     const options = globalOptions(args);
-    const input = readArguments(args.args, args["args-file"], args.input, args._);
-    const timeoutMs = parseTimeout(args.timeout);
     const jsonl = args.jsonl === true;
+    if (jsonl && options.json) throw new CxError("E_USAGE", "give --json (one document) or --jsonl (lines), not both");
+    const input = readArguments(args.args, args["args-file"], args.input);
+    const timeoutMs = parseTimeout(args.timeout);
     await using session = await openSession(options);
     const plugin = await session.load(args.plugin);
     const interrupted = new AbortController();
     const onSigint = () => interrupted.abort();
     process.once("SIGINT", onSigint);
-    const view = jsonl ? null : progressView(plugin.name, options.verbose);
+    const view = jsonl ? null : progressView(plugin.name, options.verbose, process.stderr, { stream: args.stream === true });
     const onEvent = (event: CallEvent) => {
       if (jsonl) process.stdout.write(JSON.stringify(event) + "\n");
       view?.onEvent(event);
     };
     let result: JobResult;
     try {
-      result = await plugin.invoke(args.tool, input, { timeoutMs, signal: interrupted.signal, onEvent, permission: cliPermission(args.allow === true) });
+      result = await plugin.invoke(args.tool, input, { timeoutMs, signal: interrupted.signal, onEvent, permission: cliPermission(args.allow === true, { stateDir: session.folders.stateDir, project: projectScope(session.cwd) }) });
     } catch (error) {
-      if (jsonl && error instanceof CxError) {
-        process.stdout.write(JSON.stringify({ ok: false, result: null, error: error.toJSON() }) + "\n");
-        return { json: undefined, exitCode: interrupted.signal.aborted ? 130 : error.exitCode };
-      }
       if (interrupted.signal.aborted) throw new CxError("E_INTERRUPTED", `the call to ${args.tool} was interrupted`);
       throw error;
     } finally {
       process.off("SIGINT", onSigint);
       view?.finish();
     }
-    const envelope = { ok: true, result, error: null };
-    // Exit 4 only when cxagent denied the call; a denial the tool reports itself is its failure (1).
-    const deniedByUs = isDeniedByHost(result);
     const exitCode = resultExitCode(result);
+    // Exit 4 only when cxagent denied the call; a denial the tool reports itself is its failure (1).
+    const denied = isDeniedByHost(result) ? denial(result, plugin.name, args.tool) : null;
+    const doc = envelope(result, denied);
     if (jsonl) {
-      process.stdout.write(JSON.stringify(envelope) + "\n");
+      process.stdout.write(JSON.stringify(doc) + "\n");
       return { json: undefined, exitCode };
     }
-    if (deniedByUs) {
-      if (!options.json) {
-        const how = result.decidedBy === "policy" ? "\nhint: there was no terminal to ask on; pass --allow to allow this one call" : "";
-        process.stderr.write(`${inertBlock(result.errorMessage ?? "")}${how}\n`);
-      }
-      return { json: envelope, exitCode };
+    if (denied) {
+      if (!options.json) printError(denied, "text");
+      return { json: doc, exitCode };
     }
     if (!result.success && result.errorMessage && !options.json) {
       const claim = result.permissionDenied ? " (the tool reports that permission was denied; cxagent did not deny it)" : "";
       process.stderr.write(`${args.tool} failed${claim}: ${inertBlock(result.errorMessage)}\n`);
     }
-    return { json: envelope, text: contentOf(result), exitCode };
+    return { json: doc, text: contentOf(result), exitCode };
   },
 });
 
@@ -82,13 +100,12 @@ function contentOf(result: JobResult): string {
   return Object.keys(result.output).length ? JSON.stringify(result.output, null, 2) : "";
 }
 
-function readArguments(inline: unknown, file: unknown, marker: unknown, rest: string[]): unknown {
+function readArguments(inline: unknown, file: unknown, marker: unknown): unknown {
   const sources = [inline !== undefined, file !== undefined, marker === "-"].filter(Boolean).length;
   if (sources > 1) throw new CxError("E_USAGE", "give the arguments one way: --args, --args-file or '-'");
   if (marker !== undefined && marker !== "-") {
     throw new CxError("E_USAGE", `unexpected argument '${String(marker)}'`, { hint: "pass the tool's arguments with --args '{...}'" });
   }
-  if (rest.length > 3) throw new CxError("E_USAGE", `unexpected argument '${rest[3]}'`);
   let text: string;
   let from: string;
   if (typeof inline === "string") {

@@ -3,21 +3,25 @@ import { CxError } from "../../errors.ts";
 import { inert, inertBlock } from "../../inert.ts";
 import { globalOptions, pluginArg } from "../_args.ts";
 import type { CommandResult } from "../_output.ts";
+import type { Submit } from "../../protocol/result.ts";
 import { openSession } from "../_session.ts";
 
 export default defineCommand({
   meta: {
     name: "watch",
-    description: "Print the work a client plugin submits, one JSON line each, until --for or --count runs out, or Ctrl-C",
+    description: "Print the work a client plugin submits (each goal on a line; --jsonl: a JSON line each; --json: one document at the end), until --for or --count runs out, or Ctrl-C",
   },
   args: {
     ...pluginArg,
     for: { type: "string", description: "Stop watching after this many milliseconds", valueHint: "MS" },
     count: { type: "string", description: "Stop after this many submits", valueHint: "N" },
     command: { type: "string", description: "First run this command in the same session, e.g. 'remind in 2s run the tests'", valueHint: "TEXT" },
+    jsonl: { type: "boolean", description: "Print each submit as a JSON line as it arrives" },
   },
   async run({ args }): Promise<CommandResult> {
     const options = globalOptions(args);
+    const jsonl = args.jsonl === true;
+    if (jsonl && options.json) throw new CxError("E_USAGE", "give --json (one document at the end) or --jsonl (a line per submit), not both");
     let forMs: number | undefined;
     if (args.for !== undefined) {
       forMs = Number(args.for);
@@ -41,12 +45,15 @@ export default defineCommand({
       stop.abort();
     };
     process.once("SIGINT", onSigint);
-    let count = 0;
+    const submits: Submit[] = [];
+    let ran: { name: string; status: string; message: string | null } | null = null;
     try {
       const watching = (async () => {
         for await (const submit of plugin.submits(stop.signal)) {
-          process.stdout.write(JSON.stringify(submit) + "\n");
-          if (++count >= limit) stop.abort();
+          submits.push(submit);
+          if (jsonl) process.stdout.write(JSON.stringify(submit) + "\n");
+          else if (!options.json) process.stdout.write(`${process.stdout.isTTY ? inert(submit.goal) : submit.goal}\n`);
+          if (submits.length >= limit) stop.abort();
         }
       })();
       if (typeof args.command === "string") {
@@ -54,6 +61,7 @@ export default defineCommand({
         const space = line.search(/\s/);
         const name = space < 0 ? line : line.slice(0, space);
         const result = await plugin.command(name, space < 0 ? "" : line.slice(space));
+        ran = { name, ...result };
         process.stderr.write(`/${inert(name)}: ${result.status}${result.message ? `: ${inertBlock(result.message)}` : ""}\n`);
       }
       await watching;
@@ -61,7 +69,8 @@ export default defineCommand({
       if (timer) clearTimeout(timer);
       process.off("SIGINT", onSigint);
     }
+    const count = submits.length;
     if (!options.json) process.stderr.write(`watched ${plugin.name}: ${count} submit${count === 1 ? "" : "s"}\n`);
-    return { json: undefined, exitCode: interrupted ? 130 : 0 };
+    return { json: options.json ? { plugin: plugin.name, command: ran, submits, interrupted } : undefined, exitCode: interrupted ? 130 : 0 };
   },
 });
