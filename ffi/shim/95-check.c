@@ -129,8 +129,9 @@ static int ck_where(const char *p, const char *anchor) {
   u64 a = (u64)p, s = (u64)anchor;
   for (int i = 0; i < ck_nranges; i++)
     if (a >= ck_ranges[i].start && a < ck_ranges[i].end) return (int)ck_ranges[i].where;
-  /* The export's frame lay just below its caller's, the wrapper whose local `anchor` is. */
-  if (a < s && s - a < 256 * 1024) return CK_STACK;
+  /* The export's frame lay just below its caller's, the wrapper whose local `anchor` is (64 KiB:
+   * well inside the smallest thread stack glibc makes by default). */
+  if (a < s && s - a < 64 * 1024) return CK_STACK;
   return CK_HEAP;
 }
 

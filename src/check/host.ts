@@ -124,8 +124,14 @@ export class CheckHost {
       const s = table.get(p);
       if (!s) continue;
       queue.push(...(children.get(p) ?? []));
-      if (!this.seen.processes.has(p)) {
+      const known = this.seen.processes.get(p);
+      if (!known || known.startTime !== s.startTime) {
         this.seen.processes.set(p, { pid: p, ppid: s.ppid, startTime: s.startTime, name: commOf(p), inGroup: s.pgid === host.pgid, zombie: s.state === "Z" });
+      } else {
+        // Seen again: between fork and exec it still bore the host's name; now it may have its own.
+        known.name = commOf(p);
+        known.zombie = s.state === "Z";
+        known.inGroup &&= s.pgid === host.pgid;
       }
     }
     if (waitedForChildren(pid)) this.seen.waitedFor.add(pid);

@@ -71,6 +71,8 @@ function segments(own: readonly Pointer[]): bigint[][] {
     const phoff = Number(read.u64(base as Pointer, 32));
     const phentsize = read.u16(base as Pointer, 54);
     const phnum = read.u16(base as Pointer, 56);
+    // The program headers are read where the first page maps them; anything else is not looked at.
+    if (phoff + phentsize * phnum > 4096 || phentsize < 56) continue;
     for (let i = 0; i < phnum; i++) {
       const at = phoff + i * phentsize;
       if (read.u32(base as Pointer, at) !== PT_LOAD) continue;

@@ -69,10 +69,11 @@ const CASES: Case[] = [
   },
   { fixture: "returns-string-literal", only: ["results", "ownership"], expect: { ownership: "fail" }, seen: { ownership: ["cxagent_plugin_invoke returned", "read-only data (a string literal?)", "from a literal"] } },
   { fixture: "returns-static-buffer", only: ["results", "ownership"], expect: { ownership: "fail" }, seen: { ownership: ["own writable data (a static buffer?)"] } },
+  { fixture: "returns-stack-buffer", only: ["results", "ownership"], expect: { results: "fail", ownership: "fail" }, seen: { ownership: ["on the calling thread's stack (a local buffer?)"] } },
   { fixture: "free-does-nothing", only: ["results", "free"], expect: { free: "fail" }, seen: { free: ["cxagent_plugin_free did not release"] } },
   { fixture: "undeclared-spawner", only: ["start", "spawns"], expect: { spawns: "fail" }, seen: { spawns: ["spawns: false", "sleep, pid"] } },
   // Both: the child that called setsid, and the daemon whose parent exited (found because the check's host is its subreaper).
-  { fixture: "spawns-without-registering", only: ["start", "registers"], expect: { registers: "fail" }, seen: { registers: ["2 processes left the plugin host's process group and were never registered", "sleep"] } },
+  { fixture: "spawns-without-registering", only: ["start", "registers"], expect: { registers: "fail" }, seen: { registers: ["2 processes left the plugin host's process group and were never registered"] } },
 ];
 
 const statuses = (report: CheckReport) => Object.fromEntries(report.checks.map((c) => [c.id, c.status]));
