@@ -9,8 +9,9 @@
  *   - in an example folder, each lib<x>.c first, as lib<x>.so with soname lib<x>.so, and the
  *     plugin linked against them with RUNPATH $ORIGIN: the way a plugin ships what it needs;
  *   - with "all": every test fixture, test/fixtures/<name>.c, into test/fixtures/build/<name>/,
- *     a folder of its own holding the library and its sidecar; and the fixtures of
- *     test/fixtures/deps/, plugins that need a library of their own, linked three ways.
+ *     a folder of its own holding the library and its sidecar; the fixtures of
+ *     test/fixtures/deps/, plugins that need a library of their own, linked three ways; and the
+ *     Cortex native plugins of test/fixtures/cortex/, each alone in its folder (no sidecar).
  *
  * Usage: bun scripts/build-native.ts [shim|examples|all]. Only what changed is rebuilt.
  */
@@ -92,6 +93,11 @@ if (what === "all") {
     buildFixture(name, join(dir, file), existsSync(sidecar) ? readFileSync(sidecar, "utf8") : defaultManifest(name), out, header);
   }
   buildDependencyFixtures(join(dir, "deps"), join(dir, "build"), header);
+  // Cortex native plugins (cortex_plugin_init): no sidecar, no fx.h; the ABI is in each file.
+  for (const file of readdirSync(join(dir, "cortex")).filter((f) => f.endsWith(".c")).sort()) {
+    const name = basename(file, ".c");
+    compile(join(dir, "build", name, `${name}.so`), [join(dir, "cortex", file)], ["-shared", "-fPIC", "-O1", "-g", ...WARN, "-Wno-unused-parameter", "-pthread"]);
+  }
   // Fixtures that are not plugins at all.
   const junk = join(dir, "build", "not-a-library");
   mkdirSync(junk, { recursive: true });

@@ -24,6 +24,8 @@ describe("describe", () => {
     expect(r.code).toBe(0);
     expect(r.json()).toEqual({
       name: "calculator",
+      kind: "native",
+      cortex: null,
       library: join(CALCULATOR, "calculator.so"),
       sidecar: join(CALCULATOR, "calculator.plugin.json"),
       folder: CALCULATOR,
