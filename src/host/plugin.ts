@@ -499,7 +499,9 @@ export class Plugin {
     switch (reply.fault) {
       case "bad-reply":
         return new CxError("E_BAD_REPLY", `plugin '${this.name}': ${reply.error}`, {
-          hint: "the plugin must return a JSON result envelope (see ffi/cxagent_plugin.h)",
+          hint: this.kind === "cortex"
+            ? 'a Cortex tool_execute returns a ToolResult as JSON: {"output": string, "media": [attachment], "is_error": boolean}'
+            : "the plugin must return a JSON result envelope (see ffi/cxagent_plugin.h)",
         });
       case "missing-export":
         return new CxError("E_LOAD", `plugin '${this.name}': ${reply.error}`);
