@@ -105,16 +105,29 @@ export function discoverAll(folders: SearchFolder[]): { found: Found[]; shadowed
   return { found, shadowed };
 }
 
-/** Finds the file a config entry names: directly in a search folder first, then one level down. */
-export function findFile(file: string, folders: SearchFolder[]): PluginLocation | null {
+/**
+ * Finds the file a config entry names: directly in a search folder first, then one level down.
+ * A Cortex plugin's entry may name its `manifest.toml`, which every Cortex plugin has: then only
+ * a manifest.toml that gives the entry's name counts.
+ */
+export function findFile(file: string, folders: SearchFolder[], name?: string): PluginLocation | null {
+  const fits = (path: string) => {
+    if (file !== CORTEX_MANIFEST || name === undefined) return true;
+    try {
+      return readCortexManifest(path).name === name;
+    } catch (error) {
+      if (isCxError(error)) return false;
+      throw error;
+    }
+  };
   for (const folder of folders) {
     if (!isDirectory(folder.path)) continue;
     const direct = join(folder.path, file);
-    if (existsSync(direct)) return locationOfFile(direct);
+    if (existsSync(direct) && fits(direct)) return locationOfFile(direct);
     for (const sub of listSorted(folder.path)) {
       if (sub.startsWith(".")) continue;
       const nested = join(folder.path, sub, file);
-      if (existsSync(nested) && isDirectory(join(folder.path, sub))) return locationOfFile(nested);
+      if (existsSync(nested) && isDirectory(join(folder.path, sub)) && fits(nested)) return locationOfFile(nested);
     }
   }
   return null;
@@ -133,10 +146,10 @@ export function pinnedFolder(entry: PluginConfig, projectDir: string): string | 
  * not searched for a config entry: a plugin a project ships never takes the user's settings
  * unless the entry pins it there.
  */
-export function configuredLocation(entry: PluginConfig, folders: SearchFolder[], projectDir: string): PluginLocation | null {
+export function configuredLocation(entry: PluginConfig, folders: SearchFolder[], projectDir: string, name?: string): PluginLocation | null {
   const pinned = pinnedFolder(entry, projectDir);
   if (pinned !== null) return existsSync(join(pinned, entry.file)) ? locationOfFile(join(pinned, entry.file)) : null;
-  return findFile(entry.file, folders.filter((f) => f.origin !== "project"));
+  return findFile(entry.file, folders.filter((f) => f.origin !== "project"), name);
 }
 
 export type Resolved = PluginLocation & { configName: string | null; how: "config" | "path" | "discovery" };
@@ -148,7 +161,7 @@ export type Resolved = PluginLocation & { configName: string | null; how: "confi
 export function resolveReference(ref: string, config: Config, folders: SearchFolder[], cwd: string): Resolved {
   const configured = config.plugins.get(ref);
   if (configured) {
-    const location = configuredLocation(configured, folders, cwd);
+    const location = configuredLocation(configured, folders, cwd, ref);
     if (!location) throw configuredNowhere(ref, configured, folders, cwd);
     return { ...location, configName: ref, how: "config" };
   }
@@ -172,7 +185,7 @@ export function configuredNowhere(name: string, entry: PluginConfig, folders: Se
     });
   }
   const searched = folders.filter((f) => f.origin !== "project");
-  const inProject = findFile(entry.file, folders.filter((f) => f.origin === "project"));
+  const inProject = findFile(entry.file, folders.filter((f) => f.origin === "project"), name);
   return new CxError("E_NOT_FOUND", `plugin '${name}' is configured with file '${entry.file}', which is in none of the plugin folders`, {
     hint: inProject
       ? `the project has one at ${inProject.library}, but a project's plugin never takes a config.json entry unless the entry pins it: add "path": "${inProject.folder}" to the entry if you mean that one`

@@ -238,7 +238,7 @@ function sidecarText(location: PluginLocation, loadSet: LoadSet): string {
  * folder holding a plugin of that name shadows it and gets neither its settings nor its load.
  */
 function bindingOf(name: string, entry: PluginConfig, realFolder: string, context: InspectContext): { settings: SettingsSource | null; shadowing: Shadowing | null } {
-  const meant = configuredLocation(entry, context.searchFolders, context.cwd);
+  const meant = configuredLocation(entry, context.searchFolders, context.cwd, name);
   let meantFolder: string | null = null;
   try {
     meantFolder = meant ? realpathSync(meant.folder) : null;
