@@ -169,7 +169,13 @@ static void cortex_result(buf *r, i64 id, const char *text, size_t n) {
   int is_error = str_is(field_text(t, &f[F_IS_ERROR]), field_len(&f[F_IS_ERROR]), "true");
   int has_media = field_present(&f[F_MEDIA]) && field_text(t, &f[F_MEDIA])[0] == '[';
   size_t output_n = field_len(&f[F_OUTPUT]);
-  buf_reserve(r, output_n * 2 + (has_media ? field_len(&f[F_MEDIA]) : 0) + 128);
+  size_t reply_n = output_n * (is_error ? 2 : 1) + (has_media ? field_len(&f[F_MEDIA]) : 2) + 256;
+  if (reply_n > g_line_cap - 1024) {
+    /* an error's output is sent twice (content and errorMessage): it must fit one line as well */
+    reply_fault(r, id, "bad-reply", "tool_execute returned a ToolResult too large for one protocol line", NULL, 0, NULL);
+    goto done;
+  }
+  buf_reserve(r, reply_n);
   reply_head(r, id, 1);
   buf_str(r, ",\"result\":{\"success\":");
   buf_str(r, is_error ? "false" : "true");

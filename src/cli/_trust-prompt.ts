@@ -59,7 +59,7 @@ export function describeTrustRequest(request: TrustRequest): string {
     `  instructions  ${m.instructions ? "adds instructions for the model" : "none"}`,
     `  processes     ${cortex ? "not declared by Cortex plugins; what it starts ends with its plugin host" : m.spawns ? "starts processes of its own" : "starts none"}`,
     `  on its own    ${m.client ? "can start work by itself (client)" : "only acts when called"}`,
-    `  settings      ${describeSettings(request.settings)}`,
+    `  settings      ${cortex ? "none (a Cortex plugin takes no settings)" : describeSettings(request.settings)}`,
     ...(request.ships.length ? [`  ships         ${request.ships.map(inert).join(", ")} (loaded from the approved copies)`] : []),
     `  shares folder ${request.sharesWith.length ? `with ${request.sharesWith.map(inert).join(", ")}` : "with no other plugin"}`,
     "Loading it runs its code with your permissions.",

@@ -9,6 +9,9 @@ import { describe, expect, test } from "bun:test";
 import { copyFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CxError } from "../../src/index.ts";
+import { Connection } from "../../src/host/connection.ts";
+import { hostCommand } from "../../src/session/host-command.ts";
+import { pluginHostEnv } from "../../src/session/host-env.ts";
 import { fixture, fixtureLibrary, freeCounts, openSession, refusal, tempDir, until, within } from "../helpers.ts";
 
 const BASIC = fixture("cortex-basic");
@@ -238,6 +241,15 @@ describe("calls", () => {
     expect((await plugin.invoke("echo", { after: how })).success).toBe(true); // the plugin goes on
   });
 
+  test("a 40 MB output arrives whole; as an error, which a reply carries twice, it is a bad reply rather than a line over the cap", async () => {
+    await using session = await openSession();
+    const plugin = await session.load(BASIC);
+    expect(((await plugin.invoke("malformed", { how: "huge" }, { timeoutMs: 30_000 })).output.content as string).length).toBe(40 << 20);
+    const error = await refusal(plugin.invoke("malformed", { how: "huge_error" }, { timeoutMs: 30_000 }));
+    expect(error.code).toBe("E_BAD_REPLY");
+    expect(error.message).toBe("plugin 'cortex-basic': tool_execute returned a ToolResult too large for one protocol line");
+  }, 60_000);
+
   test("calls run concurrently: four calls meet inside tool_execute at once", async () => {
     await using session = await openSession();
     const plugin = await session.load(BASIC);
@@ -288,5 +300,32 @@ describe("buffers", () => {
     await session.close();
     expect(logs.some((l) => l.startsWith("plugin_drop waits: 1 call is still inside tool_execute"))).toBe(true);
     expect(freeCounts(log).drops).toBe(0);
+  });
+});
+
+describe("the plugin host's own answers", () => {
+  test("plugin_drop runs exactly once, even when stop is asked twice; a call after stop is refused, not run", async () => {
+    using dir = tempDir();
+    const log = join(dir.path, "frees");
+    const { connection } = await Connection.spawn({
+      hostCommand: hostCommand(),
+      library: fixtureLibrary("cortex-basic"),
+      kind: "cortex",
+      label: "cortex-basic",
+      cwd: dir.path,
+      env: pluginHostEnv(process.env, { CXAGENT_FX_FREE_LOG: log }),
+    });
+    try {
+      expect(await connection.request({ kind: "stop" })).toMatchObject({ ok: true });
+      expect(await connection.request({ kind: "stop" })).toMatchObject({ ok: true });
+      expect(await connection.request({ kind: "invoke", tool: "echo", arguments: {} })).toEqual({
+        id: expect.any(Number),
+        ok: false,
+        error: "the plugin was stopped before tool_execute could run this call",
+      });
+      expect(freeCounts(log)).toEqual({ returned: 1 + TOOLS.length, freed: 1 + TOOLS.length, drops: 1 });
+    } finally {
+      await connection.shutdown({ sendStop: false });
+    }
   });
 });

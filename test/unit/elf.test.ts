@@ -1,7 +1,6 @@
 import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { kindOfBytes, kindOfExports } from "../../src/discovery/kind.ts";
 import { ElfError, readDynamic, readExports } from "../../src/trust/elf.ts";
 import { fixture, fixtureLibrary } from "../helpers.ts";
 
@@ -62,17 +61,6 @@ test("reads the names a library exports from its dynamic symbol table, as dlsym 
   expect(readExports(readFileSync(fixtureLibrary("cortex-basic")))).not.toContain("buffer_free");
 });
 
-test("which ABI a library speaks: cortex_plugin_init and no cxagent_plugin_* is Cortex, anything else is cxagent's", () => {
-  expect(kindOfExports(["cortex_plugin_init"])).toBe("cortex");
-  expect(kindOfExports(["cortex_plugin_init", "helper"])).toBe("cortex");
-  expect(kindOfExports(["cortex_plugin_init", "cxagent_plugin_describe"])).toBe("native");
-  expect(kindOfExports(["cxagent_plugin_describe"])).toBe("native");
-  expect(kindOfExports([])).toBe("native");
-  expect(kindOfBytes(readFileSync(fixtureLibrary("cortex-basic")))).toBe("cortex");
-  expect(kindOfBytes(readFileSync(fixtureLibrary("echo")))).toBe("native");
-  expect(kindOfBytes(Buffer.from("not a library"))).toBe("native");
-});
-
 test("a symbol table the hash tables place past the end of the file is refused, not read", () => {
   const bytes = Buffer.from(readFileSync(fixtureLibrary("cortex-basic")));
   const { dynamic, size } = dynamicSegment(bytes);
@@ -82,7 +70,6 @@ test("a symbol table the hash tables place past the end of the file is refused, 
     if (tag === 0x6ffffef5n || tag === 4n) bytes.writeBigUInt64LE(1n << 40n, at + 8);
   }
   expect(() => readExports(bytes)).toThrow(ElfError);
-  expect(kindOfBytes(bytes)).toBe("native");
 });
 
 function dynamicSegment(bytes: Buffer): { dynamic: number; size: number } {

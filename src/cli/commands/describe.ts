@@ -43,7 +43,7 @@ export default defineCommand({
       `hash: ${loadSet.hash}`,
       `trust: ${trustLine}`,
       ...(inspected.approvedElsewhere.length ? [`note: ${otherFolderSentence(manifest.name, inspected.approvedElsewhere, loadSet.realFolder)}`] : []),
-      `settings: ${describeSettings(inspected.settings)}`,
+      `settings: ${inspected.cortex ? "none (a Cortex plugin takes no settings)" : describeSettings(inspected.settings)}`,
       ...(inspected.dependencies.plan?.inSet.length ? [`ships: ${inspected.dependencies.plan.inSet.map((d) => inert(d.path)).join(", ")}`] : []),
       ...(refusal ? [`refused: ${indentBlock(refusal.message, "  ")}`] : []),
     ];
@@ -53,7 +53,7 @@ export default defineCommand({
         kind: inspected.kind,
         cortex: inspected.cortex,
         library: location.library,
-        sidecar: location.sidecar,
+        sidecar: inspected.cortex ? null : location.sidecar,
         folder: loadSet.realFolder,
         hash: loadSet.hash,
         trust: trust.state,
