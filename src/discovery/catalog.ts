@@ -36,7 +36,8 @@ export function catalog(config: Config, folders: SearchFolder[], projectDir: str
     if (entries.some((e) => e.location?.library === location.library)) continue;
     let name = location.name;
     try {
-      name = readSidecar(location.sidecar, location.library).name;
+      // A Cortex plugin has no sidecar: discovery named it by its manifest.toml already.
+      if (location.kind === "native") name = readSidecar(location.sidecar, location.library).name;
     } catch (error) {
       if (!isCxError(error)) throw error; // its problem is shown when it is inspected
     }

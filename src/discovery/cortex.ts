@@ -69,7 +69,7 @@ export function parseCortexManifest(bytes: Uint8Array, path: string): CortexMani
     document = parse(text, { integersAsBigInt: "asNeeded" });
   } catch (error) {
     if (!(error instanceof TomlError)) throw error;
-    throw invalid(`it is not valid TOML (line ${error.line}, column ${error.column}: ${error.message.replace(/^Invalid TOML document: /, "").split("\n")[0]})\n${error.codeblock}`);
+    throw invalid(`it is not valid TOML (line ${error.line}, column ${error.column}: ${error.message.replace(/^Invalid TOML document: /, "").split("\n")[0]})\n${error.codeblock.trimEnd()}`);
   }
   const checked = v.safeParse(CortexManifestSchema, document);
   if (!checked.success) {
