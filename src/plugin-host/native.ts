@@ -8,29 +8,17 @@ import { CFunction, CString, FFIType, type Pointer } from "bun:ffi";
 import { checkManifest, CONTRACT_CURRENT, CONTRACT_OLDEST, contractInRange, describeProblems } from "../protocol/manifest.ts";
 import { preview } from "../protocol/issues.ts";
 import { MANDATORY_EXPORTS, type OptionalExport } from "../protocol/wire.ts";
+import { openLibrary } from "./library.ts";
 import type { HostStart } from "./main.ts";
 
 const POOL_START = 2;
 
-export function startNative({ libc, shim, settings, refuse, phase }: HostStart): never {
-  const libraryPath = settings.library;
-  const libraryFd = settings.libraryFd;
-  const dependencies = settings.dependencies;
-  const path = libraryPath;
+export function startNative(start: HostStart): never {
+  const { libc, shim, settings, refuse, phase } = start;
+  const path = settings.library;
 
-  // 2. Load the library. Its static constructors run here; trust was settled by the parent.
-  //    The libraries it ships come first, from their approved copies: the loader then matches the
-  //    library's DT_NEEDED to them by soname and never opens the files on disk.
-  phase("dlopen");
-  for (const dependency of dependencies) {
-    const loaded = libc.open(`/proc/self/fd/${dependency.fd}`);
-    libc.close(dependency.fd);
-    if ("error" in loaded) return refuse("load", `cannot load ${dependency.path}, a library the plugin ships, as a shared library: ${loaded.error}`);
-  }
-  const opened = libc.open(libraryFd === null ? path : `/proc/self/fd/${libraryFd}`);
-  if (libraryFd !== null) libc.close(libraryFd);
-  if ("error" in opened) return refuse("load", `cannot load ${path} as a shared library: ${opened.error}`);
-  const lib = opened.handle;
+  // 2. Load the library (library.ts).
+  const lib = openLibrary(start);
   const address = (name: string) => libc.symbol(lib, name);
 
   const missing = MANDATORY_EXPORTS.filter((name) => !address(name));
