@@ -1,7 +1,8 @@
 /**
- * Using cxagent from a script: `bun run examples/script.ts`, after `npm run examples` and after
- * approving the calculator once (`bun run cxagent approve examples/calculator`: nothing of a
- * plugin runs before a person approved its exact files; on a terminal, the load itself asks).
+ * Using cxagent from a script: `npx bun examples/script.ts`, after `npm run examples` and after
+ * approving the calculator once (`npx cxagent approve examples/calculator`: nothing of a plugin
+ * runs before a person approved its exact files; the library never asks by itself — an
+ * unapproved load throws E_NOT_APPROVED, whose `next` names the hash to approve).
  *
  * A session loads plugins, each in its own process; `await using` stops them all at the end,
  * even when something throws.

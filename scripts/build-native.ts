@@ -5,19 +5,22 @@
  *   - examples/<name>/<name>.so beside each example's sidecar: from <name>.c with the C compiler,
  *     or, for a Rust example (a Cargo.toml in its folder), with cargo when it is on PATH. cargo
  *     builds into target/ at the repository root, and the library is copied next to the sidecar
- *     under the sidecar's stem; without cargo the Rust examples are skipped, saying so;
+ *     under the sidecar's stem — or, for a Cortex plugin (a manifest.toml in its folder), to where
+ *     its [native] library says; without cargo the Rust examples are skipped, saying so;
  *   - in an example folder, each lib<x>.c first, as lib<x>.so with soname lib<x>.so, and the
  *     plugin linked against them with RUNPATH $ORIGIN: the way a plugin ships what it needs;
  *   - with "all": every test fixture, test/fixtures/<name>.c, into test/fixtures/build/<name>/,
- *     a folder of its own holding the library and its sidecar; and the fixtures of
- *     test/fixtures/deps/, plugins that need a library of their own, linked three ways.
+ *     a folder of its own holding the library and its sidecar; the fixtures of
+ *     test/fixtures/deps/, plugins that need a library of their own, linked three ways; and the
+ *     Cortex native plugins of test/fixtures/cortex/, each alone in its folder (no sidecar).
  *
  * Usage: bun scripts/build-native.ts [shim|examples|all]. Only what changed is rebuilt.
  */
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { basename, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { buildCrate, findCargo } from "./_cargo.ts";
 import { joinShim } from "../src/plugin-host/shim-source.ts";
+import { parseCortexManifest } from "../src/discovery/cortex.ts";
 
 const root = join(import.meta.dir, "..");
 const what = process.argv[2] ?? "examples";
@@ -92,6 +95,11 @@ if (what === "all") {
     buildFixture(name, join(dir, file), existsSync(sidecar) ? readFileSync(sidecar, "utf8") : defaultManifest(name), out, header);
   }
   buildDependencyFixtures(join(dir, "deps"), join(dir, "build"), header);
+  // Cortex native plugins (cortex_plugin_init): no sidecar, no fx.h; the ABI is in each file.
+  for (const file of readdirSync(join(dir, "cortex")).filter((f) => f.endsWith(".c")).sort()) {
+    const name = basename(file, ".c");
+    compile(join(dir, "build", name, `${name}.so`), [join(dir, "cortex", file)], ["-shared", "-fPIC", "-O1", "-g", ...WARN, "-Wno-unused-parameter", "-pthread"]);
+  }
   // Fixtures that are not plugins at all.
   const junk = join(dir, "build", "not-a-library");
   mkdirSync(junk, { recursive: true });
@@ -117,7 +125,10 @@ function buildRustExample(name: string) {
     console.error(`build-native: failed: cargo build --release --offline in examples/${name}`);
     process.exit(1);
   }
-  const output = join(dir, `${name}.so`);
+  // A Cortex plugin (a manifest.toml beside Cargo.toml) goes where its [native] library says.
+  const manifest = join(dir, "manifest.toml");
+  const output = existsSync(manifest) ? (parseCortexManifest(readFileSync(manifest), manifest).library ?? join(dir, `${name}.so`)) : join(dir, `${name}.so`);
+  mkdirSync(dirname(output), { recursive: true });
   // Copied only when the bytes differ, so an unchanged build leaves the load set as it was.
   if (existsSync(output) && readFileSync(output).equals(readFileSync(build.library))) return;
   copyFileSync(build.library, output);

@@ -2,7 +2,7 @@
 /**
  * The main job, as a user would run it: build the example plugins, then drive the calculator
  * through the CLI — describe it, and call each of its tools — then the other examples (the Rust
- * one only where cargo is on PATH). Every command is printed before it runs. State (approvals, grants) goes to a throwaway folder, so nothing of yours is touched.
+ * ones, one of them a Cortex native plugin, only where cargo is on PATH). Every command is printed before it runs. State (approvals, grants) goes to a throwaway folder, so nothing of yours is touched.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -57,8 +57,13 @@ try {
     step("approve the Rust example", ["approve", "examples/wordcount", "--hash", JSON.parse(wordcount.stdout.toString()).hash]);
     step("a plugin in Rust with no crates: count the words of a file in the project", ["invoke", "examples/wordcount", "wordcount_file", "--args", '{"path": "README.md"}']);
     step("its gate asks only for a path outside the project", ["gate", "examples/wordcount", "wordcount_file", "--args", '{"path": "/etc/hosts"}']);
+    step("a Cortex native plugin (cortex_plugin_init): what its manifest.toml says, before it runs", ["describe", "examples/cortex-wordcount"]);
+    const cortex = Bun.spawnSync([process.execPath, "src/main.ts", "describe", "examples/cortex-wordcount", "--json"], { cwd: root, env });
+    step("approve the Cortex example", ["approve", "examples/cortex-wordcount", "--hash", JSON.parse(cortex.stdout.toString()).hash]);
+    step("its tools, declared only by its running code", ["describe", "examples/cortex-wordcount", "--live"]);
+    step("a call, through the same plugin host", ["invoke", "examples/cortex-wordcount", "word_count", "--args", '{"text": "one two three"}']);
   } else {
-    console.log(`\n${bold("# the Rust example, examples/wordcount, is skipped: cargo is not on PATH")}`);
+    console.log(`\n${bold("# the Rust examples, examples/wordcount and examples/cortex-wordcount, are skipped: cargo is not on PATH")}`);
   }
   step("nothing is left behind to reap", ["reap"]);
 } finally {

@@ -13,7 +13,8 @@ export {
   type ApprovalResult,
 } from "./session/session.ts";
 export type { LoadStep, LoadTimings } from "./session/pipeline.ts";
-export type { Inspection, SettingsSource, Shadowing } from "./session/inspect.ts";
+export type { CortexFacts, Inspection, SettingsSource, Shadowing } from "./session/inspect.ts";
+export type { PluginKind } from "./protocol/host-args.ts";
 export type { TrustRequest, ConfirmTrust } from "./trust/check.ts";
 export type { Changes, Trust, TrustState } from "./trust/approvals.ts";
 export { Plugin, type InvokeOptions, type PluginChange } from "./host/plugin.ts";

@@ -15,7 +15,7 @@ import { expect } from "bun:test";
  */
 process.env.CXAGENT_PASS_ENV = [
   "CXAGENT_FX_FREE_LOG", "CXAGENT_FX_FREE_LOG_EVERY", "CXAGENT_FX_STARTS", "CXAGENT_FX_FAULT", "CXAGENT_FX_FAULT_ONCE",
-  "CXAGENT_FX_DESCRIBE", "CXAGENT_FX_DIFF", "CXAGENT_FX_MARKER", "CXAGENT_FX_REPORT", "CXAGENT_FX_STATE_DIR",
+  "CXAGENT_FX_DESCRIBE", "CXAGENT_FX_DIFF", "CXAGENT_FX_MARKER", "CXAGENT_FX_REPORT", "CXAGENT_FX_STATE_DIR", "CXAGENT_FX_CORTEX",
 ].join(",");
 
 export const ROOT = join(import.meta.dir, "..");
@@ -99,10 +99,10 @@ export async function cli(args: string[], options: { env?: Record<string, string
   return { stdout, stderr, code, json: () => JSON.parse(stdout) };
 }
 
-/** Reads the "returned freed" counters a fixture writes to CXAGENT_FX_FREE_LOG. */
-export function freeCounts(file: string): { returned: number; freed: number } {
-  const [returned, freed] = readFileSync(file, "utf8").trim().split(" ").map(Number);
-  return { returned: returned!, freed: freed! };
+/** Reads the "returned freed" counters a fixture writes to CXAGENT_FX_FREE_LOG (a Cortex fixture adds its plugin_drop count). */
+export function freeCounts(file: string): { returned: number; freed: number; drops?: number } {
+  const [returned, freed, drops] = readFileSync(file, "utf8").trim().split(" ").map(Number);
+  return { returned: returned!, freed: freed!, ...(drops === undefined ? {} : { drops }) };
 }
 
 /** Waits until `check` is true, polling; fails after `ms`. Tests wait for conditions, not time. */

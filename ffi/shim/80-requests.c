@@ -51,6 +51,10 @@ static i64 leading_id(const char *line, size_t n) {
   return digits && i < n && (line[i] == ',' || line[i] == '}') ? v : -1;
 }
 
+/* A kind of plugin whose calls answer in a shape of its own builds an invoke's reply itself, into
+ * `r`, between the call's begin and end (Cortex: 85-cortex.c). NULL: the cxagent ABI's envelope. */
+static void (*g_invoke_reply)(buf *r, i64 id, const char *tool, const char *args);
+
 /* Serves one request line (the caller's own malloc'd copy, which this may write into). */
 static void handle(char *line, size_t n) {
   enum { F_ID, F_KIND, F_TOOL, F_ARGS, F_CONTEXT, F_NAME, F_TEXT, F_SEQ, F_COUNT };
@@ -90,10 +94,14 @@ static void handle(char *line, size_t n) {
     if (a.failed) goto oom;
     const char *args = field_in_place(text, &f[F_ARGS], "{}");
     call *c = is_invoke ? call_begin(id) : NULL;
-    const char *raw = is_invoke ? plugin.invoke(a.p, args) : plugin.gate(a.p, args);
-    if (is_invoke) reply_envelope(&r, id, "cxagent_plugin_invoke", raw, 1);
-    else reply_value(&r, id, "cxagent_plugin_gate", "gate", raw);
-    release(raw);
+    if (is_invoke && g_invoke_reply) {
+      g_invoke_reply(&r, id, a.p, args);
+    } else {
+      const char *raw = is_invoke ? plugin.invoke(a.p, args) : plugin.gate(a.p, args);
+      if (is_invoke) reply_envelope(&r, id, "cxagent_plugin_invoke", raw, 1);
+      else reply_value(&r, id, "cxagent_plugin_gate", "gate", raw);
+      release(raw);
+    }
     call_end(id, c, &r);
   } else if (str_is(kind.p, kind.n, "command")) {
     field_string(&a, text, &f[F_NAME]);

@@ -51,21 +51,38 @@ export function describeTrustRequest(request: TrustRequest): string {
   const m = request.manifest;
   const name = inert(m.name);
   const version = inert(m.version);
+  const cortex = request.cortex;
   const lines = [
     request.state === "changed" ? `Plugin ${name} ${version} changed since you approved it.` : `Plugin ${name} ${version} has not been approved yet.`,
+    ...(cortex ? cortexLines(cortex) : []),
     `  folder        ${inert(request.realFolder)}  (every file in it is covered)`,
     `  hash          ${request.hash}`,
     ...(request.state === "changed" ? [`  changed       ${describeChanges(request.changes)}`] : []),
     ...(request.approvedElsewhere.length ? [`  elsewhere     ${otherFolderSentence(m.name, request.approvedElsewhere, request.realFolder)}`] : []),
-    `  tools         ${m.tools.length}${m.tools.length ? `: ${m.tools.map((t) => inert(t.name)).join(", ")}` : ""}`,
-    `  asks          ${describeAsking(m)}`,
+    ...(cortex
+      ? [
+          "  tools         declared only by its running code, so none can be shown before it runs;",
+          "                once approved, `describe --live` lists them",
+          "  asks          a tool asks on every call when it declares an effect whose confirmation is",
+          "                \"on_risk\" or \"always\" (\"always\": never offers Always)",
+        ]
+      : [`  tools         ${m.tools.length}${m.tools.length ? `: ${m.tools.map((t) => inert(t.name)).join(", ")}` : ""}`, `  asks          ${describeAsking(m)}`]),
     `  instructions  ${m.instructions ? "adds instructions for the model" : "none"}`,
-    `  processes     ${m.spawns ? "starts processes of its own" : "starts none"}`,
+    `  processes     ${cortex ? "not declared by Cortex plugins; what it starts ends with its plugin host" : m.spawns ? "starts processes of its own" : "starts none"}`,
     `  on its own    ${m.client ? "can start work by itself (client)" : "only acts when called"}`,
-    `  settings      ${describeSettings(request.settings)}`,
+    `  settings      ${cortex ? "none (a Cortex plugin takes no settings)" : describeSettings(request.settings)}`,
     ...(request.ships.length ? [`  ships         ${request.ships.map(inert).join(", ")} (loaded from the approved copies)`] : []),
     `  shares folder ${request.sharesWith.length ? `with ${request.sharesWith.map(inert).join(", ")}` : "with no other plugin"}`,
     "Loading it runs its code with your permissions.",
   ];
   return lines.join("\n");
+}
+
+/** What a Cortex plugin is, and where what is shown of it comes from. */
+function cortexLines(cortex: NonNullable<TrustRequest["cortex"]>): string[] {
+  const from = cortex.manifest ? `name and version from ${inert(cortex.manifest)}` : "no manifest.toml: named after its library's file";
+  return [
+    `  kind          Cortex native plugin (cortex_plugin_init); ${from}`,
+    ...(cortex.description ? [`  about         ${inert(cortex.description)}`] : []),
+  ];
 }

@@ -22,12 +22,12 @@ export interface CatalogEntry {
 export function catalog(config: Config, folders: SearchFolder[], projectDir: string): CatalogEntry[] {
   const entries: CatalogEntry[] = [];
   for (const [name, entry] of config.plugins) {
-    const location = configuredLocation(entry, folders, projectDir);
+    const location = configuredLocation(entry, folders, projectDir, name);
     entries.push({
       name,
       configured: true,
       location: location && { ...location, configName: name, how: "config" },
-      problem: location ? null : nowhere(entry, folders, projectDir),
+      problem: location ? null : nowhere(name, entry, folders, projectDir),
       shadows: [],
     });
   }
@@ -36,7 +36,8 @@ export function catalog(config: Config, folders: SearchFolder[], projectDir: str
     if (entries.some((e) => e.location?.library === location.library)) continue;
     let name = location.name;
     try {
-      name = readSidecar(location.sidecar, location.library).name;
+      // A Cortex plugin has no sidecar: discovery named it by its manifest.toml already.
+      if (location.kind === "native") name = readSidecar(location.sidecar, location.library).name;
     } catch (error) {
       if (!isCxError(error)) throw error; // its problem is shown when it is inspected
     }
@@ -51,9 +52,9 @@ export function catalog(config: Config, folders: SearchFolder[], projectDir: str
   return entries;
 }
 
-function nowhere(entry: PluginConfig, folders: SearchFolder[], projectDir: string): string {
+function nowhere(name: string, entry: PluginConfig, folders: SearchFolder[], projectDir: string): string {
   const pinned = pinnedFolder(entry, projectDir);
   if (pinned !== null) return `its file '${entry.file}' is not in its pinned folder ${pinned}`;
-  const inProject = findFile(entry.file, folders.filter((f) => f.origin === "project"));
+  const inProject = findFile(entry.file, folders.filter((f) => f.origin === "project"), name);
   return `its file '${entry.file}' is in none of the plugin folders${inProject ? ` (the project's ${inProject.library} is not used for a config entry without "path")` : ""}`;
 }

@@ -5,12 +5,13 @@
  * The folder a library sits in is its load set.
  */
 import { existsSync, readdirSync, statSync } from "node:fs";
-import { isAbsolute, join, resolve } from "node:path";
-import { CxError } from "../errors.ts";
+import { basename, isAbsolute, join, resolve } from "node:path";
+import { CxError, isCxError } from "../errors.ts";
 import { didYouMean } from "../suggest.ts";
 import type { Config, PluginConfig } from "./config.ts";
 import { expandPath } from "./paths.ts";
-import { type PluginLocation, locationOf, resolvePath } from "./resolve.ts";
+import { CORTEX_MANIFEST, hasCortexManifest } from "./cortex.ts";
+import { locationOf, locationOfCortexManifest, locationOfFile, type PluginLocation, readCortexManifest, resolvePath } from "./resolve.ts";
 import { isLibraryFile, libraryOfSidecar, SIDECAR_SUFFIX } from "./sidecar.ts";
 
 export interface SearchFolder {
@@ -52,13 +53,32 @@ function listSorted(dir: string): string[] {
   }
 }
 
-/** Plugins directly in `dir`: a sidecar with a library of the same stem. */
-function pluginsIn(dir: string): PluginLocation[] {
-  return listSorted(dir)
+/** Plugins directly in `dir`: a sidecar with a library of the same stem; a Cortex plugin's manifest.toml. */
+function pluginsIn(dir: string): (PluginLocation & { name: string })[] {
+  const plugins = listSorted(dir)
     .filter((n) => n.endsWith(SIDECAR_SUFFIX) && !n.startsWith("."))
     .map((n) => libraryOfSidecar(join(dir, n)))
     .filter((l): l is string => l !== null)
-    .map(locationOf);
+    .map(locationOf)
+    .map((l) => ({ ...l, name: l.sidecar.slice(l.folder.length + 1, -SIDECAR_SUFFIX.length) }));
+  const cortex = cortexIn(dir);
+  return cortex ? [...plugins, cortex] : plugins;
+}
+
+/**
+ * The Cortex plugin whose manifest.toml is in `dir`, named by it. One whose manifest cannot be
+ * read is still found, under its folder's name, so that listing or loading it says what is wrong.
+ */
+function cortexIn(dir: string): (PluginLocation & { name: string }) | null {
+  if (!hasCortexManifest(dir)) return null;
+  const path = join(dir, CORTEX_MANIFEST);
+  let name = basename(dir);
+  try {
+    name = readCortexManifest(path).name;
+  } catch (error) {
+    if (!isCxError(error)) throw error;
+  }
+  return { ...locationOfCortexManifest(path), name };
 }
 
 /** Every plugin in the search folders, in search order; a later one of the same name is shadowed. */
@@ -74,8 +94,7 @@ export function discoverAll(folders: SearchFolder[]): { found: Found[]; shadowed
         .filter((n) => !n.startsWith(".") && isDirectory(join(folder.path, n)))
         .flatMap((n) => pluginsIn(join(folder.path, n))),
     ];
-    for (const location of candidates) {
-      const name = location.sidecar.slice(location.folder.length + 1, -SIDECAR_SUFFIX.length);
+    for (const { name, ...location } of candidates) {
       const entry = { ...location, name, origin: folder.origin };
       if (seen.has(name)) shadowed.push(entry);
       else {
@@ -87,16 +106,29 @@ export function discoverAll(folders: SearchFolder[]): { found: Found[]; shadowed
   return { found, shadowed };
 }
 
-/** Finds the file a config entry names: directly in a search folder first, then one level down. */
-export function findFile(file: string, folders: SearchFolder[]): PluginLocation | null {
+/**
+ * Finds the file a config entry names: directly in a search folder first, then one level down.
+ * A Cortex plugin's entry may name its `manifest.toml`, which every Cortex plugin has: then only
+ * a manifest.toml that gives the entry's name counts.
+ */
+export function findFile(file: string, folders: SearchFolder[], name?: string): PluginLocation | null {
+  const fits = (path: string) => {
+    if (file !== CORTEX_MANIFEST || name === undefined) return true;
+    try {
+      return readCortexManifest(path).name === name;
+    } catch (error) {
+      if (isCxError(error)) return false;
+      throw error;
+    }
+  };
   for (const folder of folders) {
     if (!isDirectory(folder.path)) continue;
     const direct = join(folder.path, file);
-    if (existsSync(direct)) return locationOf(direct);
+    if (existsSync(direct) && fits(direct)) return locationOfFile(direct);
     for (const sub of listSorted(folder.path)) {
       if (sub.startsWith(".")) continue;
       const nested = join(folder.path, sub, file);
-      if (existsSync(nested) && isDirectory(join(folder.path, sub))) return locationOf(nested);
+      if (existsSync(nested) && isDirectory(join(folder.path, sub)) && fits(nested)) return locationOfFile(nested);
     }
   }
   return null;
@@ -115,10 +147,10 @@ export function pinnedFolder(entry: PluginConfig, projectDir: string): string | 
  * not searched for a config entry: a plugin a project ships never takes the user's settings
  * unless the entry pins it there.
  */
-export function configuredLocation(entry: PluginConfig, folders: SearchFolder[], projectDir: string): PluginLocation | null {
+export function configuredLocation(entry: PluginConfig, folders: SearchFolder[], projectDir: string, name?: string): PluginLocation | null {
   const pinned = pinnedFolder(entry, projectDir);
-  if (pinned !== null) return existsSync(join(pinned, entry.file)) ? locationOf(join(pinned, entry.file)) : null;
-  return findFile(entry.file, folders.filter((f) => f.origin !== "project"));
+  if (pinned !== null) return existsSync(join(pinned, entry.file)) ? locationOfFile(join(pinned, entry.file)) : null;
+  return findFile(entry.file, folders.filter((f) => f.origin !== "project"), name);
 }
 
 export type Resolved = PluginLocation & { configName: string | null; how: "config" | "path" | "discovery" };
@@ -130,7 +162,7 @@ export type Resolved = PluginLocation & { configName: string | null; how: "confi
 export function resolveReference(ref: string, config: Config, folders: SearchFolder[], cwd: string): Resolved {
   const configured = config.plugins.get(ref);
   if (configured) {
-    const location = configuredLocation(configured, folders, cwd);
+    const location = configuredLocation(configured, folders, cwd, ref);
     if (!location) throw configuredNowhere(ref, configured, folders, cwd);
     return { ...location, configName: ref, how: "config" };
   }
@@ -156,7 +188,7 @@ export function configuredNowhere(name: string, entry: PluginConfig, folders: Se
     });
   }
   const searched = folders.filter((f) => f.origin !== "project");
-  const inProject = findFile(entry.file, folders.filter((f) => f.origin === "project"));
+  const inProject = findFile(entry.file, folders.filter((f) => f.origin === "project"), name);
   return new CxError("E_NOT_FOUND", `plugin '${name}' is configured with file '${entry.file}', which is in none of the plugin folders`, {
     hint: inProject
       ? `the project has one at ${inProject.library}, but a project's plugin never takes a config.json entry unless the entry pins it: add "path": "${inProject.folder}" to the entry if you mean that one`

@@ -40,7 +40,7 @@ export interface ChildSpec {
   cwd: string;
   /** The plugin host's whole environment: nothing else of this process's is passed. */
   env: Record<string, string>;
-  settings: Pick<HostArguments, "poolCap" | "pollMs" | "spinUs" | "check">;
+  settings: Pick<HostArguments, "poolCap" | "pollMs" | "spinUs" | "kind" | "sessionId" | "check">;
 }
 
 /** How long the protocol output may still be read after the host exited (a child may hold the pipe). */

@@ -8,8 +8,9 @@
 import * as v from "valibot";
 import { CxError, type ErrorCode } from "../errors.ts";
 import { preview } from "../protocol/issues.ts";
-import { HOST_DEFAULTS } from "../protocol/host-args.ts";
+import { HOST_DEFAULTS, type PluginKind } from "../protocol/host-args.ts";
 import {
+  CORTEX_EXPORT_OF,
   EventSchema,
   EXPORT_OF,
   LINE_CAP,
@@ -71,6 +72,8 @@ export interface ProcessHooks {
 export interface ConnectOptions extends ProcessHooks {
   /** The plugin's name, for messages. */
   label: string;
+  /** Which ABI the plugin speaks: it names the functions a request calls, in messages (default native). */
+  kind?: PluginKind;
   startupMs?: number;
   poolCap?: number;
   stuckMs?: number;
@@ -87,6 +90,8 @@ export interface SpawnOptions extends ConnectOptions {
   cwd: string;
   pollMs?: number;
   spinUs?: number | null;
+  /** The session a Cortex plugin is told it runs in. */
+  sessionId?: string | null;
   /** The plugin host's whole environment (see session/host-env.ts). */
   env: Record<string, string>;
   /** Check mode (`cxagent check`): the host watches every export and says what it sees (onCheck). */
@@ -99,10 +104,10 @@ export interface Ending {
   hadPending: boolean;
 }
 
-function describeRequest(body: RequestBody): string {
-  if (body.kind === "invoke" || body.kind === "gate") return `${EXPORT_OF[body.kind]} of ${body.tool}`;
-  if (body.kind === "command") return `${EXPORT_OF.command} '${body.name}'`;
-  return EXPORT_OF[body.kind];
+function describeRequest(body: RequestBody, names: typeof EXPORT_OF): string {
+  if (body.kind === "invoke" || body.kind === "gate") return `${names[body.kind]} of ${body.tool}`;
+  if (body.kind === "command") return `${names.command} '${body.name}'`;
+  return names[body.kind];
 }
 
 const describeExit = (exit: ExitInfo) => (exit.signal ? `signal ${exit.signal}` : `exit code ${exit.code}`);
@@ -115,6 +120,8 @@ export class Connection {
   readonly timings: { spawnAt: number; phases: { name: string; at: number }[]; readyAt: number } = { spawnAt: performance.now(), phases: [], readyAt: 0 };
   private readonly transport: Transport;
   private readonly hooks: ProcessHooks;
+  /** The function each request calls in the plugin, for messages. */
+  private readonly exportNames: typeof EXPORT_OF;
   private readonly calls: Calls;
   private readonly outbox: string[] = [];
   private readonly tail: string[] = [];
@@ -130,6 +137,7 @@ export class Connection {
   private constructor(connect: (sink: TransportSink) => Transport, options: ConnectOptions) {
     this.label = options.label;
     this.hooks = options;
+    this.exportNames = options.kind === "cortex" ? CORTEX_EXPORT_OF : EXPORT_OF;
     this.calls = new Calls({
       label: options.label,
       poolCap: options.poolCap ?? DEFAULTS.poolCap,
@@ -147,7 +155,7 @@ export class Connection {
       this.ending = { exit, hadPending: this.calls.waiting > 0 };
       this.endListener?.(this.ending);
       // Calls cut short by an end we asked for were stopped; stop itself, if it was running, crashed.
-      this.calls.failAll((what) => (this.closing && what !== EXPORT_OF.stop ? this.stoppedError(what) : this.crashError(exit, what)));
+      this.calls.failAll((what) => (this.closing && what !== this.exportNames.stop ? this.stoppedError(what) : this.crashError(exit, what)));
       // What the plugin registered, and what it left in the host's group, dies with the host.
       const endings = await endProcesses([...(host ? [host] : []), ...this.children], { graceMs: DEFAULTS.graceMs });
       this.hooks.onGone?.(finished(endings));
@@ -165,7 +173,14 @@ export class Connection {
       label: options.label,
       cwd: options.cwd,
       env: options.env,
-      settings: { poolCap: options.poolCap ?? DEFAULTS.poolCap, pollMs: options.pollMs ?? DEFAULTS.pollMs, spinUs: options.spinUs ?? null, check: options.check },
+      settings: {
+        poolCap: options.poolCap ?? DEFAULTS.poolCap,
+        pollMs: options.pollMs ?? DEFAULTS.pollMs,
+        spinUs: options.spinUs ?? null,
+        kind: options.kind ?? "native",
+        sessionId: options.sessionId ?? null,
+        check: options.check,
+      },
     }, sink), options);
   }
 
@@ -204,7 +219,7 @@ export class Connection {
     if (!line.ready) {
       await host.kill();
       throw new CxError(codeForRefusal(line.reason), `plugin '${host.label}' was refused: ${line.error}`, {
-        hint: hintForRefusal(line.reason),
+        hint: options.kind === "cortex" ? cortexHintForRefusal(line.reason) : hintForRefusal(line.reason),
       });
     }
     host.endListener = null; // the startup's listener; the plugin handle takes over
@@ -234,7 +249,7 @@ export class Connection {
    * (see Calls for the limit on calls in native code). A stop is never held back by that limit.
    */
   request(body: RequestBody, options: RequestOptions = {}): Promise<Reply> {
-    const what = describeRequest(body);
+    const what = describeRequest(body, this.exportNames);
     if (this.ending) return Promise.reject(this.crashError(this.ending.exit, what));
     if (this.closing && body.kind !== "stop") {
       return Promise.reject(new CxError("E_STOPPED", `plugin '${this.label}' is stopping; ${what} was not sent`));
@@ -429,6 +444,19 @@ function codeForRefusal(reason: string | undefined): ErrorCode {
       return "E_MANIFEST";
     default:
       return "E_LOAD";
+  }
+}
+
+function cortexHintForRefusal(reason: string | undefined): string {
+  switch (reason) {
+    case "handshake":
+      return "the library must be a Cortex native plugin of ABI 1 (cortex_plugin_init, as the Cortex SDK's export_plugin! makes it), with a complete table and valid plugin_info and tool descriptors";
+    case "manifest":
+      return "fix plugin_info or the tool descriptors: names must suit cxagent (a plugin name of letters, digits, . _ -; tool names of letters, digits, _ -), each tool once";
+    case "exports":
+      return "a Cortex plugin exports cortex_plugin_init";
+    default:
+      return "check that the path names a shared library built for this machine";
   }
 }
 

@@ -18,6 +18,7 @@ import { decide, GATE_MS, type GateAnswer, type GateDecision, type PermissionAns
 import { hiddenToolError, OPEN_POLICY, ruleText, type ToolPolicy } from "./tool-policy.ts";
 import type { Reply } from "../protocol/wire.ts";
 import { type CallEvent, Connection, DEFAULTS, type ProcessHooks, type SealedDependency } from "./connection.ts";
+import type { PluginKind } from "../protocol/host-args.ts";
 
 export const CRASH_BUDGET = { crashes: 3, windowMs: 5 * 60_000 };
 
@@ -30,12 +31,17 @@ export interface GrantStore {
 /**
  * Whether a manifest the plugin host described may be served: `previous` is null at the first
  * start (the session compares it with the sidecar) and the manifest served so far after a restart.
- * Throws the CxError that refuses it.
+ * Throws the CxError that refuses it; may return the manifest to serve instead (a Cortex plugin
+ * keeps the name it was approved under).
  */
-export type AcceptManifest = (described: Manifest, previous: Manifest | null) => void;
+export type AcceptManifest = (described: Manifest, previous: Manifest | null) => Manifest | void;
 
 export interface PluginSpec {
   name: string;
+  /** Which ABI the library speaks (default native: ffi/cxagent_plugin.h). */
+  kind?: PluginKind;
+  /** The session's id, which a Cortex plugin is told with each call. */
+  sessionId?: string;
   /** The command that starts a plugin host (see session/host-command.ts). */
   hostCommand: string[];
   /** The library the plugin host loads. */
@@ -112,6 +118,9 @@ export class Plugin {
   private stopped = false;
   private deliberate = false;
   private exportsValue: string[] = [];
+  /** Default invoke deadlines the plugin declares for its tools (ms), used when a call gives none. */
+  private deadlinesValue = new Map<string, number>();
+  private aboutValue: string | null = null;
   private timingsValue = { spawnAt: 0, phases: [] as { name: string; at: number }[], readyAt: 0, acceptedAt: 0, startedAt: 0 };
 
   private constructor(spec: PluginSpec, manifest: Manifest, hooks: ProcessHooks, submitted: Submits) {
@@ -131,10 +140,12 @@ export class Plugin {
   static async start(spec: PluginSpec, hooks: ProcessHooks): Promise<Plugin> {
     const submitted = new Submits(spec.name, (level, text) => hooks.onLog?.(level, text));
     const routed: ProcessHooks = { ...hooks, onSubmit: (raw) => submitted.receive(raw) };
-    const { connection, manifest, exports, acceptedAt, startedAt } = await Plugin.launch(spec, routed, null);
+    const { connection, manifest, exports, deadlines, about, acceptedAt, startedAt } = await Plugin.launch(spec, routed, null);
     const plugin = new Plugin(spec, manifest, routed, submitted);
     submitted.open(manifest.client);
     plugin.exportsValue = exports;
+    plugin.deadlinesValue = new Map(deadlines.filter((d) => manifest.tools.some((t) => t.name === d.tool)).map((d) => [d.tool, d.ms]));
+    plugin.aboutValue = about;
     plugin.timingsValue = { ...connection.timings, acceptedAt, startedAt };
     plugin.adopt(connection);
     return plugin;
@@ -147,6 +158,8 @@ export class Plugin {
       libraryBytes: spec.libraryBytes,
       dependencies: spec.dependencies,
       label: spec.name,
+      kind: spec.kind,
+      sessionId: spec.sessionId ?? null,
       cwd: spec.cwd,
       startupMs: spec.startupMs,
       pollMs: spec.pollMs,
@@ -160,7 +173,7 @@ export class Plugin {
       const { checkManifest } = await import("../protocol/manifest.ts");
       const checked = checkManifest(ready.manifest);
       if (!checked.ok) throw new CxError("E_MANIFEST", `plugin '${spec.name}' described an invalid manifest`);
-      spec.accept(checked.manifest, previous);
+      const manifest = spec.accept(checked.manifest, previous) ?? checked.manifest;
       const acceptedAt = performance.now();
       const reply = await connection.request(
         { kind: "start", context: { workingDirectory: spec.cwd, settings: spec.settings ?? {}, hostContract: CONTRACT_CURRENT } },
@@ -172,7 +185,7 @@ export class Plugin {
           next: { do: "see-output", plugin: spec.name },
         });
       }
-      return { connection, manifest: checked.manifest, exports: ready.exports, acceptedAt, startedAt: performance.now() };
+      return { connection, manifest, exports: ready.exports, deadlines: ready.deadlines ?? [], about: ready.about ?? null, acceptedAt, startedAt: performance.now() };
     } catch (error) {
       await connection.shutdown({ stopMs: spec.stopMs, sendStop: isCxError(error, "E_PLUGIN_FAILED") });
       throw error;
@@ -201,6 +214,21 @@ export class Plugin {
   /** What this session lets the plugin's tools do: hidden, asked on every call, limits; and why. */
   get policy(): ToolPolicy {
     return this.spec.policy ?? OPEN_POLICY;
+  }
+
+  /** Which ABI the library speaks. */
+  get kind(): PluginKind {
+    return this.spec.kind ?? "native";
+  }
+
+  /** The default deadline (ms) of a tool's invoke, when the plugin declares one (a Cortex timeout_secs). */
+  deadlineOf(tool: string): number | null {
+    return this.deadlinesValue.get(tool) ?? null;
+  }
+
+  /** What the plugin says it is, in a sentence, when it says (a Cortex plugin_info's description). */
+  get about(): string | null {
+    return this.aboutValue;
   }
 
   /** Optional exports the library has: "poll", "command", "attach". */
@@ -268,8 +296,8 @@ export class Plugin {
     }
     if (options.signal?.aborted) throw new CxError("E_CANCELLED", `plugin '${this.name}': ${tool} was cancelled before it started`);
     const started = performance.now();
-    const reply = await this.withinLimit(options, (bounded) =>
-      this.call((connection) => connection.request({ kind: "invoke", tool, arguments: argumentsObject }, bounded)),
+    const reply = await this.withDefaultDeadline(tool, options, (own) =>
+      this.withinLimit(own, (bounded) => this.call((connection) => connection.request({ kind: "invoke", tool, arguments: argumentsObject }, bounded))),
     );
     const elapsed = performance.now() - started;
     if (!reply.ok) throw this.replyError(reply, `${tool} failed`, tool);
@@ -279,6 +307,26 @@ export class Plugin {
       });
     }
     return toJobResult(reply.result as Record<string, unknown>, elapsed);
+  }
+
+  /**
+   * A call that gives no deadline gets the tool's own default, when the plugin declares one; a
+   * timeout it causes says where that deadline came from.
+   */
+  private async withDefaultDeadline(tool: string, options: InvokeOptions, send: (own: InvokeOptions) => Promise<Reply>): Promise<Reply> {
+    const ms = options.timeoutMs === undefined ? this.deadlineOf(tool) : null;
+    if (ms === null) return send(options);
+    try {
+      return await send({ ...options, timeoutMs: ms, resetOnProgress: false, maxMs: undefined });
+    } catch (error) {
+      if (!isCxError(error, "E_TIMEOUT") || error.details?.limitMs !== undefined) throw error;
+      throw new CxError("E_TIMEOUT", `${error.message} (the default deadline plugin '${this.name}' declares for ${tool}: timeout_secs ${ms / 1000})`, {
+        hint: "the native call runs on and its late answer will be discarded; give the call a longer deadline of its own if it needs more time",
+        next: { do: "raise-timeout", ms: ms * 2 },
+        cause: error,
+        details: { defaultMs: ms },
+      });
+    }
   }
 
   /**
@@ -506,7 +554,9 @@ export class Plugin {
     switch (reply.fault) {
       case "bad-reply":
         return new CxError("E_BAD_REPLY", `plugin '${this.name}': ${reply.error}`, {
-          hint: "the plugin must return a JSON result envelope (see ffi/cxagent_plugin.h)",
+          hint: this.kind === "cortex"
+            ? 'a Cortex tool_execute returns a ToolResult as JSON: {"output": string, "media": [attachment], "is_error": boolean}'
+            : "the plugin must return a JSON result envelope (see ffi/cxagent_plugin.h)",
         });
       case "missing-export":
         return new CxError("E_LOAD", `plugin '${this.name}': ${reply.error}`);

@@ -5,7 +5,7 @@
  * literal or a static buffer returned as if it were malloc'd is named as such, and whether the
  * C library is glibc, whose heap the free check reads. An ordinary plugin host never loads it.
  */
-import { type Pointer, ptr, read } from "bun:ffi";
+import { CString, type Pointer, ptr, read } from "bun:ffi";
 import { readFileSync } from "node:fs";
 import type { Libc } from "./libc.ts";
 import type { Shim } from "./shim.ts";
@@ -30,13 +30,12 @@ export interface CheckMode {
 }
 
 /**
- * Turns check mode on. `own` are the dlopen handles of the plugin's library and the libraries it
- * ships (glibc's and musl's handles both begin like `struct link_map`: the load address, the name,
- * the dynamic section, then the next and previous object). Returns an error message when the
- * shim could not begin.
+ * Turns check mode on. `library` is the dlopen handle of the plugin's library (glibc's and musl's
+ * handles both begin like `struct link_map`: the load address, the name, the dynamic section,
+ * then the next and previous object). Returns an error message when the shim could not begin.
  */
-export function beginCheckMode(libc: Libc, shim: Shim, own: readonly Pointer[], describe: Pointer, free: Pointer): CheckMode | { error: string } {
-  const ranges = segments(own);
+export function beginCheckMode(libc: Libc, shim: Shim, library: Pointer, describe: Pointer, free: Pointer): CheckMode | { error: string } {
+  const ranges = segments(library);
   const table = new BigUint64Array(ranges.flat());
   const imports = new BigUint64Array(libc.addresses(["mincore", "sbrk"]));
   const glibc = /\/libc\.so\.6$/.test(libc.path) || libc.path === "libc.so.6";
@@ -58,10 +57,14 @@ export function beginCheckMode(libc: Libc, shim: Shim, own: readonly Pointer[], 
   };
 }
 
-/** [start, end, where] of every loadable segment of every loaded object whose ELF header is mapped at its load address. */
-function segments(own: readonly Pointer[]): bigint[][] {
-  const mine = new Set(own.map(Number));
-  let map = Number(own[0]);
+/**
+ * [start, end, where] of every loadable segment of every loaded object whose ELF header is mapped
+ * at its load address. The plugin's own are its library's and those of the libraries it ships:
+ * the ones loaded from sealed copies (/proc/self/fd/N), as nothing else is (library.ts).
+ */
+function segments(library: Pointer): bigint[][] {
+  const isOwn = (map: number) => map === Number(library) || nameOf(map).startsWith("/proc/self/fd/");
+  let map = Number(library);
   while (map && read.ptr(map as Pointer, 32)) map = read.ptr(map as Pointer, 32);
   const out: bigint[][] = [];
   for (let guard = 0; map && guard < 4096; map = read.ptr(map as Pointer, 24), guard++) {
@@ -79,11 +82,17 @@ function segments(own: readonly Pointer[]): bigint[][] {
       const flags = read.u32(base as Pointer, at + 4);
       const start = BigInt(base) + read.u64(base as Pointer, at + 16);
       const size = read.u64(base as Pointer, at + 40);
-      const where = mine.has(map) ? ((flags & PF_W) !== 0 ? PLUGIN_WRITABLE : PLUGIN_READ_ONLY) : LIBRARY;
+      const where = isOwn(map) ? ((flags & PF_W) !== 0 ? PLUGIN_WRITABLE : PLUGIN_READ_ONLY) : LIBRARY;
       out.push([start, start + size, where]);
     }
   }
   return out;
+}
+
+/** A loaded object's name (l_name), "" when it has none. */
+function nameOf(map: number): string {
+  const name = read.ptr(map as Pointer, 8);
+  return name ? String(new CString(name as Pointer)) : "";
 }
 
 /** Where the main arena's heap begins: field 47 (start_brk) of /proc/self/stat; 0 when unknown. */

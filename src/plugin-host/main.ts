@@ -5,13 +5,15 @@
  * parent's settings, protect the protocol (stdout kept private, fd 1 pointed at stderr, stdin
  * taken off fd 0), give up what would let plugin code reach other cxagent processes, load the
  * native shim (the one locked writer, the parent-death watcher, the request pool) — and only then
- * hand over to the kind's own startup: native.ts for a library of the cxagent ABI.
+ * hand over to the kind's own startup: native.ts for a library of the cxagent ABI, cortex.ts for a
+ * Cortex native plugin (--kind cortex).
  */
 import { CONTRACT_CURRENT } from "../protocol/manifest.ts";
 import { type HostArguments, readHostArgv } from "../protocol/host-args.ts";
 import { LINE_CAP } from "../protocol/wire.ts";
 import { harden } from "./harden.ts";
 import { type Libc, openLibc } from "./libc.ts";
+import { startCortex } from "./cortex.ts";
 import { startNative } from "./native.ts";
 import { loadShim, type Shim } from "./shim.ts";
 
@@ -73,7 +75,8 @@ export async function runPluginHost(args: string[]): Promise<never> {
   const phase = (name: string) => shim.writeLine({ event: "phase", name });
 
   if (!settings) return refuse("load", `the plugin host was started wrongly: ${"error" in argv ? argv.error : ""}`);
-  return startNative({ libc, shim, settings, refuse, phase });
+  const start: HostStart = { libc, shim, settings, refuse, phase };
+  return settings.kind === "cortex" ? startCortex(start) : startNative(start);
 }
 
 /** Which step refused a load, on the startup line (SPEC §5.1). */

@@ -9,31 +9,17 @@ import { checkManifest, CONTRACT_CURRENT, CONTRACT_OLDEST, contractInRange, desc
 import { preview } from "../protocol/issues.ts";
 import { MANDATORY_EXPORTS, type OptionalExport } from "../protocol/wire.ts";
 import { beginCheckMode, type CheckMode } from "./check-mode.ts";
+import { openLibrary } from "./library.ts";
 import type { HostStart } from "./main.ts";
 
 const POOL_START = 2;
 
-export function startNative({ libc, shim, settings, refuse, phase }: HostStart): never {
-  const libraryPath = settings.library;
-  const libraryFd = settings.libraryFd;
-  const dependencies = settings.dependencies;
-  const path = libraryPath;
+export function startNative(start: HostStart): never {
+  const { libc, shim, settings, refuse, phase } = start;
+  const path = settings.library;
 
-  // 2. Load the library. Its static constructors run here; trust was settled by the parent.
-  //    The libraries it ships come first, from their approved copies: the loader then matches the
-  //    library's DT_NEEDED to them by soname and never opens the files on disk.
-  phase("dlopen");
-  const shipped: Pointer[] = [];
-  for (const dependency of dependencies) {
-    const loaded = libc.open(`/proc/self/fd/${dependency.fd}`);
-    libc.close(dependency.fd);
-    if ("error" in loaded) return refuse("load", `cannot load ${dependency.path}, a library the plugin ships, as a shared library: ${loaded.error}`);
-    shipped.push(loaded.handle);
-  }
-  const opened = libc.open(libraryFd === null ? path : `/proc/self/fd/${libraryFd}`);
-  if (libraryFd !== null) libc.close(libraryFd);
-  if ("error" in opened) return refuse("load", `cannot load ${path} as a shared library: ${opened.error}`);
-  const lib = opened.handle;
+  // 2. Load the library (library.ts).
+  const lib = openLibrary(start);
   const address = (name: string) => libc.symbol(lib, name);
 
   const missing = MANDATORY_EXPORTS.filter((name) => !address(name));
@@ -63,7 +49,7 @@ export function startNative({ libc, shim, settings, refuse, phase }: HostStart):
   // Check mode (`cxagent check`): the shim's watching wrappers take the exports' place from here on.
   let check: CheckMode | null = null;
   if (settings.check) {
-    const begun = beginCheckMode(libc, shim, [lib, ...shipped], exported("cxagent_plugin_describe"), exported("cxagent_plugin_free"));
+    const begun = beginCheckMode(libc, shim, lib, exported("cxagent_plugin_describe"), exported("cxagent_plugin_free"));
     if ("error" in begun) return refuse("load", begun.error);
     check = begun;
   }

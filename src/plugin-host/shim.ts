@@ -3,7 +3,7 @@
  * `scripts/build-native.ts` (embedded in the compiled binary), or, when there is none, the source
  * compiled in memory by Bun's TinyCC. Neither needs a C compiler or C headers at run time.
  */
-import { cc, dlopen, FFIType, ptr } from "bun:ffi";
+import { cc, dlopen, FFIType, type Pointer, ptr, toArrayBuffer } from "bun:ffi";
 import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -29,6 +29,12 @@ const SYMBOLS = {
   shim_serve: { args: [FFIType.i32], returns: FFIType.i32 },
   shim_wait: { args: [], returns: FFIType.i32 },
   shim_guard: { args: [FFIType.i32, FFIType.i32], returns: FFIType.i32 },
+  // A Cortex plugin's table (ffi/shim/85-cortex.c).
+  shim_cortex_set: { args: [FFIType.ptr, FFIType.ptr], returns: FFIType.i32 },
+  shim_cortex_info: { args: [FFIType.ptr], returns: FFIType.ptr },
+  shim_cortex_count: { args: [], returns: FFIType.u64 },
+  shim_cortex_descriptor: { args: [FFIType.u64, FFIType.ptr], returns: FFIType.ptr },
+  shim_cortex_release: { args: [FFIType.ptr], returns: FFIType.void },
   // Check mode (ffi/shim/95-check.c; plugin-host/check-mode.ts).
   shim_check_begin: { args: [FFIType.ptr, FFIType.ptr, FFIType.i32, FFIType.i64, FFIType.u64, FFIType.i32, FFIType.ptr, FFIType.ptr], returns: FFIType.i32 },
   shim_check_describe: { args: [], returns: FFIType.ptr },
@@ -99,6 +105,7 @@ export async function loadShim(libc: Libc) {
     /** Starts the native thread that ends this host's process group when `parent` dies; 0 once it runs. */
     guard: (parent: number, orphanGraceMs: number) => s.shim_guard(parent, orphanGraceMs),
     wait: () => s.shim_wait(),
+    cortex: cortexPart(s, keep),
     /** Check mode's entry points (see plugin-host/check-mode.ts). */
     check: {
       begin: s.shim_check_begin,
@@ -112,3 +119,38 @@ export async function loadShim(libc: Libc) {
 }
 
 export type Shim = Awaited<ReturnType<typeof loadShim>>;
+
+/** What a Cortex plugin's buffer held: its bytes, or why there were none (see cortex_take). */
+export type CortexText = { bytes: Uint8Array } | { problem: string };
+
+const CORTEX_PROBLEMS: Record<string, string> = {
+  "-1": "an empty buffer",
+  "-2": "a buffer whose len is larger than its cap",
+  "-3": "a buffer larger than the line cap allows",
+  "-4": "a buffer the plugin host had no memory to copy",
+};
+
+/** The shim's side of a Cortex plugin: it holds the table and copies (and frees) every buffer. */
+function cortexPart(s: Awaited<ReturnType<typeof openShim>>["lib"]["symbols"], keep: unknown[]) {
+  const length = new BigInt64Array(1);
+  const take = (copy: Pointer | null): CortexText => {
+    const n = Number(length[0]);
+    if (!copy) return { problem: CORTEX_PROBLEMS[String(n)] ?? `an unreadable buffer (${n})` };
+    try {
+      return { bytes: new Uint8Array(toArrayBuffer(copy, 0, n)).slice() };
+    } finally {
+      s.shim_cortex_release(copy);
+    }
+  };
+  return {
+    /** Hands over the 64-byte table cortex_plugin_init filled, and the session id. */
+    set(table: Uint8Array, sessionId: string | null): boolean {
+      const session = Buffer.from(`${JSON.stringify(sessionId)}\0`);
+      keep.push(table, session);
+      return s.shim_cortex_set(ptr(table), ptr(session)) === 0;
+    },
+    info: () => take(s.shim_cortex_info(ptr(length)) as Pointer | null),
+    count: () => BigInt(s.shim_cortex_count()),
+    descriptor: (index: number) => take(s.shim_cortex_descriptor(index, ptr(length)) as Pointer | null),
+  };
+}

@@ -8,11 +8,19 @@
  *   --pool-cap N            at most this many calls in native code at once
  *   --poll-ms N             the poll interval
  *   --spin-us N             the request threads' spin window (0: never spin; see the shim)
+ *   --kind K                which ABI the library speaks: native (ffi/cxagent_plugin.h, the default)
+ *                           or cortex (cortex_plugin_init)
+ *   --session-id ID         the parent's session, which a Cortex plugin is told in each call
  *   --check                 check mode, for `cxagent check`: the shim watches every export and the
  *                           host table and says what it sees ("check" events, wire.ts)
  */
+export const PLUGIN_KINDS = ["native", "cortex"] as const;
+export type PluginKind = (typeof PLUGIN_KINDS)[number];
+
 export interface HostArguments {
   library: string;
+  kind: PluginKind;
+  sessionId: string | null;
   libraryFd: number | null;
   dependencies: { fd: number; path: string }[];
   parentPid: number | null;
@@ -34,6 +42,8 @@ export function hostArgv(a: HostArguments): string[] {
     "--pool-cap", String(a.poolCap),
     "--poll-ms", String(a.pollMs),
     ...(a.spinUs === null ? [] : ["--spin-us", String(a.spinUs)]),
+    ...(a.kind === "native" ? [] : ["--kind", a.kind]),
+    ...(a.sessionId === null ? [] : ["--session-id", a.sessionId]),
     ...(a.check ? ["--check"] : []),
   ];
 }
@@ -42,7 +52,7 @@ export function hostArgv(a: HostArguments): string[] {
 export function readHostArgv(argv: readonly string[]): HostArguments | { error: string } {
   const [library, ...rest] = argv;
   if (!library || library.startsWith("--")) return { error: "no library given: usage is cxagent __host <library> [options]" };
-  const out: HostArguments = { library, libraryFd: null, dependencies: [], parentPid: null, poolCap: HOST_DEFAULTS.poolCap, pollMs: HOST_DEFAULTS.pollMs, spinUs: null };
+  const out: HostArguments = { library, kind: "native", sessionId: null, libraryFd: null, dependencies: [], parentPid: null, poolCap: HOST_DEFAULTS.poolCap, pollMs: HOST_DEFAULTS.pollMs, spinUs: null };
   for (let i = 0; i < rest.length; i += 2) {
     const flag = rest[i]!;
     if (flag === "--check") {
@@ -75,6 +85,13 @@ export function readHostArgv(argv: readonly string[]): HostArguments | { error: 
         else if (flag === "--pool-cap") out.poolCap = int;
         else if (flag === "--poll-ms") out.pollMs = int;
         else out.spinUs = int;
+        break;
+      case "--kind":
+        if (!(PLUGIN_KINDS as readonly string[]).includes(value)) return { error: `--kind takes ${PLUGIN_KINDS.join(" or ")}, not '${value}'` };
+        out.kind = value as PluginKind;
+        break;
+      case "--session-id":
+        out.sessionId = value;
         break;
       default:
         return { error: `unknown option '${flag}'` };

@@ -12,6 +12,13 @@ export const StartupLineSchema = v.variant("ready", [
     contract: v.number(),
     manifest: v.unknown(),
     exports: v.array(v.string()),
+    /**
+     * Tools with a default invoke deadline of their own, which the parent enforces when a call
+     * gives none (a Cortex descriptor's timeout_secs).
+     */
+    deadlines: v.optional(v.array(v.object({ tool: v.string(), ms: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(0x7fffffff)) }))),
+    /** What the plugin says it is, in a sentence (a Cortex plugin_info's description). */
+    about: v.optional(v.string()),
   }),
   v.object({
     ready: v.literal(false),
@@ -21,6 +28,7 @@ export const StartupLineSchema = v.variant("ready", [
   }),
 ]);
 export type StartupLine = v.InferOutput<typeof StartupLineSchema>;
+export type ToolDeadline = NonNullable<Extract<StartupLine, { ready: true }>["deadlines"]>[number];
 
 /** What went wrong when the plugin host, not the plugin, turned a call into a failure. */
 export const FaultSchema = v.picklist(["bad-reply", "missing-export", "bad-request", "internal", "busy"]);
@@ -114,6 +122,15 @@ export const EXPORT_OF: Record<Exclude<Request["kind"], "ack">, string> = {
   gate: "cxagent_plugin_gate",
   command: "cxagent_plugin_command",
   stop: "cxagent_plugin_stop",
+};
+
+/** The same for a Cortex plugin (whose start calls nothing; its shim adapter answers ok). */
+export const CORTEX_EXPORT_OF: typeof EXPORT_OF = {
+  start: "start (no Cortex function)",
+  invoke: "tool_execute",
+  gate: "gate (no Cortex function)",
+  command: "command (no Cortex function)",
+  stop: "plugin_drop",
 };
 
 export const OPTIONAL_EXPORTS = ["poll", "command", "attach"] as const;

@@ -8,14 +8,17 @@
  * for it. `list`, `describe`, `approve`, `instructions` and every load use it.
  */
 import { type Collision, collisionsOf } from "./names.ts";
-import { basename, relative, sep } from "node:path";
-import { realpathSync } from "node:fs";
+import { basename, dirname, relative, sep } from "node:path";
+import { existsSync, realpathSync } from "node:fs";
 import { CxError, isCxError } from "../errors.ts";
 import type { Config, PluginConfig } from "../discovery/config.ts";
 import { configuredLocation, type Resolved, resolveReference, type SearchFolder } from "../discovery/discover.ts";
 import type { PluginLocation } from "../discovery/resolve.ts";
 import { LIBRARY_EXTENSIONS, noSidecar, parseSidecar, SIDECAR_SUFFIX } from "../discovery/sidecar.ts";
-import { checkManifest, type Manifest } from "../protocol/manifest.ts";
+import { checkManifest, CONTRACT_CURRENT, type Manifest, PLUGIN_NAME_RULE } from "../protocol/manifest.ts";
+import type { PluginKind } from "../protocol/host-args.ts";
+import { type CortexManifest, nameFromLibrary, parseCortexManifest, sameFile } from "../discovery/cortex.ts";
+import { kindOfBytes } from "../discovery/kind.ts";
 import { approvedElsewhere, readApprovals, recordApproval, type Trust, trustOf } from "../trust/approvals.ts";
 import type { TrustRequest } from "../trust/check.ts";
 
@@ -23,7 +26,7 @@ import type { TrustRequest } from "../trust/check.ts";
 export { describeChanges, otherFolderSentence } from "../trust/check.ts";
 export type { Changes } from "../trust/approvals.ts";
 import { type DependencyPlan, planDependencies } from "../trust/dependencies.ts";
-import { type LoadSet, loadSetHash } from "../trust/hash.ts";
+import { type LoadSet, libraryBytes, loadSetHash } from "../trust/hash.ts";
 import type { ProjectConfig } from "../discovery/project-config.ts";
 import type { RuleSource } from "../host/tool-policy.ts";
 import { configSelection, disabledBy, type Selection } from "./selection.ts";
@@ -61,10 +64,18 @@ export interface Shadowing {
 }
 
 export interface Inspection {
-  /** The name the sidecar declares. */
+  /** The name the sidecar declares (a Cortex plugin: its manifest.toml, else its library's file name). */
   name: string;
   location: Resolved;
+  /**
+   * What it declares before it runs: its sidecar. A Cortex plugin declares its tools only when
+   * it runs, so its manifest here has none (see `cortex`); its load shows them.
+   */
   manifest: Manifest;
+  /** Which ABI it speaks. */
+  kind: PluginKind;
+  /** What is known of a Cortex plugin before it runs, and from where. */
+  cortex: CortexFacts | null;
   loadSet: LoadSet;
   trust: Trust;
   /** Folders where a plugin of the same name is approved: a different plugin from this one. */
@@ -91,10 +102,12 @@ export function inspect(ref: string, context: InspectContext): Inspection {
 }
 
 export function inspectLocation(location: Resolved, context: InspectContext): Inspection {
+  if (location.kind === "cortex") requireCortexLibrary(location);
   const loadSet = loadSetHash(location.folder, location.library);
-  const manifest = parseSidecar(sidecarText(location, loadSet), location.sidecar);
+  const { manifest, cortex } = location.kind === "cortex" ? cortexFactsOf(location, loadSet) : { manifest: parseSidecar(sidecarText(location, loadSet), location.sidecar), cortex: null };
   if (location.configName !== null && location.configName !== manifest.name) {
-    throw new CxError("E_CONFIG", `config.json configures plugin '${location.configName}', but the sidecar ${location.sidecar} names it '${manifest.name}'`, {
+    const namedBy = cortex ? (cortex.manifest ? `the Cortex manifest ${cortex.manifest}` : `the file name of ${location.library}`) : `the sidecar ${location.sidecar}`;
+    throw new CxError("E_CONFIG", `config.json configures plugin '${location.configName}', but ${namedBy} names it '${manifest.name}'`, {
       hint: `rename the entry in config.json to '${manifest.name}'`,
     });
   }
@@ -117,10 +130,13 @@ export function inspectLocation(location: Resolved, context: InspectContext): In
     if (!isCxError(error)) throw error;
     dependencies = { plan: null, problem: error };
   }
+  const selection = configSelection(manifest.tools, rules);
   return {
     name: manifest.name,
     location,
     manifest,
+    kind: location.kind,
+    cortex,
     loadSet,
     trust: trustOf(approvals, manifest.name, loadSet.realFolder, loadSet.hash, loadSet.files),
     approvedElsewhere: approvedElsewhere(approvals, manifest.name, loadSet.realFolder),
@@ -129,10 +145,84 @@ export function inspectLocation(location: Resolved, context: InspectContext): In
     shadowing: binding.shadowing,
     enabled: disabled.user === null && disabled.project === null,
     disabled,
-    selection: configSelection(manifest.tools, rules),
+    // A Cortex plugin's tools are not known yet: no pattern can be said to match none of them.
+    selection: cortex ? { ...selection, policy: { ...selection.policy, unmatched: [] } } : selection,
     collisions: collisionsOf(manifest, context.loaded),
     dependencies,
   };
+}
+
+/** What is known of a Cortex plugin before it runs. */
+export interface CortexFacts {
+  /** Its manifest.toml, or null: then only its library's file name is known. */
+  manifest: string | null;
+  description: string | null;
+  /** Whether its manifest.toml gave a version (else the manifest here says "(version unknown)"). */
+  versionDeclared: boolean;
+}
+
+/** The version a Cortex plugin without a manifest.toml has until it runs. */
+export const UNDECLARED_VERSION = "(version unknown)";
+
+function requireCortexLibrary(location: Resolved) {
+  if (existsSync(location.library)) return;
+  throw new CxError("E_NOT_FOUND", `the library ${location.library} of the Cortex plugin at ${location.folder} does not exist`, {
+    hint: location.cortexManifest ? `build the plugin so that its library is where [native] library in ${location.cortexManifest} says` : "build the plugin's library",
+  });
+}
+
+/**
+ * A Cortex plugin's name, version and description, from the manifest.toml bytes the hash read
+ * (or its library's file name): the manifest before it runs has no tools, no instructions.
+ */
+function cortexFactsOf(location: Resolved, loadSet: LoadSet): { manifest: Manifest; cortex: CortexFacts } {
+  const changed = (what: string) => new CxError("E_LOAD", `${what} changed while the plugin's folder was being read`, { hint: "try again once nothing is writing to it" });
+  let declared: CortexManifest | null = null;
+  const path = location.cortexManifest ?? null;
+  if (path) {
+    const bytes = keptBytes(loadSet, path);
+    if (!bytes) throw changed(path);
+    declared = parseCortexManifest(bytes, path);
+    if (declared.library === null) {
+      throw new CxError("E_MANIFEST", `the Cortex manifest ${path} names no [native] library`, {
+        hint: "cxagent loads trusted native Cortex plugins: a manifest.toml whose [native] library is a shared library exporting cortex_plugin_init",
+      });
+    }
+    if (!sameFile(declared.library, location.library)) {
+      throw new CxError("E_MANIFEST", `the Cortex manifest ${path} names the library ${relative(dirname(path), declared.library)}, not ${relative(dirname(path), location.library)}`, {
+        hint: `name the plugin by its folder, ${dirname(path)}, to load the library its manifest names; a library of another plugin does not belong in that folder`,
+      });
+    }
+  } else {
+    const bytes = libraryBytes(loadSet);
+    if (!bytes || kindOfBytes(bytes) !== "cortex") throw changed(location.library);
+  }
+  const name = declared?.name ?? nameFromLibrary(location.library);
+  if (name === null) {
+    throw new CxError("E_MANIFEST", `the Cortex plugin ${location.library} has no manifest.toml, and its file name is not a plugin name (${PLUGIN_NAME_RULE})`, {
+      hint: `put a manifest.toml beside it with name = "<plugin name>", version and [native] library = "${basename(location.library)}", or rename the file`,
+    });
+  }
+  const manifest: Manifest = {
+    pluginContract: CONTRACT_CURRENT,
+    name,
+    version: declared?.version ?? UNDECLARED_VERSION,
+    instructions: null,
+    spawns: false,
+    client: false,
+    tools: [],
+    commands: [],
+  };
+  return { manifest, cortex: { manifest: path, description: declared?.description ?? null, versionDeclared: declared !== null } };
+}
+
+/** The hashed bytes of a file in the load set, by its absolute path. */
+function keptBytes(loadSet: LoadSet, path: string): Buffer | undefined {
+  try {
+    return loadSet.kept.get(relative(loadSet.realFolder, realpathSync(path)).split(sep).join("/"));
+  } catch {
+    return undefined;
+  }
 }
 
 /** The sidecar's bytes as the hash read them. */
@@ -154,7 +244,7 @@ function sidecarText(location: PluginLocation, loadSet: LoadSet): string {
  * folder holding a plugin of that name shadows it and gets neither its settings nor its load.
  */
 function bindingOf(name: string, entry: PluginConfig, realFolder: string, context: InspectContext): { settings: SettingsSource | null; shadowing: Shadowing | null } {
-  const meant = configuredLocation(entry, context.searchFolders, context.cwd);
+  const meant = configuredLocation(entry, context.searchFolders, context.cwd, name);
   let meantFolder: string | null = null;
   try {
     meantFolder = meant ? realpathSync(meant.folder) : null;
@@ -199,6 +289,8 @@ export function trustRequestOf(inspection: Inspection): TrustRequest {
   return {
     name: inspection.name,
     manifest,
+    kind: inspection.kind,
+    cortex: inspection.cortex,
     library: location.library,
     folder: location.folder,
     realFolder: loadSet.realFolder,

@@ -48,7 +48,7 @@ export interface PipelineContext {
   /** The session's narrowing of every plugin's tools (checked already). */
   sessionTools: ToolChoice | undefined;
   /** The runtime's settings, the same for every plugin of the session. */
-  runtime: Pick<PluginSpec, "gateMs" | "startupMs" | "startMs" | "stopMs" | "pollMs" | "poolCap" | "stuckMs" | "env" | "spinUs"> & {
+  runtime: Pick<PluginSpec, "gateMs" | "startupMs" | "startMs" | "stopMs" | "pollMs" | "poolCap" | "stuckMs" | "env" | "spinUs" | "sessionId"> & {
     permission: PermissionHandler | PermissionAnswer | undefined;
   };
 }
@@ -101,8 +101,10 @@ export async function runLoadPipeline(ref: string, options: PipelineOptions, con
   done("trust");
 
   const entry = inspection.settings?.entry;
+  const narrowing = { session: context.sessionTools, load: options.tools };
   const spec: PluginSpec = {
     name: sidecar.name,
+    kind: inspection.kind,
     hostCommand: hostCommand(),
     library: location.library,
     libraryBytes: libraryBytes(loadSet),
@@ -113,14 +115,44 @@ export async function runLoadPipeline(ref: string, options: PipelineOptions, con
     accept: acceptFor(sidecar, location.sidecar),
     ...context.runtime,
     // From the sidecar, which describe must match tool for tool before anything is served.
-    policy: narrowSelection(sidecar.tools, inspection.selection, { session: context.sessionTools, load: options.tools }).policy,
+    policy: narrowSelection(sidecar.tools, inspection.selection, narrowing).policy,
   };
+  if (inspection.kind === "cortex") spec.accept = acceptCortex(inspection, spec, context, narrowing);
   const plugin = await Plugin.start(spec, context.hooksFor(sidecar));
   const t = plugin.timings;
   done("spawn", t.readyAt);
   done("compare", t.acceptedAt);
   done("start", t.startedAt);
   return { plugin, timings: { steps, phases: t.phases.map((p) => ({ name: p.name, ms: p.at - t.spawnAt })) } };
+}
+
+/**
+ * A Cortex plugin declares its tools only when it runs (no sidecar), so its tool names are claimed
+ * and the tool selection decided when it first describes them. It is served under the name it
+ * was approved as; when that came from its manifest.toml, plugin_info must say the same name (as
+ * the Cortex SDK requires). After a restart it must describe exactly what it did at first.
+ */
+function acceptCortex(inspection: Inspection, spec: PluginSpec, context: PipelineContext, narrowing: { session?: ToolChoice; load?: ToolChoice }): AcceptManifest {
+  const approved = inspection.manifest;
+  return (described, previous) => {
+    const served: Manifest = { ...described, name: approved.name };
+    if (previous === null) {
+      const manifest = inspection.cortex?.manifest;
+      if (manifest && described.name !== approved.name) {
+        throw new CxError("E_MISMATCH", `plugin '${approved.name}' was refused: plugin_info names it '${described.name}', but its manifest ${manifest} names it '${approved.name}'`, {
+          hint: "the two must agree (the Cortex SDK requires it too); fix the manifest.toml or the plugin's PluginInfo",
+        });
+      }
+      claimNames(served, context.loaded());
+      spec.policy = narrowSelection(served.tools, inspection.selection, narrowing).policy;
+      return served;
+    }
+    if (JSON.stringify(served) === JSON.stringify(previous)) return served;
+    const difference = firstDifference(previous, served, { expected: "the manifest it was loaded with", actual: "the restarted plugin host" });
+    throw new CxError("E_MISMATCH", `plugin '${approved.name}' described a different manifest after a restart: ${difference ?? "the same declarations, in another order"}`, {
+      hint: "the library changed while the session ran; load it again",
+    });
+  };
 }
 
 /** The grants a plugin at `folder` receives and stores, in the project `scope`. */

@@ -128,6 +128,8 @@ export interface ApproveOptions {
 }
 
 export class Session implements AsyncDisposable {
+  /** This session's id: random, told to each Cortex plugin with every call (its session_id). */
+  readonly id: string = crypto.randomUUID();
   readonly cwd: string;
   readonly logger: Logger;
   readonly folders: Folders;
@@ -288,6 +290,7 @@ export class Session implements AsyncDisposable {
         stuckMs: this.options.stuckMs,
         env: this.hostEnv,
         spinUs: this.options.spinUs ?? spinFromEnv(this.options.env),
+        sessionId: this.id,
       },
     });
     this.loaded.set(loaded.plugin.name, loaded.plugin);

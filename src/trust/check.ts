@@ -8,10 +8,16 @@ import { CxError } from "../errors.ts";
 import { inert } from "../inert.ts";
 import type { Manifest } from "../protocol/manifest.ts";
 import type { Changes, TrustState } from "./approvals.ts";
+import type { PluginKind } from "../protocol/host-args.ts";
 
 export interface TrustRequest {
   name: string;
+  /** What it declares before it runs (a Cortex plugin: no tools, which only its running code declares). */
   manifest: Manifest;
+  /** Which ABI it speaks. */
+  kind: PluginKind;
+  /** A Cortex plugin: where its name came from, and what its manifest.toml says of it. */
+  cortex: { manifest: string | null; description: string | null; versionDeclared: boolean } | null;
   library: string;
   folder: string;
   /** The folder's real path: what the approval is bound to. */

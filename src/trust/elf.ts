@@ -23,17 +23,29 @@ const PT_LOAD = 1;
 const PT_DYNAMIC = 2;
 const DT_NULL = 0n;
 const DT_NEEDED = 1n;
+const DT_HASH = 4n;
 const DT_STRTAB = 5n;
+const DT_SYMTAB = 6n;
 const DT_STRSZ = 10n;
+const DT_SYMENT = 11n;
 const DT_SONAME = 14n;
 const DT_RPATH = 15n;
 const DT_RUNPATH = 29n;
 const DT_FLAGS_1 = 0x6ffffffbn;
+const DT_GNU_HASH = 0x6ffffef5n;
 const DT_AUXILIARY = 0x7ffffffdn;
 const DT_FILTER = 0x7fffffffn;
 const DF_1_NODEFLIB = 0x800n;
 const ET_EXEC = 2;
 const ET_DYN = 3;
+const SYM_SIZE = 24;
+const SHN_UNDEF = 0;
+/** STB_GLOBAL, STB_WEAK, STB_GNU_UNIQUE: what dlsym can return. */
+const EXPORTED_BINDINGS = new Set([1, 2, 10]);
+const STT_SECTION = 3;
+const STT_FILE = 4;
+const STV_DEFAULT = 0;
+const STV_PROTECTED = 3;
 
 /** True when the bytes start like an ELF file (whatever its class), so they are worth parsing. */
 export function looksLikeElf(bytes: Uint8Array): boolean {
@@ -58,7 +70,109 @@ const view = (bytes: Uint8Array) => new DataView(bytes.buffer, bytes.byteOffset,
  * `executable`, a program); throws ElfError for anything else or anything malformed.
  */
 export function readDynamic(input: Uint8Array | ElfSource, options: { executable?: boolean } = {}): DynamicInfo {
+  const dynamic = openDynamic(input instanceof Uint8Array ? bytesSource(input) : input, options);
+  const { info, entries, one } = dynamic;
+  const stringTags = entries.filter(([t]) => t === DT_NEEDED || t === DT_SONAME || t === DT_RPATH || t === DT_RUNPATH);
+  if (stringTags.length === 0) return info;
+  const string = dynamic.strings("its dynamic section names libraries");
+  for (const [tag, value] of entries) {
+    if (tag === DT_NEEDED) {
+      const name = string(value, "DT_NEEDED");
+      if (name === "") throw new ElfError("it needs a library with an empty name (DT_NEEDED)");
+      info.needed.push(name);
+    }
+  }
+  const soname = one(DT_SONAME, "DT_SONAME");
+  const rpath = one(DT_RPATH, "DT_RPATH");
+  const runpath = one(DT_RUNPATH, "DT_RUNPATH");
+  if (soname !== null) info.soname = string(soname, "DT_SONAME");
+  if (rpath !== null) info.rpath = string(rpath, "DT_RPATH");
+  if (runpath !== null) info.runpath = string(runpath, "DT_RUNPATH");
+  return info;
+}
+
+/**
+ * The names a shared object exports — what `dlsym` can find in it — read from its dynamic symbol
+ * table the way the loader finds it: DT_SYMTAB and DT_STRTAB, sized by DT_GNU_HASH or DT_HASH.
+ * A symbol counts when it is defined (not undefined, not absolute-zero), global, weak or unique,
+ * and of default or protected visibility. Used to tell which ABI a library speaks before any of
+ * its code runs (discovery/kind.ts); never to resolve anything.
+ */
+export function readExports(input: Uint8Array | ElfSource): string[] {
   const source = input instanceof Uint8Array ? bytesSource(input) : input;
+  const { one, loads, within, strings } = openDynamic(source, {});
+  const symtab = one(DT_SYMTAB, "DT_SYMTAB");
+  if (symtab === null) return [];
+  const syment = one(DT_SYMENT, "DT_SYMENT");
+  if (syment !== null && syment !== BigInt(SYM_SIZE)) throw new ElfError(`its symbols are ${syment} bytes each (DT_SYMENT), not the ${SYM_SIZE} of ELF64`);
+  const gnuHash = one(DT_GNU_HASH, "DT_GNU_HASH");
+  const sysvHash = one(DT_HASH, "DT_HASH");
+  const at = (address: bigint, what: string) => fileOffset(loads, safe(address, what), what);
+  let count: number;
+  if (gnuHash !== null) count = gnuSymbolCount(source, at(gnuHash, "DT_GNU_HASH"), within);
+  else if (sysvHash !== null) {
+    const table = at(sysvHash, "DT_HASH");
+    within(table, 8, "the symbol hash table (DT_HASH)");
+    count = view(source.read(table, 8)).getUint32(4, true);
+  } else throw new ElfError("it has a symbol table but no hash table (DT_GNU_HASH or DT_HASH), so the loader could find none of its symbols");
+  const table = at(symtab, "DT_SYMTAB");
+  within(table, count * SYM_SIZE, "the dynamic symbol table");
+  const symbols = view(source.read(table, count * SYM_SIZE));
+  const string = strings("it has a dynamic symbol table");
+  const names: string[] = [];
+  for (let i = 1; i < count; i++) {
+    const base = i * SYM_SIZE;
+    const info = symbols.getUint8(base + 4);
+    const visibility = symbols.getUint8(base + 5) & 3;
+    const section = symbols.getUint16(base + 6, true);
+    const binding = info >> 4;
+    const type = info & 0xf;
+    if (section === SHN_UNDEF || !EXPORTED_BINDINGS.has(binding) || (visibility !== STV_DEFAULT && visibility !== STV_PROTECTED)) continue;
+    if (type === STT_SECTION || type === STT_FILE) continue;
+    names.push(string(BigInt(symbols.getUint32(base, true)), "symbol name"));
+  }
+  return names;
+}
+
+/** How many symbols a GNU hash table covers: past the highest bucket, to the end of its chain. */
+function gnuSymbolCount(source: ElfSource, table: number, within: (offset: number, length: number, what: string) => void): number {
+  within(table, 16, "the GNU symbol hash table (DT_GNU_HASH)");
+  const head = view(source.read(table, 16));
+  const buckets = head.getUint32(0, true);
+  const symoffset = head.getUint32(4, true);
+  const bloomWords = head.getUint32(8, true);
+  const bucketsAt = table + 16 + bloomWords * 8;
+  within(bucketsAt, buckets * 4, "the GNU hash table's buckets");
+  const bucketView = view(source.read(bucketsAt, buckets * 4));
+  let last = 0;
+  for (let i = 0; i < buckets; i++) last = Math.max(last, bucketView.getUint32(i * 4, true));
+  if (last < symoffset) return symoffset;
+  const chainsAt = bucketsAt + buckets * 4;
+  for (let index = last; ; index++) {
+    const at = chainsAt + (index - symoffset) * 4;
+    within(at, 4, "the GNU hash table's chains");
+    if ((view(source.read(at, 4)).getUint32(0, true) & 1) !== 0) return index + 1;
+  }
+}
+
+interface OpenDynamic {
+  info: DynamicInfo;
+  entries: [bigint, bigint][];
+  loads: Load[];
+  one(tag: bigint, name: string): bigint | null;
+  within(offset: number, length: number, what: string): void;
+  /** A reader of strings from DT_STRTAB; `needs` says what needs the table, for the refusal when there is none. */
+  strings(needs: string): (offset: bigint, what: string) => string;
+}
+
+interface Load {
+  vaddr: number;
+  offset: number;
+  filesz: number;
+}
+
+/** Checks the ELF header and reads the program headers and the dynamic section's entries. */
+function openDynamic(source: ElfSource, options: { executable?: boolean }): OpenDynamic {
   const within = (offset: number, length: number, what: string) => {
     if (offset + length > source.size) throw new ElfError(`${what} lies past the end of the file (${offset + length} > ${source.size} bytes)`);
   };
@@ -79,7 +193,7 @@ export function readDynamic(input: Uint8Array | ElfSource, options: { executable
   within(phoff, phentsize * phnum, "the program header table");
   const table = view(source.read(phoff, phentsize * phnum));
 
-  const loads: { vaddr: number; offset: number; filesz: number }[] = [];
+  const loads: Load[] = [];
   let dynamic: { offset: number; size: number } | null = null;
   for (let i = 0; i < phnum; i++) {
     const at = i * phentsize;
@@ -97,9 +211,42 @@ export function readDynamic(input: Uint8Array | ElfSource, options: { executable
     }
   }
   const info: DynamicInfo = { needed: [], soname: null, rpath: null, runpath: null, noDefaultLib: false, machine };
-  if (!dynamic) return info; // nothing for the loader to resolve
-
   const entries: [bigint, bigint][] = [];
+  const one = (tag: bigint, name: string): bigint | null => {
+    const found = entries.filter(([t]) => t === tag);
+    if (found.length > 1) throw new ElfError(`its dynamic section has ${found.length} ${name} entries`);
+    return found[0]?.[1] ?? null;
+  };
+  const strings = (needs: string) => {
+    const strtabAddress = one(DT_STRTAB, "DT_STRTAB");
+    const strsz = one(DT_STRSZ, "DT_STRSZ");
+    if (strtabAddress === null || strsz === null) throw new ElfError(`${needs} but has no string table (DT_STRTAB, DT_STRSZ)`);
+    const strtab = fileOffset(loads, safe(strtabAddress, "DT_STRTAB"), "its string table");
+    const size = safe(strsz, "DT_STRSZ");
+    within(strtab, size, "the dynamic string table");
+    // Read string by string: an executable's table also names every symbol it exports.
+    return (offset: bigint, what: string): string => {
+      const start = safe(offset, what);
+      if (start >= size) throw new ElfError(`its ${what} points past the end of the string table`);
+      let window = Math.min(256, size - start);
+      let raw = source.read(strtab + start, window);
+      while (raw.indexOf(0) < 0 && window < size - start) {
+        window = Math.min(window * 4, size - start);
+        raw = source.read(strtab + start, window);
+      }
+      const end = raw.indexOf(0);
+      if (end < 0) throw new ElfError(`its ${what} string is not NUL-terminated inside the string table`);
+      raw = raw.subarray(0, end);
+      try {
+        return new TextDecoder("utf-8", { fatal: true }).decode(raw);
+      } catch {
+        throw new ElfError(`its ${what} string is not valid UTF-8`);
+      }
+    };
+  };
+  const opened = { info, entries, loads, one, within, strings };
+  if (!dynamic) return opened; // nothing for the loader to resolve
+
   let terminated = false;
   const section = view(source.read(dynamic.offset, dynamic.size));
   for (let at = 0; at + 16 <= dynamic.size; at += 16) {
@@ -112,57 +259,12 @@ export function readDynamic(input: Uint8Array | ElfSource, options: { executable
     entries.push([tag, value]);
   }
   if (!terminated) throw new ElfError("its dynamic section does not end with DT_NULL");
-  const one = (tag: bigint, name: string): bigint | null => {
-    const found = entries.filter(([t]) => t === tag);
-    if (found.length > 1) throw new ElfError(`its dynamic section has ${found.length} ${name} entries`);
-    return found[0]?.[1] ?? null;
-  };
   for (const [tag, name] of [[DT_FILTER, "DT_FILTER"], [DT_AUXILIARY, "DT_AUXILIARY"]] as const) {
     if (one(tag, name) !== null) throw new ElfError(`it is a filter library (${name}), which makes the loader load another library by name; cxagent does not load filters`);
   }
-  const strtabAddress = one(DT_STRTAB, "DT_STRTAB");
-  const strsz = one(DT_STRSZ, "DT_STRSZ");
   const flags1 = one(DT_FLAGS_1, "DT_FLAGS_1");
   info.noDefaultLib = flags1 !== null && (flags1 & DF_1_NODEFLIB) !== 0n;
-  const stringTags = entries.filter(([t]) => t === DT_NEEDED || t === DT_SONAME || t === DT_RPATH || t === DT_RUNPATH);
-  if (stringTags.length === 0) return info;
-  if (strtabAddress === null || strsz === null) throw new ElfError("its dynamic section names libraries but has no string table (DT_STRTAB, DT_STRSZ)");
-  const strtab = fileOffset(loads, safe(strtabAddress, "DT_STRTAB"));
-  const size = safe(strsz, "DT_STRSZ");
-  within(strtab, size, "the dynamic string table");
-  // Read string by string: an executable's table also names every symbol it exports.
-  const string = (offset: bigint, what: string): string => {
-    const start = safe(offset, what);
-    if (start >= size) throw new ElfError(`its ${what} points past the end of the string table`);
-    let window = Math.min(256, size - start);
-    let raw = source.read(strtab + start, window);
-    while (raw.indexOf(0) < 0 && window < size - start) {
-      window = Math.min(window * 4, size - start);
-      raw = source.read(strtab + start, window);
-    }
-    const end = raw.indexOf(0);
-    if (end < 0) throw new ElfError(`its ${what} string is not NUL-terminated inside the string table`);
-    raw = raw.subarray(0, end);
-    try {
-      return new TextDecoder("utf-8", { fatal: true }).decode(raw);
-    } catch {
-      throw new ElfError(`its ${what} string is not valid UTF-8`);
-    }
-  };
-  for (const [tag, value] of entries) {
-    if (tag === DT_NEEDED) {
-      const name = string(value, "DT_NEEDED");
-      if (name === "") throw new ElfError("it needs a library with an empty name (DT_NEEDED)");
-      info.needed.push(name);
-    }
-  }
-  const soname = one(DT_SONAME, "DT_SONAME");
-  const rpath = one(DT_RPATH, "DT_RPATH");
-  const runpath = one(DT_RUNPATH, "DT_RUNPATH");
-  if (soname !== null) info.soname = string(soname, "DT_SONAME");
-  if (rpath !== null) info.rpath = string(rpath, "DT_RPATH");
-  if (runpath !== null) info.runpath = string(runpath, "DT_RUNPATH");
-  return info;
+  return opened;
 }
 
 function u64(view: DataView, at: number, what: string): number {
@@ -175,8 +277,8 @@ function safe(value: bigint, what: string): number {
 }
 
 /** The file offset of a virtual address, through the loadable segment that holds it. */
-function fileOffset(loads: readonly { vaddr: number; offset: number; filesz: number }[], address: number): number {
+function fileOffset(loads: readonly Load[], address: number, what: string): number {
   const segment = loads.find((l) => address >= l.vaddr && address < l.vaddr + l.filesz);
-  if (!segment) throw new ElfError("its string table address is in no loadable segment");
+  if (!segment) throw new ElfError(`${what} address is in no loadable segment`);
   return address - segment.vaddr + segment.offset;
 }

@@ -27,8 +27,9 @@ export interface LoadSet {
   /** Every entry, in hashing order. */
   files: LoadSetFile[];
   /**
-   * The bytes read while hashing of every sidecar, every ELF file and the README.md (by relative
-   * path): the prompt, the hash and the load all use these, never a second read of the file.
+   * The bytes read while hashing of every sidecar, every ELF file, the README.md and a Cortex
+   * plugin's manifest.toml (by relative path): the prompt, the hash and the load all use these,
+   * never a second read of the file.
    */
   kept: Map<string, Buffer>;
   /** The library's relative path (of its real file) when one was given. */
@@ -96,6 +97,8 @@ function u64le(n: number): Buffer {
 
 const CHUNK = 1 << 20;
 const SIDECAR = ".plugin.json";
+/** A Cortex plugin's manifest.toml, at the top of its load set. */
+const CORTEX_MANIFEST = "manifest.toml";
 const ELF_MAGIC = Buffer.from([0x7f, 0x45, 0x4c, 0x46]);
 
 /**
@@ -139,7 +142,7 @@ function hashLoadSet(folder: string, library?: string): LoadSet {
       const size = fstatSync(fd).size;
       hasher.update(u64le(size));
       const parts: Buffer[] = [];
-      let keep = entry.path.endsWith(SIDECAR) || entry.path === libraryPath || entry.path === "README.md";
+      let keep = entry.path.endsWith(SIDECAR) || entry.path === libraryPath || entry.path === "README.md" || entry.path === CORTEX_MANIFEST;
       let done = 0;
       while (done < size) {
         const n = readSync(fd, chunk, 0, Math.min(chunk.length, size - done), null);

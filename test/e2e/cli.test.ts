@@ -24,6 +24,8 @@ describe("describe", () => {
     expect(r.code).toBe(0);
     expect(r.json()).toEqual({
       name: "calculator",
+      kind: "native",
+      cortex: null,
       library: join(CALCULATOR, "calculator.so"),
       sidecar: join(CALCULATOR, "calculator.plugin.json"),
       folder: CALCULATOR,
@@ -229,6 +231,22 @@ describe("the compiled binary", () => {
     const invoked = await cli(["invoke", CALCULATOR, "calc_multiply", "--args", '{"a": 6, "b": 7}', "--json"], { bin: [binary], cwd: dir.path, env });
     expect(invoked.code).toBe(0);
     expect(invoked.json().result.output).toEqual({ content: "6 * 7 = 42", answer: 42 });
+  }, 30_000);
+
+  test("copied alone to another folder, with no C compiler on PATH, loads and calls a Cortex native plugin", async () => {
+    using dir = tempDir();
+    const copy = join(dir.path, "cxagent");
+    copyFileSync(join(ROOT, "dist/cxagent"), copy);
+    Bun.spawnSync(["chmod", "+x", copy]);
+    const env = { PATH: join(dir.path, "empty-bin"), HOME: dir.path, TMPDIR: dir.path };
+    const plugin = copyFixture("cortex-basic", dir.path);
+    await approve(plugin);
+    const echoed = await cli(["invoke", plugin, "echo", "--args", '{"from": "the binary"}', "--json"], { bin: [copy], cwd: dir.path, env });
+    expect(echoed.code).toBe(0);
+    expect(echoed.json().result.output).toEqual({ content: '{"from":"the binary"}', media: [] });
+    const bad = await cli(["invoke", plugin, "malformed", "--args", '{"how": "empty"}', "--json"], { bin: [copy], cwd: dir.path, env });
+    expect(bad.code).toBe(5);
+    expect(bad.json().error.message).toContain("tool_execute returned an empty buffer");
   }, 30_000);
 
   test("copied alone to another folder, cxagent new writes the same project as from source: the templates are inside it", async () => {

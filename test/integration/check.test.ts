@@ -141,6 +141,15 @@ test("no plugin code runs before trust: unapproved and nobody to ask is refused,
   expect(existsSync(marker)).toBe(false);
 });
 
+test("checks apply by kind: a Cortex plugin gets the library check, and the rest say why they did not run", async () => {
+  const report = await checkPlugin(session, fixture("cortex-basic"));
+  expect(report).toMatchObject({ kind: "cortex", ok: true, counts: { pass: 1, fail: 0 } });
+  const byId = Object.fromEntries(report.checks.map((c) => [c.id, c]));
+  expect(byId.library!.status).toBe("pass");
+  expect(byId.exports).toMatchObject({ status: "skip", seen: "does not apply to a cortex plugin" });
+  expect(byId.results).toMatchObject({ status: "skip", seen: "this build of cxagent check cannot run a cortex plugin yet" });
+});
+
 test("an unknown check id is refused, naming the checks there are", async () => {
   const error = await refusal(checkPlugin(session, fixture("echo"), { only: ["exports", "speling"] }));
   expect(error.code).toBe("E_INVALID_INPUT");

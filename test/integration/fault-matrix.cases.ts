@@ -153,3 +153,70 @@ function rowsFor(e: Export): Row[] {
 }
 
 export const ROWS: Row[] = EXPORTS.flatMap(rowsFor);
+
+// --- Cortex native plugins (issue 17): the same misbehaviours in the functions of a Cortex table ---
+
+/** Where a Cortex plugin misbehaves (test/fixtures/cortex/cortex-basic.c, CXAGENT_FX_FAULT). */
+export const CORTEX_FUNCTIONS = ["init", "info", "descriptor", "execute", "drop"] as const;
+export const CORTEX_FAULTS = ["segfault", "abort", "exit", "hang", "invalid_json", "empty", "bad_utf8"] as const;
+export type CortexFunction = (typeof CORTEX_FUNCTIONS)[number];
+export type CortexFault = (typeof CORTEX_FAULTS)[number];
+
+export const CORTEX_FUNCTION_NAMES: Record<CortexFunction, string> = {
+  init: "cortex_plugin_init",
+  info: "plugin_info",
+  descriptor: "tool_descriptor",
+  execute: "tool_execute",
+  drop: "plugin_drop",
+};
+
+export const CORTEX_FAULT_NAMES: Record<CortexFault, string> = {
+  segfault: "segfault",
+  abort: "abort()",
+  exit: "exit(3)",
+  hang: "hang (past its deadline)",
+  invalid_json: "invalid JSON",
+  empty: "an empty buffer",
+  bad_utf8: "invalid UTF-8",
+};
+
+export type CortexExpected = { error: string; says: string } | { result: "replaced" } | { stopLog: string };
+
+export interface CortexRow {
+  where: CortexFunction;
+  fault: CortexFault;
+  expected: CortexExpected;
+  outcome: string;
+}
+
+function cortexRowsFor(w: CortexFunction): CortexRow[] {
+  const rows: CortexRow[] = [];
+  const add = (fault: CortexFault, expected: CortexExpected, outcome: string) => rows.push({ where: w, fault, expected, outcome });
+  const name = CORTEX_FUNCTION_NAMES[w];
+  for (const f of ["segfault", "abort", "exit"] as const) {
+    const cause = CAUSES[f];
+    const crashed = (where: string) => ({ error: "E_CRASHED", says: `(${cause}) ${where}` });
+    if (w === "execute") add(f, crashed("while tool_execute of work was running"), `E_CRASHED (${short(cause)}), restart`);
+    else if (w === "drop") add(f, { stopLog: `(${cause}) while plugin_drop was running` }, `logged (${short(cause)})`);
+    else add(f, crashed(`during ${name}`), `E_CRASHED (${short(cause)})`);
+  }
+  if (w === "execute") {
+    add("hang", { error: "E_TIMEOUT", says: "tool_execute of work did not answer within 500 ms" }, "E_TIMEOUT");
+    add("invalid_json", { error: "E_BAD_REPLY", says: 'tool_execute returned invalid JSON (an unexpected character at byte 11): {"output": tru' }, "E_BAD_REPLY + preview");
+    add("empty", { error: "E_BAD_REPLY", says: "tool_execute returned an empty buffer, not a ToolResult" }, "E_BAD_REPLY");
+    add("bad_utf8", { result: "replaced" }, "ok, U+FFFD");
+  } else if (w === "drop") {
+    add("hang", { stopLog: "plugin_drop did not answer within 1000 ms" }, "logged, killed");
+  } else {
+    add("hang", { error: "E_TIMEOUT", says: `did not become ready within 1.5 s (it was in ${name})` }, "E_TIMEOUT, killed");
+    if (w !== "init") {
+      const call = w === "info" ? "plugin_info" : "tool_descriptor(0)";
+      add("invalid_json", { error: "E_HANDSHAKE", says: `${call} is invalid:\n  - it is not valid JSON` }, "E_HANDSHAKE + preview");
+      add("empty", { error: "E_HANDSHAKE", says: `${call} returned an empty buffer` }, "E_HANDSHAKE");
+      add("bad_utf8", { error: "E_HANDSHAKE", says: `${call} returned bytes that are not UTF-8` }, "E_HANDSHAKE");
+    }
+  }
+  return rows;
+}
+
+export const CORTEX_ROWS: CortexRow[] = CORTEX_FUNCTIONS.flatMap(cortexRowsFor);

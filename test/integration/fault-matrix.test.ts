@@ -8,7 +8,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { CxError, type Submit } from "../../src/index.ts";
 import { CALCULATOR, fixture, fixtureLibrary, freeCounts, hostsOf, openSession, tempDir, until } from "../helpers.ts";
-import { FAULT_NAMES, ROWS, type Row } from "./fault-matrix.cases.ts";
+import { CORTEX_FAULT_NAMES, CORTEX_FUNCTION_NAMES, CORTEX_ROWS, type CortexRow, FAULT_NAMES, ROWS, type Row } from "./fault-matrix.cases.ts";
 
 const BIG = 50 * 1024 * 1024;
 const LIBRARY = fixtureLibrary("faulty");
@@ -139,6 +139,64 @@ test.each(ROWS.map((r) => [`${r.export} × ${FAULT_NAMES[r.fault]}`, r] as const
     }
     // no orphan: no plugin host of the fixture is left
     await until(() => hostsOf(LIBRARY).length === 0, 5000, "every plugin host of the faulty fixture to be gone");
+  },
+  30_000,
+);
+
+// --- Cortex native plugins (issue 17): each misbehaviour in each function of the table ---
+
+const CORTEX_LIBRARY = fixtureLibrary("cortex-basic");
+
+async function runCortex(row: CortexRow, dir: string) {
+  const hang = row.fault === "hang";
+  const logs: string[] = [];
+  const session = await openSession({
+    env: { CXAGENT_FX_FAULT: `${row.where}:${row.fault}`, CXAGENT_FX_FREE_LOG: join(dir, "frees"), CXAGENT_FX_FAULT_ONCE: join(dir, "once") },
+    startupMs: hang ? 1500 : 20_000,
+    stopMs: hang ? 1000 : 20_000,
+    onLog: (_p, _l, text) => logs.push(text),
+  });
+  const e = row.expected;
+  try {
+    const calc = await session.load(CALCULATOR);
+    const loaded = await outcome(session.load(fixture("cortex-basic")));
+    if (row.where === "init" || row.where === "info" || row.where === "descriptor") {
+      if (!("error" in e)) throw new Error("a load row expects an error");
+      expectError(loaded, e.error, e.says);
+    } else {
+      if (loaded instanceof CxError) throw loaded;
+      if (row.where === "execute") {
+        const r = await outcome(loaded.invoke("work", {}, { timeoutMs: hang ? 500 : 20_000 }));
+        if ("error" in e) expectError(r, e.error, e.says);
+        else {
+          if (r instanceof CxError) throw r;
+          expect(r.output.content).toBe("bad \ufffd bytes");
+        }
+        // after a crash, the next call starts a fresh plugin host, which behaves (CXAGENT_FX_FAULT_ONCE)
+        if (row.fault === "segfault" || row.fault === "abort" || row.fault === "exit") expect((await loaded.invoke("work")).output.content).toBe("fine");
+      } else {
+        await session.unload("cortex-basic");
+        if (!("stopLog" in e)) throw new Error("a drop row expects a log");
+        expect(logs.some((l) => l.includes(e.stopLog))).toBe(true);
+      }
+    }
+    expect((await calc.invoke("calc_multiply", { a: 3, b: 4 })).output.answer).toBe(12);
+  } finally {
+    await session.close();
+  }
+}
+
+test.each(CORTEX_ROWS.map((r) => [`Cortex ${CORTEX_FUNCTION_NAMES[r.where]} × ${CORTEX_FAULT_NAMES[r.fault]}`, r] as const))(
+  "%s",
+  async (_name, row) => {
+    using dir = tempDir();
+    await runCortex(row, dir.path);
+    const frees = join(dir.path, "frees");
+    if (existsSync(frees)) {
+      const counts = freeCounts(frees);
+      expect(counts.freed).toBe(counts.returned);
+    }
+    await until(() => hostsOf(CORTEX_LIBRARY).length === 0, 5000, "every plugin host of the Cortex fixture to be gone");
   },
   30_000,
 );

@@ -5,7 +5,7 @@
 import { beforeAll, expect, test } from "bun:test";
 import { copyFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { CALCULATOR, ROOT, tempDir } from "../helpers.ts";
+import { CALCULATOR, copyFixture, ROOT, tempDir } from "../helpers.ts";
 import { approvedState, connect } from "./_mcp.ts";
 
 beforeAll(() => {
@@ -27,4 +27,20 @@ test("dist/cxagent mcp serves the calculator to the SDK client", async () => {
   const result = await server.client.callTool({ name: "calc_multiply", arguments: { a: 6, b: 7 } });
   expect(result.content).toEqual([{ type: "text", text: "6 * 7 = 42" }]);
   expect(server.stderr()).toContain("serving over stdio: 1 plugin (3 tools): calculator");
+}, 30_000);
+
+test("dist/cxagent mcp serves a Cortex native plugin to the SDK client", async () => {
+  using dir = tempDir();
+  const binary = join(dir.path, "cxagent");
+  copyFileSync(join(ROOT, "dist/cxagent"), binary);
+  Bun.spawnSync(["chmod", "+x", binary]);
+  mkdirSync(join(dir.path, "empty-bin"));
+  const plugin = copyFixture("cortex-basic", dir.path);
+  const state = await approvedState(dir.path, [plugin]);
+  const env = { PATH: join(dir.path, "empty-bin"), HOME: dir.path, TMPDIR: dir.path };
+  await using server = await connect([plugin], { state, cwd: dir.path, bin: [binary], env });
+  expect((await server.client.listTools()).tools.map((t) => t.name)).toContain("invocation");
+  const result = await server.client.callTool({ name: "echo", arguments: { over: "stdio" } });
+  expect(result.content).toEqual([{ type: "text", text: '{"over":"stdio"}' }]);
+  expect(server.stderr()).toContain("serving over stdio: 1 plugin (12 tools): cortex-basic");
 }, 30_000);

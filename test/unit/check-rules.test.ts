@@ -149,13 +149,14 @@ describe("every difference between sidecar and describe", () => {
 });
 
 test("the plugin host's --check flag survives its command line, and nothing else changes", () => {
-  const base = { library: "/p/x.so", libraryFd: 3, dependencies: [{ fd: 4, path: "lib/y.so" }], parentPid: 9, poolCap: 16, pollMs: 20, spinUs: null };
+  const base = { library: "/p/x.so", kind: "native" as const, sessionId: null, libraryFd: 3, dependencies: [{ fd: 4, path: "lib/y.so" }], parentPid: 9, poolCap: 16, pollMs: 20, spinUs: null };
   expect(hostArgv(base)).not.toContain("--check");
   const argv = hostArgv({ ...base, check: true });
   expect(argv.at(-1)).toBe("--check");
   expect(readHostArgv(argv)).toEqual({ ...base, check: true });
   expect(readHostArgv(["/p/x.so", "--check", "--poll-ms", "5"])).toMatchObject({ check: true, pollMs: 5 });
   expect(readHostArgv(hostArgv(base))).toEqual(base);
+  expect(readHostArgv(hostArgv({ ...base, kind: "cortex", sessionId: "s1", check: true }))).toEqual({ ...base, kind: "cortex", sessionId: "s1", check: true });
 });
 
 test("symbols: what a library exports, and what it defines but hides", () => {

@@ -1,8 +1,8 @@
 import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ElfError, readDynamic } from "../../src/trust/elf.ts";
-import { fixture } from "../helpers.ts";
+import { ElfError, readDynamic, readExports } from "../../src/trust/elf.ts";
+import { fixture, fixtureLibrary } from "../helpers.ts";
 
 const library = () => readFileSync(join(fixture("with-dependency"), "with-dependency.so"));
 
@@ -48,3 +48,36 @@ test("a dynamic section without DT_NULL, or a string outside its table, is refus
   for (let at = dynamic; at + 16 <= dynamic + size; at += 16) if (farString.readBigInt64LE(at) === 1n) farString.writeBigUInt64LE(1n << 40n, at + 8);
   expect(() => readDynamic(farString)).toThrow("its DT_NEEDED points past the end of the string table");
 });
+
+test("reads the names a library exports from its dynamic symbol table, as dlsym would find them", () => {
+  const exports = readExports(readFileSync(fixtureLibrary("echo")));
+  expect(exports.filter((n) => n.startsWith("cxagent_plugin_")).sort()).toEqual([
+    "cxagent_plugin_abi_version", "cxagent_plugin_describe", "cxagent_plugin_free", "cxagent_plugin_gate", "cxagent_plugin_invoke", "cxagent_plugin_start", "cxagent_plugin_stop",
+  ]);
+  // imports are not exports: echo calls strdup, it does not define it
+  expect(exports).not.toContain("strdup");
+  expect(readExports(readFileSync(fixtureLibrary("cortex-basic")))).toContain("cortex_plugin_init");
+  // the fixture's own static functions are not exported
+  expect(readExports(readFileSync(fixtureLibrary("cortex-basic")))).not.toContain("buffer_free");
+});
+
+test("a symbol table the hash tables place past the end of the file is refused, not read", () => {
+  const bytes = Buffer.from(readFileSync(fixtureLibrary("cortex-basic")));
+  const { dynamic, size } = dynamicSegment(bytes);
+  // DT_GNU_HASH (and DT_HASH) point the table's size far away: the reader must stop at the file's end
+  for (let at = dynamic; at + 16 <= dynamic + size; at += 16) {
+    const tag = bytes.readBigInt64LE(at);
+    if (tag === 0x6ffffef5n || tag === 4n) bytes.writeBigUInt64LE(1n << 40n, at + 8);
+  }
+  expect(() => readExports(bytes)).toThrow(ElfError);
+});
+
+function dynamicSegment(bytes: Buffer): { dynamic: number; size: number } {
+  const phoff = Number(bytes.readBigUInt64LE(32));
+  const phnum = bytes.readUInt16LE(56);
+  for (let i = 0; i < phnum; i++) {
+    const at = phoff + i * 56;
+    if (bytes.readUInt32LE(at) === 2) return { dynamic: Number(bytes.readBigUInt64LE(at + 8)), size: Number(bytes.readBigUInt64LE(at + 32)) };
+  }
+  throw new Error("no PT_DYNAMIC");
+}

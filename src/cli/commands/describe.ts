@@ -25,11 +25,17 @@ export default defineCommand({
     const { location, manifest, loadSet, trust } = inspected;
     const readme = loadSet.kept.get("README.md")?.toString("utf8") ?? null;
     const refusal = refusalOf(inspected);
-    let live: { manifest: Manifest; matches: boolean; difference: string | null } | null = null;
+    let live: { manifest: Manifest; matches: boolean; difference: string | null; deadlines?: { tool: string; ms: number }[]; about?: string | null } | null = null;
     if (args.live) {
       const plugin = await session.load(args.plugin);
-      const difference = firstDifference(manifest, plugin.manifest);
-      live = { manifest: plugin.manifest, matches: difference === null, difference };
+      if (inspected.cortex) {
+        // No sidecar to compare with: what a Cortex plugin declares when it runs is what it runs with.
+        const deadlines = plugin.manifest.tools.flatMap((t) => (plugin.deadlineOf(t.name) === null ? [] : [{ tool: t.name, ms: plugin.deadlineOf(t.name)! }]));
+        live = { manifest: plugin.manifest, matches: true, difference: null, deadlines, about: plugin.about };
+      } else {
+        const difference = firstDifference(manifest, plugin.manifest);
+        live = { manifest: plugin.manifest, matches: difference === null, difference };
+      }
     }
     const changes = trust.state === "changed" ? trust.changes : null;
     const trustLine =
@@ -39,15 +45,17 @@ export default defineCommand({
       `hash: ${loadSet.hash}`,
       `trust: ${trustLine}`,
       ...(inspected.approvedElsewhere.length ? [`note: ${otherFolderSentence(manifest.name, inspected.approvedElsewhere, loadSet.realFolder)}`] : []),
-      `settings: ${describeSettings(inspected.settings)}`,
+      `settings: ${inspected.cortex ? "none (a Cortex plugin takes no settings)" : describeSettings(inspected.settings)}`,
       ...(inspected.dependencies.plan?.inSet.length ? [`ships: ${inspected.dependencies.plan.inSet.map((d) => inert(d.path)).join(", ")}`] : []),
       ...(refusal ? [`refused: ${indentBlock(refusal.message, "  ")}`] : []),
     ];
     return {
       json: {
         name: manifest.name,
+        kind: inspected.kind,
+        cortex: inspected.cortex,
         library: location.library,
-        sidecar: location.sidecar,
+        sidecar: inspected.cortex ? null : location.sidecar,
         folder: loadSet.realFolder,
         hash: loadSet.hash,
         trust: trust.state,
@@ -64,11 +72,12 @@ export default defineCommand({
         ...selectionJson(inspected),
       },
       text:
-        renderManifest(manifest, location.library) +
+        (inspected.cortex ? renderCortex(inspected) : renderManifest(manifest, location.library)) +
         lines.join("\n") + "\n" +
         selectionLines(inspected).map((l) => l + "\n").join("") +
         (readme ? `\n${args.readme ? renderMarkdown(readme) : readmeSummary(readme, join(loadSet.realFolder, "README.md"))}\n` : "") +
-        (live ? `\nlive: describe ${live.matches ? "matches the sidecar" : `differs: ${inert(live.difference!)}`}\n` : ""),
+        (live && inspected.cortex ? `\nlive: ${renderLive(live)}` : "") +
+        (live && !inspected.cortex ? `\nlive: describe ${live.matches ? "matches the sidecar" : `differs: ${inert(live.difference!)}`}\n` : ""),
     };
   },
 });
@@ -142,6 +151,35 @@ export function readmeSummary(markdown: string, path: string): string {
   }
   const count = lines.length - (lines.at(-1) === "" ? 1 : 0);
   return `${paragraph.length ? `${paragraph.join("\n")}\n\n` : ""}README: ${inert(path)} (${count} lines; --readme prints it whole)`;
+}
+
+// --- Cortex native plugins (issue 17): what is known before they run, and what they declare when they do ---
+
+/** A Cortex plugin before it runs: its tools are declared only by its running code. */
+function renderCortex(inspected: Inspection): string {
+  const { manifest: m, cortex, location } = inspected;
+  const lines = [
+    `${inert(m.name)} ${inert(m.version)}  (Cortex native plugin, cortex_plugin_init)`,
+    `library: ${inert(location.library)}`,
+    `manifest: ${cortex!.manifest ? inert(cortex!.manifest) : "none (no manifest.toml: named after its library's file)"}`,
+    ...(cortex!.description ? [`about: ${inert(cortex!.description)}`] : []),
+    "tools: declared only by its running code; once it is approved, describe --live lists them",
+  ];
+  return lines.join("\n") + "\n";
+}
+
+/** What a running Cortex plugin declares: its tools, how each asks, its default deadlines. */
+function renderLive(live: { manifest: Manifest; deadlines?: { tool: string; ms: number }[]; about?: string | null }): string {
+  const gate = (g: boolean | "dynamic", always: boolean) => (g === true ? `asks on every call (an effect it declares needs confirmation)${always ? "" : ", never offers Always"}` : "never asks");
+  const deadline = (tool: string) => {
+    const d = live.deadlines?.find((x) => x.tool === tool);
+    return d ? `; default deadline ${d.ms / 1000} s (its timeout_secs)` : "";
+  };
+  const m = live.manifest;
+  return [
+    `the running plugin is ${inert(m.name)} ${inert(m.version)}${live.about ? ` — ${inert(live.about)}` : ""}, with ${m.tools.length} tool${m.tools.length === 1 ? "" : "s"}:`,
+    ...m.tools.map((t) => `  ${inert(t.name)}  — ${t.description ? inert(t.description) : "(no description)"}\n      permission: ${gate(t.gated, t.alwaysAskable)}${deadline(t.name)}`),
+  ].join("\n") + "\n";
 }
 
 /** A light terminal rendering of a README (inert): headings underlined, code fenced by indentation. */

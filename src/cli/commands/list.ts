@@ -38,7 +38,8 @@ export default defineCommand({
       const trust = inspected?.trust;
       return {
         name: entry.name,
-        version: inspected?.manifest.version ?? null,
+        kind: inspected?.kind ?? entry.location?.kind ?? null,
+        version: inspected && !(inspected.cortex && !inspected.cortex.versionDeclared) ? inspected.manifest.version : null,
         library: entry.location?.library ?? null,
         folder: inspected?.loadSet.realFolder ?? entry.location?.folder ?? null,
         sharesWith: inspected?.sharesWith ?? [],
@@ -71,6 +72,7 @@ export default defineCommand({
             for (const folder of p.shadows) lines.push(`  shadows  another plugin named ${inert(p.name)} at ${inert(folder)}, which loads only by its path`);
             if (p.ships.length) lines.push(`  ships    ${p.ships.map(inert).join(", ")}`);
             if (p.tools.length) lines.push(`  tools    ${p.tools.map(inert).join(", ")}`);
+            if (p.kind === "cortex") lines.push("  kind     Cortex native plugin: its tools are declared only when it runs (describe --live)");
             lines.push(...selectionLines(p));
             for (const c of p.collisions) lines.push(`  collides ${c.kind} '${inert(c.name)}' is already held by ${c.holder === "built-in" ? "a built-in tool" : `plugin '${inert(c.holder)}'`}`);
             if (p.problem) lines.push(`  problem  ${indentBlock(p.problem, "           ")}`);

@@ -15,6 +15,14 @@ const STEP_WORDS = {
   start: "start",
 } as const;
 
+/** A Cortex plugin has no sidecar: its folder is read for its manifest.toml, its tools claimed once it declares them. */
+const CORTEX_STEP_WORDS = {
+  sidecar: "read the folder (manifest.toml, hash, config)",
+  names: "claim the plugin's name",
+  compare: "claim the tool names it declared",
+  start: "start (nothing to call in a Cortex plugin)",
+} as const;
+
 export default defineCommand({
   meta: {
     name: "load",
@@ -39,6 +47,7 @@ export default defineCommand({
     return {
       json: {
         plugin: plugin.name,
+        kind: plugin.kind,
         version: plugin.manifest.version,
         tools: plugin.tools.map((x) => x.name),
         exports: plugin.exports,
@@ -52,7 +61,7 @@ export default defineCommand({
         `loaded ${inert(plugin.name)} ${inert(plugin.manifest.version)}: ${plugin.tools.length} tool${plugin.tools.length === 1 ? "" : "s"}${plugin.exports.length ? `, exports ${plugin.exports.join(", ")}` : ""}`,
         ...selectionLines(plugin.policy),
         ...steps.flatMap((s) => [
-          row(s.step in STEP_WORDS ? STEP_WORDS[s.step as keyof typeof STEP_WORDS] : s.step, s.ms),
+          row(plugin.kind === "cortex" && s.step in CORTEX_STEP_WORDS ? CORTEX_STEP_WORDS[s.step as keyof typeof CORTEX_STEP_WORDS] : s.step in STEP_WORDS ? STEP_WORDS[s.step as keyof typeof STEP_WORDS] : s.step, s.ms),
           ...(s.step === "spawn" ? phases.map((p) => `      ${`${p.phase} began at`.padEnd(42)} ${p.atMs.toFixed(1).padStart(8)} ms`) : []),
         ]),
         row("total", ms(stopped - began)),
