@@ -53,9 +53,14 @@ describe.skipIf(!hasCargo)("examples/cortex-wordcount, built with cargo", () => 
 
   test("word_count, and its own errors as failed results", async () => {
     expect(await cli(["invoke", plugin, "word_count", "--args", '{"text": "héllo wörld, again"}'], { env })).toMatchObject({ code: 0, stdout: "3 words\n" });
+    // Arguments that break the tool's input_schema never reach it: cxagent refuses them (exit 3).
     const missing = await cli(["invoke", plugin, "word_count", "--args", "{}", "--json"], { env });
-    expect(missing.code).toBe(1);
-    expect(missing.json().result).toMatchObject({ success: false, errorMessage: "invalid input: missing 'text' (a string)" });
+    expect(missing.code).toBe(3);
+    expect(missing.json().error).toMatchObject({ code: "E_INVALID_INPUT", message: "arguments for word_count do not match its inputSchema: text: is required but missing (required)" });
+    // A failure of its own is a failed result (exit 1), its text what the model reads.
+    const absent = await cli(["invoke", plugin, "count_file", "--args", '{"path": "no-such-file.txt"}', "--allow", "--json", "--cwd", work], { env });
+    expect(absent.code).toBe(1);
+    expect(absent.json().result).toMatchObject({ success: false, errorMessage: "cannot read no-such-file.txt: No such file or directory (os error 2)" });
   });
 
   test("count_file asks: denied without a terminal, run with --allow", async () => {
