@@ -35,7 +35,7 @@ const SYMBOLS = {
   shim_cortex_count: { args: [], returns: FFIType.u64 },
   shim_cortex_descriptor: { args: [FFIType.u64, FFIType.ptr], returns: FFIType.ptr },
   shim_cortex_release: { args: [FFIType.ptr], returns: FFIType.void },
-  // Check mode (ffi/shim/95-check.c; plugin-host/check-mode.ts).
+  // Check mode (ffi/shim/95-check.c, 96-check-table.c; plugin-host/check-mode.ts).
   shim_check_begin: { args: [FFIType.ptr, FFIType.ptr, FFIType.i32, FFIType.i64, FFIType.u64, FFIType.i32, FFIType.ptr, FFIType.ptr], returns: FFIType.i32 },
   shim_check_describe: { args: [], returns: FFIType.ptr },
   shim_check_free: { args: [FFIType.ptr], returns: FFIType.void },

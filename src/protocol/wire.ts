@@ -69,7 +69,7 @@ const isFault = (x: unknown) => FAULTS.has(x);
 
 /**
  * What a plugin host in check mode (--check, for `cxagent check`) saw, one line per observation
- * (ffi/shim/95-check.c). `what: "returned"`, when the host released a string an export returned:
+ * (ffi/shim/95-check.c, 96-check-table.c). `what: "returned"`, when the host released a string an export returned:
  * `export` (describe, start, invoke, gate, stop, poll, command); `where` it lay ("heap",
  * "plugin-read-only", "plugin-writable", "library", "stack"); `repeated` (returned again while an
  * earlier return was not yet freed); `released` by cxagent_plugin_free ("yes", "no", "unknown",
