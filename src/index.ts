@@ -27,3 +27,18 @@ export { CxError, EXIT_CODES, type ErrorCode, type NextStep, isCxError, resultEx
 export type { Manifest, Tool, Command } from "./protocol/manifest.ts";
 export type { JobResult, CommandResult, Submit, DecidedBy } from "./protocol/result.ts";
 export { createLogger, type Logger } from "./log.ts";
+/** Writing a plugin in TypeScript or JavaScript: what its module default-exports. */
+export {
+  definePlugin,
+  LOG_LEVELS,
+  type ModulePlugin,
+  type PluginContext,
+  type CallContext,
+  type GateContext,
+  type LogLevel,
+  type ManifestInput,
+  type JobResultInput,
+  type GateAnswerInput,
+  type SubmitRequestInput,
+  type CommandResultInput,
+} from "./protocol/module-plugin.ts";

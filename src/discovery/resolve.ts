@@ -5,10 +5,12 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { basename, dirname, resolve } from "node:path";
 import { CxError } from "../errors.ts";
-import { isLibraryFile, libraryOfSidecar, SIDECAR_SUFFIX, sidecarPathOf } from "./sidecar.ts";
+import { isLibraryFile, isModuleFile, libraryOfSidecar, pluginKindOf, SIDECAR_SUFFIX, sidecarPathOf } from "./sidecar.ts";
 
 export interface PluginLocation {
-  /** Absolute path of the shared library. */
+  /** What the plugin is: a shared library of the cxagent ABI, or a TypeScript/JavaScript module. */
+  kind: "native" | "module";
+  /** Absolute path of the shared library (of the module, for a module plugin). */
   library: string;
   /** Absolute path of its sidecar. */
   sidecar: string;
@@ -17,7 +19,7 @@ export interface PluginLocation {
 }
 
 export function locationOf(library: string): PluginLocation {
-  return { library, sidecar: sidecarPathOf(library), folder: dirname(library) };
+  return { kind: pluginKindOf(library), library, sidecar: sidecarPathOf(library), folder: dirname(library) };
 }
 
 /** Resolves a path reference; throws E_NOT_FOUND when it names nothing usable. */
@@ -41,11 +43,16 @@ export function resolvePath(ref: string, cwd: string): PluginLocation {
   return locationOf(path);
 }
 
-/** The one plugin in a folder: a library with a sidecar of the same stem. */
+/** The one plugin in a folder: a library (or a module) with a sidecar of the same stem. */
 function inFolder(folder: string): PluginLocation {
   const names = readdirSync(folder).sort();
   const libraries = names.filter((n) => isLibraryFile(n) && !n.startsWith("."));
-  const paired = libraries.filter((n) => existsSync(sidecarPathOf(resolve(folder, n))));
+  const modules = names.filter((n) => isModuleFile(n) && !n.startsWith(".") && existsSync(sidecarPathOf(resolve(folder, n))));
+  const paired = [
+    ...libraries.filter((n) => existsSync(sidecarPathOf(resolve(folder, n)))),
+    // a module only where no library has its sidecar (libraryOfSidecar's order)
+    ...modules.filter((n) => !libraries.some((l) => sidecarPathOf(l) === sidecarPathOf(n))),
+  ];
   const candidates = paired.length ? paired : libraries;
   if (candidates.length === 1) return locationOf(resolve(folder, candidates[0]!));
   if (candidates.length === 0) {

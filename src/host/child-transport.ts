@@ -6,9 +6,11 @@
  * reaper's one escalation routine.
  */
 import type { Subprocess } from "bun";
-import { closeSync } from "node:fs";
+import { closeSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { CxError } from "../errors.ts";
-import { hostArgv, type HostArguments } from "../protocol/host-args.ts";
+import { hostArgv, type HostArguments, type HostKind } from "../protocol/host-args.ts";
 import { LINE_CAP } from "../protocol/wire.ts";
 import { endProcesses } from "../reaper/escalate.ts";
 import type { Owned } from "../reaper/ours.ts";
@@ -31,12 +33,17 @@ export interface ChildSpec {
   /** The command that starts a plugin host, without its arguments (see session/host-command.ts). */
   command: string[];
   library: string;
-  /** The library's approved bytes: loaded from a sealed copy of these, not from the file. */
+  /**
+   * The library's approved bytes: loaded from a sealed copy of these, not from the file. For a
+   * module, its folder's approved files (protocol/module-archive.ts).
+   */
   libraryBytes?: Uint8Array;
   /** Loaded from sealed copies too, in this order, before the library. */
   dependencies?: SealedDependency[];
   /** The plugin's name, for messages and the sealed copies' names. */
   label: string;
+  /** A native library (the default) or a module, which also gets a private snapshot folder. */
+  kind?: HostKind;
   cwd: string;
   /** The plugin host's whole environment: nothing else of this process's is passed. */
   env: Record<string, string>;
@@ -90,13 +97,26 @@ export class ChildTransport implements Transport {
 
   constructor(spec: ChildSpec, sink: TransportSink) {
     makeNonDumpable(); // before any plugin host exists (see nondumpable.ts); Session.open did it already
-    const copies = sealedCopies(spec);
+    const kind = spec.kind ?? "native";
+    if (kind === "module" && !spec.libraryBytes) throw new CxError("E_INTERNAL", `plugin '${spec.label}' is a module, and its approved files were not given`);
+    // A module's host writes its approved files here to import them; removed once the host is gone.
+    const snapshot = kind === "module" ? mkdtempSync(join(tmpdir(), "cxagent-module-")) : null;
+    const removeSnapshot = () => snapshot !== null && rmSync(snapshot, { recursive: true, force: true });
+    let copies: number[];
+    try {
+      copies = sealedCopies(spec);
+    } catch (error) {
+      removeSnapshot();
+      throw error;
+    }
     // fds 3, 4, ... in the child: the library's copy, then each dependency's.
     const args = hostArgv({
       library: spec.library,
       libraryFd: copies.length ? 3 : null,
       dependencies: copies.slice(1).map((_fd, i) => ({ fd: 4 + i, path: spec.dependencies![i]!.path })),
       parentPid: process.pid,
+      kind,
+      snapshot,
       ...spec.settings,
     });
     try {
@@ -107,6 +127,9 @@ export class ChildTransport implements Transport {
         stdio: ["pipe", "pipe", "pipe", ...copies],
         detached: true, // a session and process group of its own, so everything it starts can be ended with it
       }) as Subprocess<"pipe", "pipe", "pipe">;
+    } catch (error) {
+      removeSnapshot();
+      throw error;
     } finally {
       for (const fd of copies) closeSync(fd);
     }
@@ -120,6 +143,7 @@ export class ChildTransport implements Transport {
       // Replies written just before the end are still in the pipe: read them first, briefly,
       // since a process the plugin started may hold the pipe open.
       await within(protocol, DRAIN_MS);
+      removeSnapshot();
       return { code: this.proc.exitCode, signal: signal === null || signal === undefined ? null : String(signal) };
     });
   }

@@ -8,11 +8,13 @@
 import * as v from "valibot";
 import { CxError, type ErrorCode } from "../errors.ts";
 import { preview } from "../protocol/issues.ts";
-import { HOST_DEFAULTS } from "../protocol/host-args.ts";
+import { HOST_DEFAULTS, type HostKind } from "../protocol/host-args.ts";
 import {
   EventSchema,
   EXPORT_OF,
+  FUNCTION_OF,
   LINE_CAP,
+  type Notice,
   parseReply,
   type Reply,
   type Request,
@@ -44,7 +46,8 @@ export const DEFAULTS = {
 };
 
 type AnyBody = Request extends infer R ? (R extends { id: number } ? Omit<R, "id"> : never) : never;
-type RequestBody = Exclude<AnyBody, { kind: "ack" }>;
+type RequestBody = Exclude<AnyBody, { kind: Notice["kind"] }>;
+type NoticeBody = Extract<AnyBody, { kind: Notice["kind"] }>;
 
 export interface ProcessHooks {
   /** A line the plugin wrote to stdout or stderr (both arrive on the host's stderr). */
@@ -67,6 +70,8 @@ export interface ProcessHooks {
 export interface ConnectOptions extends ProcessHooks {
   /** The plugin's name, for messages. */
   label: string;
+  /** A native library (the default) or a module: messages name an export or a function. */
+  kind?: HostKind;
   startupMs?: number;
   poolCap?: number;
   stuckMs?: number;
@@ -93,16 +98,26 @@ export interface Ending {
   hadPending: boolean;
 }
 
-function describeRequest(body: RequestBody): string {
-  if (body.kind === "invoke" || body.kind === "gate") return `${EXPORT_OF[body.kind]} of ${body.tool}`;
-  if (body.kind === "command") return `${EXPORT_OF.command} '${body.name}'`;
-  return EXPORT_OF[body.kind];
+function describeRequest(body: RequestBody, kind: HostKind): string {
+  const names = kind === "module" ? FUNCTION_OF : EXPORT_OF;
+  if (body.kind === "invoke" || body.kind === "gate") return `${names[body.kind]} of ${body.tool}`;
+  if (body.kind === "command") return `${names.command} '${body.name}'`;
+  return names[body.kind];
 }
+
+/** Startup phases that are not an export's name, as a message says them. */
+const PHASE_WORDS: Record<string, string> = {
+  dlopen: "loading the library (its constructors)",
+  snapshot: "preparing the module's approved files",
+  import: "importing the module (its top-level code)",
+  describe: "describe()",
+};
 
 const describeExit = (exit: ExitInfo) => (exit.signal ? `signal ${exit.signal}` : `exit code ${exit.code}`);
 
 export class Connection {
   readonly label: string;
+  readonly kind: HostKind;
   /** Settles once the host has ended and what it left has been ended too. */
   readonly exited: Promise<ExitInfo>;
   /** When it was spawned, when each startup step began, when it was ready (performance.now()). */
@@ -122,12 +137,14 @@ export class Connection {
 
   private constructor(connect: (sink: TransportSink) => Transport, options: ConnectOptions) {
     this.label = options.label;
+    this.kind = options.kind ?? "native";
     this.hooks = options;
     this.calls = new Calls({
       label: options.label,
       poolCap: options.poolCap ?? DEFAULTS.poolCap,
       stuckMs: options.stuckMs ?? DEFAULTS.stuckMs,
       send: (line) => this.write(line),
+      onAbandon: (call, error) => this.alive && this.send({ kind: "cancel", call, reason: error.code }),
     });
     this.transport = connect({
       onLine: (line) => this.onLine(line),
@@ -140,7 +157,8 @@ export class Connection {
       this.ending = { exit, hadPending: this.calls.waiting > 0 };
       this.endListener?.(this.ending);
       // Calls cut short by an end we asked for were stopped; stop itself, if it was running, crashed.
-      this.calls.failAll((what) => (this.closing && what !== EXPORT_OF.stop ? this.stoppedError(what) : this.crashError(exit, what)));
+      const stop = (this.kind === "module" ? FUNCTION_OF : EXPORT_OF).stop;
+      this.calls.failAll((what) => (this.closing && what !== stop ? this.stoppedError(what) : this.crashError(exit, what)));
       // What the plugin registered, and what it left in the host's group, dies with the host.
       const endings = await endProcesses([...(host ? [host] : []), ...this.children], { graceMs: DEFAULTS.graceMs });
       this.hooks.onGone?.(finished(endings));
@@ -156,6 +174,7 @@ export class Connection {
       libraryBytes: options.libraryBytes,
       dependencies: options.dependencies,
       label: options.label,
+      kind: options.kind ?? "native",
       cwd: options.cwd,
       env: options.env,
       settings: { poolCap: options.poolCap ?? DEFAULTS.poolCap, pollMs: options.pollMs ?? DEFAULTS.pollMs, spinUs: options.spinUs ?? null },
@@ -195,7 +214,7 @@ export class Connection {
     if (!line.ready) {
       await host.kill();
       throw new CxError(codeForRefusal(line.reason), `plugin '${host.label}' was refused: ${line.error}`, {
-        hint: hintForRefusal(line.reason),
+        hint: host.kind === "module" ? moduleHintForRefusal(line.reason) : hintForRefusal(line.reason),
       });
     }
     host.endListener = null; // the startup's listener; the plugin handle takes over
@@ -225,7 +244,7 @@ export class Connection {
    * (see Calls for the limit on calls in native code). A stop is never held back by that limit.
    */
   request(body: RequestBody, options: RequestOptions = {}): Promise<Reply> {
-    const what = describeRequest(body);
+    const what = describeRequest(body, this.kind);
     if (this.ending) return Promise.reject(this.crashError(this.ending.exit, what));
     if (this.closing && body.kind !== "stop") {
       return Promise.reject(new CxError("E_STOPPED", `plugin '${this.label}' is stopping; ${what} was not sent`));
@@ -234,7 +253,7 @@ export class Connection {
   }
 
   /** A request that gets no reply. */
-  private send(body: { kind: "ack"; seq: number }) {
+  private send(body: NoticeBody) {
     this.write(JSON.stringify({ id: this.calls.takeId(), ...body }) + "\n");
   }
 
@@ -270,7 +289,7 @@ export class Connection {
         if (!reply.ok) {
           stopError = reply.fault
             ? new CxError("E_BAD_REPLY", `plugin '${this.label}': ${reply.error}`)
-            : new CxError("E_PLUGIN_FAILED", `plugin '${this.label}': cxagent_plugin_stop failed: ${reply.error}`);
+            : new CxError("E_PLUGIN_FAILED", `plugin '${this.label}': ${(this.kind === "module" ? FUNCTION_OF : EXPORT_OF).stop} failed: ${reply.error}`);
         }
       } catch (error) {
         stopError = error as CxError;
@@ -352,7 +371,7 @@ export class Connection {
     switch (event.event) {
       case "phase":
         this.timings.phases.push({ name: event.name, at: performance.now() });
-        this.phase = event.name === "dlopen" ? "loading the library (its constructors)" : event.name;
+        this.phase = PHASE_WORDS[event.name] ?? event.name;
         return;
       case "submit":
         this.hooks.onSubmit?.(event);
@@ -420,3 +439,13 @@ function hintForRefusal(reason: string | undefined): string {
   }
 }
 
+function moduleHintForRefusal(reason: string | undefined): string {
+  switch (reason) {
+    case "manifest":
+      return "fix what describe() returns (or the sidecar <name>.plugin.json, which is the manifest without describe); the two must agree";
+    case "exports":
+      return 'default-export definePlugin({ start, invoke, stop, ... }) from "cxagent" (see the README, "Plugins in TypeScript")';
+    default:
+      return "the module could not be imported as it was approved; what it wrote may say more";
+  }
+}

@@ -15,6 +15,7 @@ import { preview } from "../protocol/issues.ts";
 import { decide, GATE_MS, type GateAnswer, type GateDecision, type PermissionAnswer, type PermissionHandler } from "./gate.ts";
 import { hiddenToolError, OPEN_POLICY, ruleText, type ToolPolicy } from "./tool-policy.ts";
 import type { Reply } from "../protocol/wire.ts";
+import type { HostKind } from "../protocol/host-args.ts";
 import { type CallEvent, Connection, DEFAULTS, type ProcessHooks, type SealedDependency } from "./connection.ts";
 
 export const CRASH_BUDGET = { crashes: 3, windowMs: 5 * 60_000 };
@@ -34,11 +35,13 @@ export type AcceptManifest = (described: Manifest, previous: Manifest | null) =>
 
 export interface PluginSpec {
   name: string;
+  /** A native library (the default) or a TypeScript/JavaScript module. */
+  kind?: HostKind;
   /** The command that starts a plugin host (see session/host-command.ts). */
   hostCommand: string[];
   /** The library the plugin host loads. */
   library: string;
-  /** Its approved bytes; every plugin host of this plugin loads exactly these. */
+  /** Its approved bytes (a module's: its folder's files); every plugin host of this plugin loads exactly these. */
   libraryBytes?: Uint8Array;
   /** Libraries from its folder it needs, with their approved bytes, in the order they are loaded. */
   dependencies?: SealedDependency[];
@@ -141,6 +144,7 @@ export class Plugin {
       libraryBytes: spec.libraryBytes,
       dependencies: spec.dependencies,
       label: spec.name,
+      kind: spec.kind,
       cwd: spec.cwd,
       startupMs: spec.startupMs,
       pollMs: spec.pollMs,
@@ -342,8 +346,9 @@ export class Plugin {
     if (!("command" in reply)) return { message: null, status: "reported" };
     const parsed = v.safeParse(CommandResultSchema, reply.command);
     if (!parsed.success) {
-      throw new CxError("E_BAD_REPLY", `plugin '${this.name}': cxagent_plugin_command returned ${preview(JSON.stringify(reply.command))}, not {"message": string or null, "status": "reported", "changed" or "refused"}`, {
-        hint: "see cxagent_plugin_command in ffi/cxagent_plugin.h",
+      const command = this.spec.kind === "module" ? "command()" : "cxagent_plugin_command";
+      throw new CxError("E_BAD_REPLY", `plugin '${this.name}': ${command} returned ${preview(JSON.stringify(reply.command))}, not {"message": string or null, "status": "reported", "changed" or "refused"}`, {
+        hint: this.spec.kind === "module" ? "see CommandResultInput in cxagent's plugin API" : "see cxagent_plugin_command in ffi/cxagent_plugin.h",
       });
     }
     return parsed.output;

@@ -89,6 +89,11 @@ export async function loadShim(libc: Libc) {
       const bytes = Buffer.from(JSON.stringify(value) + "\n");
       return s.shim_write(ptr(bytes), bytes.length);
     },
+    /** Writes text that is one or more whole protocol lines, through the same lock. */
+    writeText(text: string) {
+      const bytes = Buffer.from(text);
+      return s.shim_write(ptr(bytes), bytes.length);
+    },
     serve: (threads: number) => s.shim_serve(threads),
     /** Starts the native thread that ends this host's process group when `parent` dies; 0 once it runs. */
     guard: (parent: number, orphanGraceMs: number) => s.shim_guard(parent, orphanGraceMs),

@@ -8,8 +8,18 @@
  *   --pool-cap N            at most this many calls in native code at once
  *   --poll-ms N             the poll interval
  *   --spin-us N             the request threads' spin window (0: never spin; see the shim)
+ *   --kind K                what <library> is: native (default, the cxagent ABI) or module (a
+ *                           TypeScript or JavaScript module; --library-fd then holds its folder's
+ *                           approved files, protocol/module-archive.ts)
+ *   --snapshot DIR          module only: the empty private folder the parent made for the snapshot
  */
+export const HOST_KINDS = ["native", "module"] as const;
+export type HostKind = (typeof HOST_KINDS)[number];
+
 export interface HostArguments {
+  kind: HostKind;
+  /** Module only: where the host writes the approved files so that Bun can resolve imports. */
+  snapshot: string | null;
   library: string;
   libraryFd: number | null;
   dependencies: { fd: number; path: string }[];
@@ -30,6 +40,8 @@ export function hostArgv(a: HostArguments): string[] {
     "--pool-cap", String(a.poolCap),
     "--poll-ms", String(a.pollMs),
     ...(a.spinUs === null ? [] : ["--spin-us", String(a.spinUs)]),
+    ...(a.kind === "native" ? [] : ["--kind", a.kind]),
+    ...(a.snapshot === null ? [] : ["--snapshot", a.snapshot]),
   ];
 }
 
@@ -37,7 +49,7 @@ export function hostArgv(a: HostArguments): string[] {
 export function readHostArgv(argv: readonly string[]): HostArguments | { error: string } {
   const [library, ...rest] = argv;
   if (!library || library.startsWith("--")) return { error: "no library given: usage is cxagent __host <library> [options]" };
-  const out: HostArguments = { library, libraryFd: null, dependencies: [], parentPid: null, poolCap: HOST_DEFAULTS.poolCap, pollMs: HOST_DEFAULTS.pollMs, spinUs: null };
+  const out: HostArguments = { kind: "native", snapshot: null, library, libraryFd: null, dependencies: [], parentPid: null, poolCap: HOST_DEFAULTS.poolCap, pollMs: HOST_DEFAULTS.pollMs, spinUs: null };
   for (let i = 0; i < rest.length; i += 2) {
     const flag = rest[i]!;
     const value = rest[i + 1];
@@ -65,6 +77,13 @@ export function readHostArgv(argv: readonly string[]): HostArguments | { error: 
         else if (flag === "--pool-cap") out.poolCap = int;
         else if (flag === "--poll-ms") out.pollMs = int;
         else out.spinUs = int;
+        break;
+      case "--kind":
+        if (!(HOST_KINDS as readonly string[]).includes(value)) return { error: `--kind takes ${HOST_KINDS.join(" or ")}, not '${value}'` };
+        out.kind = value as HostKind;
+        break;
+      case "--snapshot":
+        out.snapshot = value;
         break;
       default:
         return { error: `unknown option '${flag}'` };

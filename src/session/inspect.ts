@@ -13,7 +13,7 @@ import { CxError, isCxError } from "../errors.ts";
 import type { Config, PluginConfig } from "../discovery/config.ts";
 import { configuredLocation, type Resolved, resolveReference, type SearchFolder } from "../discovery/discover.ts";
 import type { PluginLocation } from "../discovery/resolve.ts";
-import { LIBRARY_EXTENSIONS, noSidecar, parseSidecar, SIDECAR_SUFFIX } from "../discovery/sidecar.ts";
+import { LIBRARY_EXTENSIONS, MODULE_EXTENSIONS, noSidecar, parseSidecar, SIDECAR_SUFFIX } from "../discovery/sidecar.ts";
 import { checkManifest, type Manifest } from "../protocol/manifest.ts";
 import { approvedElsewhere, readApprovals, recordApproval, type Trust, trustOf } from "../trust/approvals.ts";
 import type { TrustRequest } from "../trust/check.ts";
@@ -86,7 +86,8 @@ export function inspect(ref: string, context: InspectContext): Inspection {
 }
 
 export function inspectLocation(location: Resolved, context: InspectContext): Inspection {
-  const loadSet = loadSetHash(location.folder, location.library);
+  // A module plugin imports from the bytes read here, so every file of its folder is kept.
+  const loadSet = loadSetHash(location.folder, location.library, { keepAll: location.kind === "module" });
   const manifest = parseSidecar(sidecarText(location, loadSet), location.sidecar);
   if (location.configName !== null && location.configName !== manifest.name) {
     throw new CxError("E_CONFIG", `config.json configures plugin '${location.configName}', but the sidecar ${location.sidecar} names it '${manifest.name}'`, {
@@ -104,7 +105,8 @@ export function inspectLocation(location: Resolved, context: InspectContext): In
   let dependencies: Inspection["dependencies"];
   try {
     // The model is of glibc's loader, for ELF files; elsewhere the system's loader decides alone.
-    const plan = process.platform === "linux"
+    // A module maps no library: what it imports is held to its folder by its plugin host.
+    const plan = process.platform === "linux" && location.kind !== "module"
       ? planDependencies({ library: location.library, realFolder: loadSet.realFolder, bytesOf: (p) => loadSet.kept.get(p), env: context.env, cwd: context.cwd })
       : { inSet: [], system: [] };
     dependencies = { plan, problem: null };
@@ -174,7 +176,7 @@ function sharersOf(loadSet: LoadSet, location: PluginLocation): string[] {
   for (const [path, bytes] of loadSet.kept) {
     if (!path.endsWith(SIDECAR_SUFFIX) || path === own || basename(path).startsWith(".")) continue;
     const stem = path.slice(0, -SIDECAR_SUFFIX.length);
-    if (!LIBRARY_EXTENSIONS.some((ext) => present.has(stem + ext))) continue;
+    if (![...LIBRARY_EXTENSIONS, ...MODULE_EXTENSIONS].some((ext) => present.has(stem + ext))) continue;
     let parsed: unknown;
     try {
       parsed = JSON.parse(bytes.toString("utf8"));

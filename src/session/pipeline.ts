@@ -16,7 +16,8 @@ import type { Manifest } from "../protocol/manifest.ts";
 import type { Resolved } from "../discovery/discover.ts";
 import { addGrant, hasGrant, projectScope } from "../trust/grants.ts";
 import { type ConfirmTrust, confirmTrusted } from "../trust/check.ts";
-import { libraryBytes } from "../trust/hash.ts";
+import { libraryBytes, type LoadSet } from "../trust/hash.ts";
+import { encodeArchive } from "../protocol/module-archive.ts";
 import { firstDifference } from "./compare.ts";
 import { hostCommand } from "./host-command.ts";
 import { type Inspection, recordInspected, refusalOf, trustRequestOf } from "./inspect.ts";
@@ -101,11 +102,13 @@ export async function runLoadPipeline(ref: string, options: PipelineOptions, con
   done("trust");
 
   const entry = inspection.settings?.entry;
+  const isModule = location.kind === "module";
   const spec: PluginSpec = {
     name: sidecar.name,
+    kind: location.kind,
     hostCommand: hostCommand(),
     library: location.library,
-    libraryBytes: libraryBytes(loadSet),
+    libraryBytes: isModule ? moduleArchive(loadSet) : libraryBytes(loadSet),
     dependencies: inspection.dependencies.plan!.inSet.map((d) => ({ path: d.path, soname: d.soname, bytes: loadSet.kept.get(d.path)! })),
     settings: options.settings ?? (entry === undefined ? undefined : context.settingsOf(entry)) ?? {},
     cwd: context.cwd,
@@ -121,6 +124,11 @@ export async function runLoadPipeline(ref: string, options: PipelineOptions, con
   done("compare", t.acceptedAt);
   done("start", t.startedAt);
   return { plugin, timings: { steps, phases: t.phases.map((p) => ({ name: p.name, ms: p.at - t.spawnAt })) } };
+}
+
+/** A module plugin's approved files, as its plugin host imports them (every file was kept). */
+function moduleArchive(loadSet: LoadSet): Uint8Array {
+  return encodeArchive({ folder: loadSet.realFolder, entry: loadSet.libraryPath!, files: loadSet.kept, links: loadSet.links });
 }
 
 /** The grants a plugin at `folder` receives and stores, in the project `scope`. */
