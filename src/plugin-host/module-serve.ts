@@ -2,10 +2,11 @@
  * Serving a module plugin's requests (SPEC §5) on the JavaScript event loop: every request is
  * dispatched as it is read, without waiting for the ones before it, so calls run concurrently
  * (a call that computes without awaiting still holds the loop: that is JavaScript's, and it
- * delays only this plugin). Every line goes out through the shim's locked writer, synchronously,
- * from this one thread: a call's events are written while it runs and its reply when it settles,
- * so every event of a call precedes its reply, and a report made after the reply is dropped, as
- * the native host table does.
+ * delays only this plugin). Every line is queued, whole, on this one thread — a call's events
+ * while it runs, its reply when it settles — and the queue leaves in order through the shim's
+ * locked writer: so every event of a call precedes its reply, and a report made after the reply
+ * is dropped, as the native host table does. With calls in flight, a turn of the event loop's
+ * lines go out in one write.
  */
 import { readFileSync } from "node:fs";
 import { CONTRACT_CURRENT } from "../protocol/manifest.ts";
@@ -70,10 +71,33 @@ class ModuleServer {
     this.plugin = options.plugin;
     this.pollMs = options.pollMs;
     this.shown = options.shown;
+    // process.exit (the plugin's, or an error nobody handled): what was answered still goes out.
+    process.on("exit", () => this.outbox.length && this.flush());
   }
 
+  /** Lines not yet written, in order; they go out in one write per turn of the event loop. */
+  private readonly outbox: string[] = [];
+
   private write(line: Json) {
-    this.shim.writeLine(line);
+    this.send(`${JSON.stringify(line)}\n`);
+  }
+
+  /**
+   * Queues whole lines. A lone call's reply goes out at the end of this microtask checkpoint;
+   * with other calls in flight, at the end of this turn of the event loop, together with what
+   * they answered in the same turn: one write(2) instead of one each.
+   */
+  private send(text: string) {
+    this.outbox.push(text);
+    if (this.outbox.length > 1) return;
+    if (this.cancellable.size > 0) setImmediate(() => this.flush());
+    else queueMicrotask(() => this.flush());
+  }
+
+  private flush() {
+    const text = this.outbox.length === 1 ? this.outbox[0]! : this.outbox.join("");
+    this.outbox.length = 0;
+    this.shim.writeText(text);
   }
 
   /** A log line: tied to call `id` while it reports, else (id 0) the plugin's own log. */
@@ -231,7 +255,7 @@ class ModuleServer {
     }
     if (text === undefined) return this.fault(id, `${what} returned ${describeValue(value)}, which cannot be written as JSON`);
     if (text.length > LINE_CAP - 1024) return this.fault(id, `${what} returned more than the line cap allows (${text.length} characters)`);
-    this.shim.writeText(`{"id":${id},"ok":true,"${member}":${text}}\n`);
+    this.send(`{"id":${id},"ok":true,"${member}":${text}}\n`);
   }
 
   private fault(id: number, error: string) {
@@ -278,7 +302,7 @@ class ModuleServer {
         } catch (error) {
           return this.log(0, 3, `poll() returned a value that cannot be written as JSON (${(error as Error).message}); ignored`);
         }
-        this.shim.writeText(`${text}\n`);
+        this.send(`${text}\n`);
       } catch (error) {
         this.log(0, 3, `poll() failed: ${this.shown(messageOf(error, "poll()"))}`);
       }
