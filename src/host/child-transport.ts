@@ -6,7 +6,7 @@
  * reaper's one escalation routine.
  */
 import type { Subprocess } from "bun";
-import { closeSync, mkdtempSync, rmSync } from "node:fs";
+import { closeSync, lstatSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CxError } from "../errors.ts";
@@ -48,6 +48,46 @@ export interface ChildSpec {
   /** The plugin host's whole environment: nothing else of this process's is passed. */
   env: Record<string, string>;
   settings: Pick<HostArguments, "poolCap" | "pollMs" | "spinUs">;
+}
+
+/**
+ * A module plugin's snapshot folder, named for the process that made it (pid and start time), so
+ * that one left by a parent killed before its plugin hosts ended can be told apart and removed.
+ */
+const SNAPSHOT = /^cxagent-module-(\d+)\.(\d+)-/;
+let ownStart: string | undefined;
+function snapshotFolder(): string {
+  ownStart ??= readStat(process.pid)?.startTime ?? "0";
+  return mkdtempSync(join(tmpdir(), `cxagent-module-${process.pid}.${ownStart}-`));
+}
+
+/**
+ * Removes the snapshot folders in this process's temporary folder whose maker is gone (a parent
+ * killed with kill -9 removes nothing): this user's folders only. Returns what it removed.
+ */
+export function sweepSnapshots(folder = tmpdir()): string[] {
+  const removed: string[] = [];
+  let names: string[];
+  try {
+    names = readdirSync(folder);
+  } catch {
+    return removed;
+  }
+  for (const name of names) {
+    const match = SNAPSHOT.exec(name);
+    if (!match) continue;
+    if (readStat(Number(match[1]))?.startTime === match[2]) continue; // its maker still runs
+    const path = join(folder, name);
+    try {
+      const stat = lstatSync(path);
+      if (!stat.isDirectory() || stat.uid !== process.getuid?.()) continue;
+      rmSync(path, { recursive: true, force: true });
+      removed.push(path);
+    } catch {
+      // gone meanwhile, or not ours to remove
+    }
+  }
+  return removed;
 }
 
 /** How long the protocol output may still be read after the host exited (a child may hold the pipe). */
@@ -100,7 +140,7 @@ export class ChildTransport implements Transport {
     const kind = spec.kind ?? "native";
     if (kind === "module" && !spec.libraryBytes) throw new CxError("E_INTERNAL", `plugin '${spec.label}' is a module, and its approved files were not given`);
     // A module's host writes its approved files here to import them; removed once the host is gone.
-    const snapshot = kind === "module" ? mkdtempSync(join(tmpdir(), "cxagent-module-")) : null;
+    const snapshot = kind === "module" ? snapshotFolder() : null;
     const removeSnapshot = () => snapshot !== null && rmSync(snapshot, { recursive: true, force: true });
     let copies: number[];
     try {

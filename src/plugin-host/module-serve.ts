@@ -28,6 +28,8 @@ export interface ServeOptions {
   pollMs: number;
   /** Writes paths in the snapshot as the plugin's own folder, for messages. */
   shown: (text: string) => string;
+  /** Runs when the requests ended because the parent died, just before the host ends its group. */
+  orphaned: () => void;
 }
 
 /** The message of whatever a plugin threw or rejected with. */
@@ -49,6 +51,12 @@ const LINGER_MS = 1000;
 export async function serve(options: ServeOptions): Promise<void> {
   const server = new ModuleServer(options);
   await readLines(options.requestFd, (line) => server.onLine(line), () => server.log(0, 4, `the plugin host ignored a request over the ${LINE_CAP >> 20} MiB line cap`));
+  // The requests also end when the parent dies, maybe before the shim's watcher sees it: then
+  // this host must end its group (what the plugin started), not just itself, as shim_wait does.
+  if (options.shim.orphaned()) {
+    options.orphaned();
+    options.shim.endGroup();
+  }
   server.end();
   setTimeout(() => process.exit(0), LINGER_MS).unref();
 }

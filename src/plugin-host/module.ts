@@ -10,7 +10,7 @@
  * group when the parent dies. What ends this process — process.exit, a crash, an exception
  * nobody awaited — costs the calls in flight, as for a native plugin; the parent restarts it.
  */
-import { closeSync, readdirSync, readFileSync, readlinkSync, writeSync } from "node:fs";
+import { closeSync, readdirSync, readFileSync, readlinkSync, rmSync, writeSync } from "node:fs";
 import { checkManifest, describeProblems, type Manifest } from "../protocol/manifest.ts";
 import { decodeArchive, type ModuleArchive } from "../protocol/module-archive.ts";
 import type { ModulePlugin } from "../protocol/module-plugin.ts";
@@ -112,7 +112,8 @@ export async function startModule({ libc, shim, settings, refuse, phase, protoco
   // 5. Ready: requests are served from here on.
   const exports = (["poll", "command"] as const).filter((name) => module[name]);
   shim.writeLine({ ready: true, contract: checked.manifest.pluginContract, manifest: manifestValue, exports });
-  return serve({ shim, plugin: module, requestFd, pollMs: settings.pollMs, shown });
+  // An orphan's snapshot goes with it: the parent that would remove it is gone.
+  return serve({ shim, plugin: module, requestFd, pollMs: settings.pollMs, shown, orphaned: () => rmSync(dir, { recursive: true, force: true }) });
 }
 
 /**

@@ -29,6 +29,8 @@ const SYMBOLS = {
   shim_serve: { args: [FFIType.i32], returns: FFIType.i32 },
   shim_wait: { args: [], returns: FFIType.i32 },
   shim_guard: { args: [FFIType.i32, FFIType.i32], returns: FFIType.i32 },
+  shim_orphaned: { args: [], returns: FFIType.i32 },
+  shim_end_group: { args: [], returns: FFIType.void },
 } as const;
 
 export const SHIM_BUILT = new URL("../../ffi/build/cxagent_shim.so", import.meta.url).pathname;
@@ -98,6 +100,10 @@ export async function loadShim(libc: Libc) {
     /** Starts the native thread that ends this host's process group when `parent` dies; 0 once it runs. */
     guard: (parent: number, orphanGraceMs: number) => s.shim_guard(parent, orphanGraceMs),
     wait: () => s.shim_wait(),
+    /** For a host that reads its requests itself: whether its parent is gone or on its way out. */
+    orphaned: () => s.shim_orphaned() !== 0,
+    /** Ends this host's process group as the watcher does (SIGTERM, grace, SIGKILL); never returns. */
+    endGroup: () => s.shim_end_group(),
     keep,
   };
 }

@@ -6,10 +6,12 @@
  */
 import { describe, expect, test } from "bun:test";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isCxError } from "../../src/errors.ts";
 import { Session } from "../../src/index.ts";
-import { cli, refusal, ROOT, tempDir, until, writeModule } from "../helpers.ts";
+import { alive, cli, refusal, ROOT, tempDir, until, writeModule } from "../helpers.ts";
+import { holdSession } from "../processes.ts";
 
 function isolated(dir: string, env: Record<string, string> = {}, confirm: boolean | null = null) {
   mkdirSync(join(dir, "config"), { recursive: true });
@@ -215,5 +217,37 @@ describe("a module plugin's code runs only as approved", () => {
     await session.unload(plugin.name);
     expect(existsSync(again)).toBe(false);
     rmSync(folder, { recursive: true });
+  });
+
+  test("after kill -9 of the session its plugin host ends, and its snapshot is gone by the next session's start", async () => {
+    using dir = tempDir();
+    const { proc, hosts } = await holdSession(join(dir.path, "state"), [join(ROOT, "test/fixtures/modules/probe")]);
+    const host = hosts[0]!;
+    const snapshot = snapshotOf(host);
+    expect(snapshot).toStartWith(join(tmpdir(), `cxagent-module-${proc.pid}.`));
+    expect(existsSync(join(snapshot, "plugin", "probe.ts"))).toBe(true);
+    proc.kill("SIGKILL");
+    await proc.exited;
+    await until(() => !alive(host), 10_000, "the orphaned plugin host to end");
+    // The host removes it itself when it notices first; else the next session does.
+    await using next = await isolated(dir.path);
+    expect(existsSync(snapshot)).toBe(false);
+    expect(next.plugins).toEqual([]);
+  });
+
+  test("after kill -9 of the session, what its plugin started goes with its plugin host's group", async () => {
+    using dir = tempDir();
+    const folder = writeModule(
+      dir.path,
+      "starts-one",
+      `export default { start() {}, invoke() { const child = Bun.spawn(["sleep", "60"], { stdio: ["ignore", "ignore", "ignore"] }); return { success: true, output: { pids: [child.pid] } }; }, stop() {} };`,
+      { spawns: true },
+    );
+    const { proc, hosts, children } = await holdSession(join(dir.path, "state"), [folder]);
+    expect(children).toHaveLength(1);
+    expect(alive(children[0]!)).toBe(true);
+    proc.kill("SIGKILL");
+    await proc.exited;
+    await until(() => !alive(hosts[0]!) && !alive(children[0]!), 10_000, "the plugin host and its child to end with the session");
   });
 });

@@ -44,6 +44,7 @@ export default defineCommand({
     return {
       json: {
         name: manifest.name,
+        kind: location.kind,
         library: location.library,
         sidecar: location.sidecar,
         folder: loadSet.realFolder,
@@ -62,7 +63,7 @@ export default defineCommand({
         ...selectionJson(inspected),
       },
       text:
-        renderManifest(manifest, location.library) +
+        renderManifest(manifest, location.library, location.kind) +
         lines.join("\n") + "\n" +
         selectionLines(inspected).map((l) => l + "\n").join("") +
         (readme ? `\n${renderMarkdown(readme)}` : "") +
@@ -72,11 +73,11 @@ export default defineCommand({
 });
 
 /** The manifest as a person reads it; every string from it is made inert. */
-export function renderManifest(m: Manifest, library: string): string {
+export function renderManifest(m: Manifest, library: string, kind: "native" | "module" = "native"): string {
   const gate = (g: boolean | "dynamic") => (g === "dynamic" ? "asks depending on the arguments" : g ? "asks on every call" : "never asks");
   const lines = [
     `${inert(m.name)} ${inert(m.version)}  (contract ${m.pluginContract})`,
-    `library: ${inert(library)}`,
+    kind === "module" ? `module: ${inert(library)} (TypeScript/JavaScript, run by cxagent's Bun)` : `library: ${inert(library)}`,
     `spawns processes: ${m.spawns ? "yes" : "no"}   starts work on its own: ${m.client ? "yes" : "no"}`,
     `asks: ${describeAsking(m)}`,
     "",
