@@ -54,6 +54,9 @@ try {
   } else {
     console.log("\n\x1b[1m# the Rust example, examples/wordcount, is skipped: cargo is not on PATH\x1b[0m");
   }
+  const calculatorTs = Bun.spawnSync([process.execPath, "src/main.ts", "describe", "examples/calculator-ts", "--json"], { cwd: root, env });
+  step("approve the calculator in TypeScript", ["approve", "examples/calculator-ts", "--hash", JSON.parse(calculatorTs.stdout.toString()).hash]);
+  step("the same calculator as a TypeScript plugin, nothing built: the same answer", ["invoke", "examples/calculator-ts", "calc_divide", "--args", '{"a": 22, "b": 7}', "--json"]);
   step("nothing is left behind to reap", ["reap"]);
 } finally {
   rmSync(state, { recursive: true, force: true });

@@ -528,6 +528,15 @@ export const GUARDS: Guard[] = [
     why: "a module whose tool is gated \"dynamic\" but has no gate function is refused, never run without asking",
   },
   {
+    id: "module-no-native-pool-cap",
+    area: "protocol",
+    file: "src/host/connection.ts",
+    find: `poolCap: options.poolCap ?? (this.kind === "module" ? PIPELINE_CAP : DEFAULTS.poolCap),`,
+    replace: `poolCap: options.poolCap ?? DEFAULTS.poolCap,`,
+    tests: ["test/integration/module-plugins.test.ts"],
+    why: "a module plugin's waiting calls hold no thread: 16 of them do not make it busy",
+  },
+  {
     id: "module-cancel-sent",
     area: "protocol",
     file: "src/host/connection.ts",

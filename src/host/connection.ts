@@ -24,7 +24,7 @@ import {
 } from "../protocol/wire.ts";
 import { endProcesses, finished } from "../reaper/escalate.ts";
 import { type Owned, proveDescent } from "../reaper/ours.ts";
-import { Calls, type RequestOptions } from "./calls.ts";
+import { Calls, PIPELINE_CAP, type RequestOptions } from "./calls.ts";
 import { ChildTransport, type SealedDependency } from "./child-transport.ts";
 import type { Line } from "./lines.ts";
 import type { ExitInfo, Transport, TransportSink } from "./transport.ts";
@@ -141,7 +141,9 @@ export class Connection {
     this.hooks = options;
     this.calls = new Calls({
       label: options.label,
-      poolCap: options.poolCap ?? DEFAULTS.poolCap,
+      // A module plugin's calls wait on its event loop, not on a pool of threads: as many may be
+      // out as the correlator sends ahead at most.
+      poolCap: options.poolCap ?? (this.kind === "module" ? PIPELINE_CAP : DEFAULTS.poolCap),
       stuckMs: options.stuckMs ?? DEFAULTS.stuckMs,
       send: (line) => this.write(line),
       onAbandon: (call, error) => this.alive && this.send({ kind: "cancel", call, reason: error.code }),

@@ -15,6 +15,13 @@ import { type CallContext, type GateContext, LOG_LEVELS, type ModulePlugin, type
 import { FUNCTION_OF, LINE_CAP } from "../protocol/wire.ts";
 import type { Shim } from "./shim.ts";
 
+/** A report's text is cut at this many characters, as the native host table cuts it. */
+const REPORT_TEXT_CAP = LINE_CAP / 8;
+const reportText = (text: unknown) => {
+  const s = String(text);
+  return s.length > REPORT_TEXT_CAP ? s.slice(0, REPORT_TEXT_CAP) : s;
+};
+
 /** How long registerChild waits for the parent to confirm its record. */
 const ACK_MS = 5000;
 
@@ -113,7 +120,7 @@ class ModuleServer {
     const number = typeof level === "string" && Object.hasOwn(LOG_LEVELS, level) ? LOG_LEVELS[level as keyof typeof LOG_LEVELS] : Number(level);
     const clamped = Number.isFinite(number) ? Math.min(5, Math.max(0, Math.trunc(number))) : 2;
     if (id !== 0 && !this.reporting.has(id)) return;
-    this.write({ event: "log", id, level: clamped, text: String(text) });
+    this.write({ event: "log", id, level: clamped, text: reportText(text) });
   }
 
   onLine(text: string) {
@@ -193,10 +200,10 @@ class ModuleServer {
       progress: (percent, text = "") => {
         if (!this.reporting.has(id)) return;
         const n = Number(percent);
-        this.write({ event: "progress", id, percent: Number.isFinite(n) ? Math.min(100, Math.max(-1, Math.trunc(n))) : -1, text: String(text) });
+        this.write({ event: "progress", id, percent: Number.isFinite(n) ? Math.min(100, Math.max(-1, Math.trunc(n))) : -1, text: reportText(text) });
       },
       stream: (text) => {
-        if (this.reporting.has(id)) this.write({ event: "stream", id, text: String(text) });
+        if (this.reporting.has(id)) this.write({ event: "stream", id, text: reportText(text) });
       },
     };
   }

@@ -85,6 +85,29 @@ describe("a module plugin", () => {
     expect(both.map((r) => r.output.content)).toEqual(["met 2", "met 2"]);
   });
 
+  test("more calls at once than a native plugin's pool holds: 16 calls waiting for a 17th do not make it busy", async () => {
+    using dir = tempDir();
+    const marker = join(dir.path, "marker");
+    const { session } = await watched({ stuckMs: 0 }); // every call out counts as stuck at once
+    await using _ = session;
+    const probe = await session.load(PROBE, { settings: { marker } });
+    const waiting = Array.from({ length: 16 }, () => probe.invoke("rendezvous", { n: 17 }));
+    await until(() => lines(marker).length === 16, 10_000, "16 calls inside the plugin");
+    const all = await within(Promise.all([...waiting, probe.invoke("rendezvous", { n: 17 })]), 10_000, "17 calls that meet");
+    expect(new Set(all.map((r) => r.output.content))).toEqual(new Set(["met 17"]));
+  });
+
+  test("an Always grant for a module's tool is stored and holds for the next call, as for a native plugin's", async () => {
+    using dir = tempDir();
+    const { session } = await watched({ cwd: dir.path, stateDir: join(dir.path, "state") });
+    await using _ = session;
+    const probe = await session.load(PROBE);
+    expect(await probe.gate("always")).toMatchObject({ ask: true, alwaysOffered: true, granted: false, rule: "plugin probe tool always" });
+    expect((await probe.invoke("always", {}, { permission: "always" })).output.content).toBe("always ran");
+    expect(await probe.gate("always")).toMatchObject({ ask: true, granted: true });
+    expect((await probe.invoke("always")).output.content).toBe("always ran"); // no one to ask, and no need
+  });
+
   test("cancellation reaches the call: its signal aborts with the reason, and the plugin goes on", async () => {
     using dir = tempDir();
     const marker = join(dir.path, "marker");
