@@ -8,19 +8,12 @@
  * is dropped, as the native host table does. With calls in flight, a turn of the event loop's
  * lines go out in one write.
  */
-import { readFileSync } from "node:fs";
 import { CONTRACT_CURRENT } from "../protocol/manifest.ts";
 import { describeValue, preview } from "../protocol/issues.ts";
 import { type CallContext, type GateContext, LOG_LEVELS, type ModulePlugin, type PluginContext } from "../protocol/module-plugin.ts";
 import { FUNCTION_OF, LINE_CAP } from "../protocol/wire.ts";
 import type { Shim } from "./shim.ts";
-
-/** A report's text is cut at this many characters, as the native host table cuts it. */
-const REPORT_TEXT_CAP = LINE_CAP / 8;
-const reportText = (text: unknown) => {
-  const s = String(text);
-  return s.length > REPORT_TEXT_CAP ? s.slice(0, REPORT_TEXT_CAP) : s;
-};
+import { messageOf, Outbox, readLines, reportText, startTimeOf } from "./module-io.ts";
 
 /** How long registerChild waits for the parent to confirm its record. */
 const ACK_MS = 5000;
@@ -37,13 +30,6 @@ export interface ServeOptions {
   shown: (text: string) => string;
   /** Runs when the requests ended because the parent died, just before the host ends its group. */
   orphaned: () => void;
-}
-
-/** The message of whatever a plugin threw or rejected with. */
-export function messageOf(error: unknown, what: string): string {
-  if (error instanceof Error) return error.message || `${what} threw ${error.name} without a message`;
-  if (typeof error === "string" && error) return error;
-  return `${what} failed with ${describeValue(error)}`;
 }
 
 /** How long the plugin host lingers once the parent closed the requests, for output to drain. */
@@ -69,7 +55,6 @@ export async function serve(options: ServeOptions): Promise<void> {
 }
 
 class ModuleServer {
-  private readonly shim: Shim;
   private readonly plugin: ModulePlugin;
   private readonly pollMs: number;
   private readonly shown: (text: string) => string;
@@ -80,39 +65,17 @@ class ModuleServer {
   private childSeq = 0;
   private context: Omit<PluginContext, "log" | "registerChild"> = { workingDirectory: process.cwd(), settings: {}, hostContract: CONTRACT_CURRENT };
   private polling: Polling | null = null;
+  private readonly outbox: Outbox;
 
   constructor(options: ServeOptions) {
-    this.shim = options.shim;
     this.plugin = options.plugin;
     this.pollMs = options.pollMs;
     this.shown = options.shown;
-    // process.exit (the plugin's, or an error nobody handled): what was answered still goes out.
-    process.on("exit", () => this.outbox.length && this.flush());
+    this.outbox = new Outbox(options.shim, () => this.cancellable.size > 0);
   }
-
-  /** Lines not yet written, in order; they go out in one write per turn of the event loop. */
-  private readonly outbox: string[] = [];
 
   private write(line: Json) {
-    this.send(`${JSON.stringify(line)}\n`);
-  }
-
-  /**
-   * Queues whole lines. A lone call's reply goes out at the end of this microtask checkpoint;
-   * with other calls in flight, at the end of this turn of the event loop, together with what
-   * they answered in the same turn: one write(2) instead of one each.
-   */
-  private send(text: string) {
-    this.outbox.push(text);
-    if (this.outbox.length > 1) return;
-    if (this.cancellable.size > 0) setImmediate(() => this.flush());
-    else queueMicrotask(() => this.flush());
-  }
-
-  private flush() {
-    const text = this.outbox.length === 1 ? this.outbox[0]! : this.outbox.join("");
-    this.outbox.length = 0;
-    this.shim.writeText(text);
+    this.outbox.send(`${JSON.stringify(line)}\n`);
   }
 
   /** A log line: tied to call `id` while it reports, else (id 0) the plugin's own log. */
@@ -270,7 +233,7 @@ class ModuleServer {
     }
     if (text === undefined) return this.fault(id, `${what} returned ${describeValue(value)}, which cannot be written as JSON`);
     if (text.length > LINE_CAP - 1024) return this.fault(id, `${what} returned more than the line cap allows (${text.length} characters)`);
-    this.send(`{"id":${id},"ok":true,"${member}":${text}}\n`);
+    this.outbox.send(`{"id":${id},"ok":true,"${member}":${text}}\n`);
   }
 
   private fault(id: number, error: string) {
@@ -317,7 +280,7 @@ class ModuleServer {
         } catch (error) {
           return this.log(0, 3, `poll() returned a value that cannot be written as JSON (${(error as Error).message}); ignored`);
         }
-        this.send(`${text}\n`);
+        this.outbox.send(`${text}\n`);
       } catch (error) {
         this.log(0, 3, `poll() failed: ${this.shown(messageOf(error, "poll()"))}`);
       }
@@ -351,58 +314,5 @@ class ModuleServer {
     state.stop = true;
     if (state.timer) clearTimeout(state.timer);
     await state.running;
-  }
-}
-
-/** Field 22 of /proc/<pid>/stat (clock ticks since boot), or null when there is no such process. */
-function startTimeOf(pid: number): string | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const field = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
-    return field && /^\d+$/.test(field) ? field : null;
-  } catch {
-    return null;
-  }
-}
-
-/**
- * Reads newline-delimited requests from `fd` until it closes; a line over the cap is dropped
- * (`onOversize`), not the stream.
- */
-async function readLines(fd: number, onLine: (line: string) => void, onOversize: () => void): Promise<void> {
-  const reader = Bun.file(fd).stream().getReader();
-  const decoder = new TextDecoder();
-  let parts: Uint8Array[] = [];
-  let size = 0;
-  let dropping = false;
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) return;
-    let from = 0;
-    for (;;) {
-      const newline = value.indexOf(10, from);
-      const end = newline < 0 ? value.length : newline;
-      const piece = value.subarray(from, end);
-      if (!dropping) {
-        if (size + piece.length > LINE_CAP) {
-          dropping = true;
-          parts = [];
-          size = 0;
-          onOversize();
-        } else if (piece.length) {
-          parts.push(newline < 0 ? piece.slice() : piece);
-          size += piece.length;
-        }
-      }
-      if (newline < 0) break;
-      if (!dropping && size > 0) {
-        const line = parts.length === 1 ? decoder.decode(parts[0]) : decoder.decode(Buffer.concat(parts, size));
-        onLine(line);
-      }
-      dropping = false;
-      parts = [];
-      size = 0;
-      from = newline + 1;
-    }
   }
 }

@@ -2,7 +2,7 @@
  * Starting a module plugin (a TypeScript or JavaScript module made with `definePlugin`): take its
  * approved files from the parent's sealed copy, write the private snapshot and install the loader
  * that serves only those bytes (module-loader.ts), import the module, check what it exports and
- * its manifest, and serve its requests on the event loop (module-serve.ts).
+ * its manifest, and serve its requests on the event loop (module-serve.ts, module-io.ts).
  *
  * Everything main.ts did first holds here too: the protocol has its own descriptors and fd 1
  * points at stderr, so console.log and process.stdout.write reach the parent as the plugin's
@@ -18,7 +18,8 @@ import { preview } from "../protocol/issues.ts";
 import type { Libc } from "./libc.ts";
 import type { HostStart } from "./main.ts";
 import { installLoader, writeSnapshot } from "./module-loader.ts";
-import { messageOf, serve } from "./module-serve.ts";
+import { messageOf } from "./module-io.ts";
+import { serve } from "./module-serve.ts";
 
 const REQUIRED = ["start", "invoke", "stop"] as const;
 const OPTIONAL = ["describe", "gate", "poll", "command"] as const;
