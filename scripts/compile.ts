@@ -21,5 +21,7 @@ run([
   "--outfile", "dist/cxagent",
   // A plugin host started in someone's project must not pick up that project's .env or bunfig.toml.
   "--no-compile-autoload-dotenv", "--no-compile-autoload-bunfig",
+  // A module plugin's packages (node_modules in its folder) resolve by their package.json, as under `bun run`.
+  "--compile-autoload-package-json",
   "--minify", "--bytecode", "--format=esm",
 ]);

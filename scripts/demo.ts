@@ -65,6 +65,9 @@ try {
   } else {
     console.log(`\n${bold("# the Rust examples, examples/wordcount and examples/cortex-wordcount, are skipped: cargo is not on PATH")}`);
   }
+  const calculatorTs = Bun.spawnSync([process.execPath, "src/main.ts", "describe", "examples/calculator-ts", "--json"], { cwd: root, env });
+  step("approve the calculator in TypeScript", ["approve", "examples/calculator-ts", "--hash", JSON.parse(calculatorTs.stdout.toString()).hash]);
+  step("the same calculator as a TypeScript plugin, nothing built: the same answer", ["invoke", "examples/calculator-ts", "calc_divide", "--args", '{"a": 22, "b": 7}', "--json"]);
   step("nothing is left behind to reap", ["reap"]);
 } finally {
   rmSync(state, { recursive: true, force: true });

@@ -1,7 +1,8 @@
 #!/usr/bin/env bun
 /**
- * Prints the fault matrix (test/integration/fault-matrix.cases.ts) as a Markdown table, for the
- * README: one row per misbehaviour, one column per export.
+ * Prints the fault matrices as Markdown tables, for the README: one row per misbehaviour, one
+ * column per export — of a native plugin (test/integration/fault-matrix.cases.ts), or with
+ * `--module`, per function of a module plugin (test/integration/fault-matrix-module.cases.ts).
  */
 import {
   CORTEX_FAULT_NAMES,
@@ -14,34 +15,49 @@ import {
   FAULTS,
   ROWS,
 } from "../test/integration/fault-matrix.cases.ts";
+import { FUNCTIONS, MODULE_FAULT_NAMES, MODULE_FAULTS, MODULE_ROWS } from "../test/integration/fault-matrix-module.cases.ts";
 
-const cell = (e: string, f: string) => ROWS.find((r) => r.export === e && r.fault === f)?.outcome ?? "—";
-const lines = [
-  `| misbehaviour | ${EXPORTS.join(" | ")} |`,
-  `| --- | ${EXPORTS.map(() => "---").join(" | ")} |`,
-  ...FAULTS.map((f) => `| ${FAULT_NAMES[f]} | ${EXPORTS.map((e) => cell(e, f)).join(" | ")} |`),
-];
-lines.push(
-  "",
-  "Every row also checks that the session and another plugin in it carry on, that each string the",
-  "plugin returned was freed exactly once, and that no plugin host is left running. \"restart\": the",
-  "next call starts a fresh plugin host. \"killed\": the host is ended at the deadline. \"whole\": a",
-  "50 MB answer arrives intact (lines may be up to 64 MiB). U+FFFD: invalid UTF-8 bytes are replaced.",
-  "¹ A 50 MB gate answer rarely arrives within the 500 ms gate deadline; then it is a failed gate.",
-  "² A poll stuck in native code delays stop until the stop deadline; the host is then ended.",
-);
-const cortexCell = (w: string, f: string) => CORTEX_ROWS.find((r) => r.where === w && r.fault === f)?.outcome ?? "—";
-lines.push(
-  "",
-  "A Cortex native plugin, the same way (`test/fixtures/cortex/cortex-basic.c`), in each function of",
-  "its table:",
-  "",
-  `| misbehaviour | ${CORTEX_FUNCTIONS.map((w) => CORTEX_FUNCTION_NAMES[w]).join(" | ")} |`,
-  `| --- | ${CORTEX_FUNCTIONS.map(() => "---").join(" | ")} |`,
-  ...CORTEX_FAULTS.map((f) => `| ${CORTEX_FAULT_NAMES[f]} | ${CORTEX_FUNCTIONS.map((w) => cortexCell(w, f)).join(" | ")} |`),
-  "",
-  "Each row also checks that the session and another plugin in it carry on, that every buffer the",
-  "plugin returned went back to its buffer_free exactly once, with its cap, and that no plugin host",
-  "is left. cortex_plugin_init returns no buffer; the answer to a stop is the shim's own.",
-);
+function table(columns: readonly string[], faults: readonly string[], name: (f: string) => string, cell: (c: string, f: string) => string | undefined): string[] {
+  return [
+    `| misbehaviour | ${columns.join(" | ")} |`,
+    `| --- | ${columns.map(() => "---").join(" | ")} |`,
+    ...faults.map((f) => `| ${name(f)} | ${columns.map((c) => cell(c, f) ?? "—").join(" | ")} |`),
+  ];
+}
+
+const lines: string[] = [];
+if (process.argv.includes("--module")) {
+  lines.push(
+    ...table(FUNCTIONS.map((f) => `${f}()`), MODULE_FAULTS, (f) => MODULE_FAULT_NAMES[f as keyof typeof MODULE_FAULT_NAMES], (c, f) => MODULE_ROWS.find((r) => `${r.fn}()` === c && r.fault === f)?.outcome),
+    "",
+    "Every row also checks that the session and a native plugin in it carry on, that the protocol stayed",
+    "clean, and that no plugin host is left running. \"cancelled\": the parent tells the call its deadline",
+    "passed, and its `signal` aborts. \"the value is not read\": start and stop answer nothing but success.",
+    "¹ A 50 MB gate answer rarely arrives within the 500 ms gate deadline; then it is a failed gate.",
+    "² A poll that never settles delays stop until the stop deadline; the host is then ended.",
+    "³ A busy loop holds the plugin's event loop, so its other calls wait too, until stop's deadline ends",
+    "the host. \"—\": not driven in a gate, poll or command, where it would hold the very calls that check",
+    "the row; it costs the same as in invoke.",
+  );
+} else {
+  lines.push(
+    ...table(EXPORTS, FAULTS, (f) => FAULT_NAMES[f as keyof typeof FAULT_NAMES], (e, f) => ROWS.find((r) => r.export === e && r.fault === f)?.outcome),
+    "",
+    "Every row also checks that the session and another plugin in it carry on, that each string the",
+    "plugin returned was freed exactly once, and that no plugin host is left running. \"restart\": the",
+    "next call starts a fresh plugin host. \"killed\": the host is ended at the deadline. \"whole\": a",
+    "50 MB answer arrives intact (lines may be up to 64 MiB). U+FFFD: invalid UTF-8 bytes are replaced.",
+    "¹ A 50 MB gate answer rarely arrives within the 500 ms gate deadline; then it is a failed gate.",
+    "² A poll stuck in native code delays stop until the stop deadline; the host is then ended.",
+    "",
+    "A Cortex native plugin, the same way (`test/fixtures/cortex/cortex-basic.c`), in each function of",
+    "its table:",
+    "",
+    ...table(CORTEX_FUNCTIONS.map((w) => CORTEX_FUNCTION_NAMES[w]), CORTEX_FAULTS, (f) => CORTEX_FAULT_NAMES[f as keyof typeof CORTEX_FAULT_NAMES], (c, f) => CORTEX_ROWS.find((r) => CORTEX_FUNCTION_NAMES[r.where] === c && r.fault === f)?.outcome),
+    "",
+    "Each row also checks that the session and another plugin in it carry on, that every buffer the",
+    "plugin returned went back to its buffer_free exactly once, with its cap, and that no plugin host",
+    "is left. cortex_plugin_init returns no buffer; the answer to a stop is the shim's own.",
+  );
+}
 console.log(lines.join("\n"));

@@ -42,3 +42,18 @@ export type { CatalogEntry } from "./discovery/catalog.ts";
 export type { Collision } from "./session/names.ts";
 export type { ProjectPluginConfig } from "./discovery/project-config.ts";
 export type { ToolLayer } from "./session/selection.ts";
+/** Writing a plugin in TypeScript or JavaScript: what its module default-exports. */
+export {
+  definePlugin,
+  LOG_LEVELS,
+  type ModulePlugin,
+  type PluginContext,
+  type CallContext,
+  type GateContext,
+  type LogLevel,
+  type ManifestInput,
+  type JobResultInput,
+  type GateAnswerInput,
+  type SubmitRequestInput,
+  type CommandResultInput,
+} from "./protocol/module-plugin.ts";

@@ -2,7 +2,7 @@
  * Shared test helpers: where the built fixtures are, throwaway folders, and running the CLI the
  * way a user does (a real process, real stdout, stderr and exit code).
  */
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Session, type SessionOptions } from "../src/session/session.ts";
@@ -42,6 +42,18 @@ export function copyFixture(name: string, dir: string, as = name): string {
   const target = join(dir, as);
   cpSync(fixture(name), target, { recursive: true });
   return target;
+}
+
+/**
+ * Writes a module plugin `<name><ext>` (TypeScript unless told) and its sidecar into
+ * `dir/<name>/`, with one tool `work` unless `manifest` says otherwise; returns the folder.
+ */
+export function writeModule(dir: string, name: string, code: string, manifest: Record<string, unknown> = {}, ext = ".ts"): string {
+  const folder = join(dir, name);
+  mkdirSync(folder, { recursive: true });
+  writeFileSync(join(folder, `${name}${ext}`), code);
+  writeFileSync(join(folder, `${name}.plugin.json`), JSON.stringify({ pluginContract: 4, name, version: "1.0.0", tools: [{ name: "work" }], ...manifest }));
+  return folder;
 }
 
 /** Config and state folders for this test process, away from the user's own. */

@@ -88,6 +88,9 @@ static void handle(char *line, size_t n) {
     if (n > g_child_acked) g_child_acked = n;
     x_pthread_cond_broadcast(&g_pool_cv);
     unlock(&g_pool_mu);
+  } else if (str_is(kind.p, kind.n, "cancel")) {
+    /* the parent abandoned a call: native code cannot be interrupted, and its late answer is
+       discarded by the parent (no reply) */
   } else if (str_is(kind.p, kind.n, "invoke") || str_is(kind.p, kind.n, "gate")) {
     int is_invoke = kind.p[0] == 'i';
     field_string(&a, text, &f[F_TOOL]);

@@ -142,6 +142,12 @@ SHIM_API int shim_guard(int parent, int orphan_grace_ms) {
   return 0;
 }
 
+/* For a plugin host that reads its requests itself (a module plugin's, on the JavaScript thread):
+ * when they end, whether that is because the parent is gone or on its way out; then the host
+ * ends its group with shim_end_group, which does not return, as shim_wait would. */
+SHIM_API int shim_orphaned(void) { return g_guarded && parent_leaving(); }
+SHIM_API void shim_end_group(void) { end_own_group(); }
+
 /* Blocks the calling thread until the host should exit; returns the exit code. Requests end when
  * the parent closes them, and when it dies: the host may see that end before the watcher sees the
  * death, and must not exit then and leave its group to nobody. */

@@ -1,7 +1,7 @@
 /**
  * Call latency, throughput and CPU per call with the trivial tool: cxagent (as built, and with its
- * spin off), the floor, the MCP peer and the C limit, one at a time and at 16, 64 and 256 in
- * flight, in interleaved rounds. The contended variant repeats it beside a CPU-bound competitor
+ * spin off), the same tool as a TypeScript plugin ("cxagent-ts"), the floor, the MCP peer and the
+ * C limit, one at a time and at 16, 64 and 256 in flight, in interleaved rounds. The contended variant repeats it beside a CPU-bound competitor
  * on each core.
  */
 import { cpus } from "node:os";
@@ -23,6 +23,8 @@ export async function callSection(ctx: Context, fig: Figures, options: { prefix?
     opened.push({ name: v.name, c: await cxagent(v.Session, folders, [ws.noop.folder], v.env), seqN: scaled(ctx, 5000, 500), flightN: scaled(ctx, 30_000, 3000) });
   }
   if (withPeers) {
+    // A TypeScript plugin is served on its host's event loop, not the shim's threads: no spin variant.
+    opened.push({ name: "cxagent-ts", c: await cxagent(ctx.builds[0]!.Session, folders, [ws.noopModule]), seqN: scaled(ctx, 5000, 500), flightN: scaled(ctx, 30_000, 3000) });
     opened.push({ name: "floor", c: await floor([ws.noop.library]), seqN: scaled(ctx, 5000, 500), flightN: scaled(ctx, 30_000, 3000) });
     opened.push({ name: "mcp", c: await mcp([ws.noop.library], ["noop"]), seqN: scaled(ctx, 2000, 200), flightN: scaled(ctx, 10_000, 1000) });
   }

@@ -44,6 +44,14 @@ function spread(runs: RunRecord[], key: string, scale = 1): string {
   return `${fmt(median(xs))} [${fmt(Math.min(...xs))}–${fmt(Math.max(...xs))}]`;
 }
 
+/** a ÷ b within each run, as median [min–max] over the runs. */
+function ratioSpread(runs: RunRecord[], a: string, b: string): string {
+  const xs = runs.filter((r) => r.figures[a] !== undefined && r.figures[b] !== undefined).map((r) => r.figures[a]! / r.figures[b]!);
+  if (!xs.length) return "—";
+  if (xs.length === 1) return fmt(xs[0]!);
+  return `${fmt(median(xs))} [${fmt(Math.min(...xs))}–${fmt(Math.max(...xs))}]`;
+}
+
 function has(runs: RunRecord[], prefix: string): boolean {
   return runs.some((r) => Object.keys(r.figures).some((k) => k.startsWith(prefix)));
 }
@@ -69,8 +77,8 @@ export function targetTable(runs: RunRecord[]): string[] {
 }
 
 export function render(runs: RunRecord[], options: ReportOptions): string {
-  const contenders = [...options.builds.flatMap((b) => [b, `${b}-spin0`]), "floor", "mcp", "c", "c-spin"];
-  const names: Record<string, string> = { floor: "floor (Bun child)", mcp: "MCP SDK peer", c: "**C limit**", "c-spin": "C pair, spinning 100 µs before reads" };
+  const contenders = [...options.builds.flatMap((b) => [b, `${b}-spin0`]), "cxagent-ts", "floor", "mcp", "c", "c-spin"];
+  const names: Record<string, string> = { "cxagent-ts": "cxagent, TypeScript plugin", floor: "floor (Bun child)", mcp: "MCP SDK peer", c: "**C limit**", "c-spin": "C pair, spinning 100 µs before reads" };
   const label = (c: string) => names[c] ?? (c.endsWith("-spin0") ? `${c.slice(0, -6)}, spin off` : c);
   const out: string[] = [
     "# Benchmarks",
@@ -95,6 +103,12 @@ export function render(runs: RunRecord[], options: ReportOptions): string {
       if (!has(runs, `seq.${c}.`)) continue;
       out.push(
         `| ${label(c)} | ${spread(runs, `seq.${c}.mean_us`)} | ${spread(runs, `seq.${c}.median_us`)} | ${spread(runs, `seq.${c}.p99_us`)} | ${spread(runs, `seq.${c}.cpu_parent_us`)} + ${spread(runs, `seq.${c}.cpu_host_us`)} | ${spread(runs, `w1.${c}.calls_s`)} | ${spread(runs, `w16.${c}.calls_s`)} | ${spread(runs, `w64.${c}.calls_s`)} | ${spread(runs, `w256.${c}.calls_s`)} |`,
+      );
+    }
+    if (has(runs, "seq.cxagent-ts.")) {
+      out.push(
+        "",
+        `The same tool as a TypeScript plugin (scripts/bench/noop-module.ts), per run: sequential mean ${ratioSpread(runs, "seq.cxagent-ts.mean_us", "seq.cxagent.mean_us")}× the native plugin's and ${ratioSpread(runs, "seq.cxagent-ts.mean_us", "seq.c.mean_us")}× the C limit's; 16 in flight ${ratioSpread(runs, "w16.cxagent-ts.calls_s", "w16.cxagent.calls_s")}× the native plugin's calls/s and ${ratioSpread(runs, "w16.cxagent-ts.calls_s", "w16.c.calls_s")}× the C limit's.`,
       );
     }
     out.push("", "CPU per call in flight, µs, parent + host:", "", "| contender | 16 | 64 | 256 |", "| --- | --- | --- | --- |");
@@ -149,6 +163,7 @@ export function render(runs: RunRecord[], options: ReportOptions): string {
   if (has(runs, "cold.") || has(runs, "oneshot.")) {
     out.push("## Start-up", "", "| measurement | cxagent | baseline |", "| --- | --- | --- |");
     if (has(runs, "cold.1.")) out.push(`| cold load, spawn → ready → started, ms | ${spread(runs, "cold.1.cxagent_ms")} (with sidecar, hash, approval: ${spread(runs, "cold.1.with_trust_ms")}) | bare Bun child answering a line: ${spread(runs, "cold.1.bare_ms")} |`);
+    if (has(runs, "cold.1.ts_ms")) out.push(`| cold load of a TypeScript plugin, ms | ${spread(runs, "cold.1.ts_ms")} (with sidecar, hash, approval: ${spread(runs, "cold.1.ts_with_trust_ms")}) | the native plugin above: ${spread(runs, "cold.1.cxagent_ms")} |`);
     if (has(runs, "cold.32.")) out.push(`| 32 plugins, ms: one after another / all at once | ${spread(runs, "cold.32.serial_ms")} / ${spread(runs, "cold.32.parallel_ms")} | 32 bare Bun children at once: ${spread(runs, "cold.32.bare_ms")} |`);
     if (has(runs, "oneshot.")) out.push(`| one-shot compiled \`cxagent invoke\` of calc_multiply, ms | ${spread(runs, "oneshot.invoke_ms")} | \`cxagent --version\`: ${spread(runs, "oneshot.version_ms")} |`);
     out.push("");
@@ -192,6 +207,8 @@ const METHOD = [
   "  session), one call in flight on each; aggregate calls/s; CPU of the parent and all hosts per call.",
   "- **Contended**: one `c-limit burn` busy loop per core, at normal priority, for the whole section.",
   "- **Spin comparisons** count as \"no worse\" within 5 % (0.95×): two equal builds differ by noise.",
+  "- **TypeScript plugin**: scripts/bench/noop-module.ts, the noop tool as a module plugin in its own",
+  "  plugin host, through the same library API; its calls are served on the host's event loop.",
   "- **Cold load**: spawn → ready → start answered, against a bare Bun child (scripts/bench/bare-child.ts)",
   "  answering one line. One-shot: the compiled `dist/cxagent`, process start to exit, 20 pairs.",
   "- **Memory**: VmRSS and Pss from /proc after 300 ms idle. Soak: test/fixtures/invoke-replies.c, a",

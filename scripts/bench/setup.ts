@@ -19,6 +19,8 @@ export interface Workspace {
   cLimit: string;
   /** test/fixtures/noop, the trivial tool every call benchmark uses. */
   noop: { folder: string; library: string };
+  /** The same tool as a TypeScript plugin (scripts/bench/noop-module.ts). */
+  noopModule: string;
   /** The payload plugin (scripts/bench/payload-plugin.c): tools reply and take. */
   payload: { folder: string; library: string };
   /** 32 copies of noop under names of their own (noop0 … noop31), for many plugins at once. */
@@ -65,6 +67,11 @@ export function prepare(options: { many: number }): Workspace {
   cc(["-shared", "-fPIC", "-I", "ffi", "-pthread", "-o", join(payload, "bench-payload.so"), join(import.meta.dir, "payload-plugin.c")]);
   copyFileSync(join(import.meta.dir, "bench-payload.plugin.json"), join(payload, "bench-payload.plugin.json"));
 
+  const noopModule = join(work, "noop-ts");
+  mkdirSync(noopModule);
+  copyFileSync(join(import.meta.dir, "noop-module.ts"), join(noopModule, "noop-ts.ts"));
+  writeFileSync(join(noopModule, "noop-ts.plugin.json"), JSON.stringify({ pluginContract: 4, name: "noop-ts", version: "1.0.0", tools: [{ name: "noop" }] }));
+
   const many: string[] = [];
   for (let i = 0; i < options.many; i++) {
     const name = `noop${i}`;
@@ -79,11 +86,12 @@ export function prepare(options: { many: number }): Workspace {
   }
   const fixture = (name: string) => join(ROOT, "test/fixtures/build", name);
   const calculator = join(ROOT, "examples/calculator");
-  const folders = [noop, payload, ...many, calculator, fixture("crash-in-invoke"), fixture("invoke-replies")];
+  const folders = [noop, noopModule, payload, ...many, calculator, fixture("crash-in-invoke"), fixture("invoke-replies")];
   for (const folder of folders) approve(ws, folder);
   return {
     ...ws,
     noop: { folder: noop, library: join(noop, "noop.so") },
+    noopModule,
     payload: { folder: payload, library: join(payload, "bench-payload.so") },
     many,
     calculator,

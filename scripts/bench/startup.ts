@@ -1,5 +1,6 @@
 /**
- * Start-up costs: a cold load (spawn → ready → started) against a bare Bun child answering a line;
+ * Start-up costs: a cold load (spawn → ready → started), of a native plugin and of a TypeScript
+ * one, against a bare Bun child answering a line;
  * 32 plugins loaded one after another and all at once, against 32 bare children at once; and the
  * compiled one-shot `cxagent invoke` against `cxagent --version`.
  */
@@ -33,17 +34,26 @@ export async function coldLoadSection(ctx: Context, fig: Figures) {
   const bare: number[] = [];
   const load: number[] = [];
   const withTrust: number[] = [];
+  const module: number[] = [];
+  const moduleWithTrust: number[] = [];
   for (let i = 0; i < scaled(ctx, 15, 4); i++) {
     bare.push(await bareChildren(1));
     await using session = await open();
-    const began = now();
+    let began = now();
     const plugin = await session.load(ws.noop.folder);
     withTrust.push(now() - began);
     load.push(plugin.timings.startedAt - plugin.timings.spawnAt);
+    await session.unload(plugin.name); // the two declare the same tool
+    began = now();
+    const ts = await session.load(ws.noopModule);
+    moduleWithTrust.push(now() - began);
+    module.push(ts.timings.startedAt - ts.timings.spawnAt);
   }
   fig["cold.1.bare_ms"] = median(bare);
   fig["cold.1.cxagent_ms"] = median(load);
   fig["cold.1.with_trust_ms"] = median(withTrust);
+  fig["cold.1.ts_ms"] = median(module);
+  fig["cold.1.ts_with_trust_ms"] = median(moduleWithTrust);
 
   const serial: number[] = [];
   const parallel: number[] = [];

@@ -12,7 +12,7 @@ import type { Config, PluginConfig } from "./config.ts";
 import { expandPath } from "./paths.ts";
 import { CORTEX_MANIFEST, hasCortexManifest } from "./cortex.ts";
 import { locationOf, locationOfCortexManifest, locationOfFile, type PluginLocation, readCortexManifest, resolvePath } from "./resolve.ts";
-import { isLibraryFile, libraryOfSidecar, SIDECAR_SUFFIX } from "./sidecar.ts";
+import { isLibraryFile, isModuleFile, libraryOfSidecar, SIDECAR_SUFFIX } from "./sidecar.ts";
 
 export interface SearchFolder {
   path: string;
@@ -167,7 +167,7 @@ export function resolveReference(ref: string, config: Config, folders: SearchFol
     return { ...location, configName: ref, how: "config" };
   }
   const asPath = resolve(cwd, ref);
-  if (existsSync(asPath) || ref.includes("/") || ref.endsWith(SIDECAR_SUFFIX) || isLibraryFile(ref)) {
+  if (existsSync(asPath) || ref.includes("/") || ref.endsWith(SIDECAR_SUFFIX) || isLibraryFile(ref) || isModuleFile(ref)) {
     return { ...resolvePath(ref, cwd), configName: null, how: "path" };
   }
   const { found } = discoverAll(folders);

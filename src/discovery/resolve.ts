@@ -9,16 +9,17 @@ import { CxError } from "../errors.ts";
 import type { PluginKind } from "../protocol/host-args.ts";
 import { CORTEX_MANIFEST, type CortexManifest, hasCortexManifest, manifestOfLibrary, parseCortexManifest } from "./cortex.ts";
 import { kindOfFile } from "./kind.ts";
-import { isLibraryFile, libraryOfSidecar, SIDECAR_SUFFIX, sidecarPathOf } from "./sidecar.ts";
+import { isLibraryFile, isModuleFile, libraryOfSidecar, SIDECAR_SUFFIX, sidecarPathOf } from "./sidecar.ts";
 
 export interface PluginLocation {
-  /** Absolute path of the shared library. */
+  /** Absolute path of the shared library (of the module, for a module plugin). */
   library: string;
   /** Absolute path of its sidecar (a Cortex plugin has none: where one would be). */
   sidecar: string;
   /** Its load set (SPEC §6.1): the folder the library sits in, or a Cortex plugin's manifest.toml. */
   folder: string;
-  /** Which ABI it speaks, decided before any of its code runs. */
+  /** What it is, decided before any of its code runs: a library of the cxagent ABI (native), a
+   * library exporting cortex_plugin_init (cortex), or a TypeScript/JavaScript module (module). */
   kind: PluginKind;
   /** A Cortex plugin's manifest.toml, when it has one. */
   cortexManifest?: string | null;
@@ -30,6 +31,8 @@ export interface PluginLocation {
  */
 export function locationOf(library: string): PluginLocation {
   const sidecar = sidecarPathOf(library);
+  // A module is named by its file name; a library by its sidecar, else by the exports it has.
+  if (isModuleFile(library)) return { library, sidecar, folder: dirname(library), kind: "module" };
   if (existsSync(sidecar) || kindOfFile(library) !== "cortex") return { library, sidecar, folder: dirname(library), kind: "native" };
   const manifest = manifestOfLibrary(library, readCortexManifest);
   return { library, sidecar, folder: manifest ? dirname(manifest) : dirname(library), kind: "cortex", cortexManifest: manifest };
@@ -82,11 +85,16 @@ export function resolvePath(ref: string, cwd: string): PluginLocation {
   return locationOf(path);
 }
 
-/** The one plugin in a folder: a library with a sidecar of the same stem, or the one a manifest.toml names. */
+/** The one plugin in a folder: a library (or a module) with a sidecar of the same stem, or the one a manifest.toml names. */
 function inFolder(folder: string): PluginLocation {
   const names = readdirSync(folder).sort();
   const libraries = names.filter((n) => isLibraryFile(n) && !n.startsWith("."));
-  const paired = libraries.filter((n) => existsSync(sidecarPathOf(resolve(folder, n))));
+  const modules = names.filter((n) => isModuleFile(n) && !n.startsWith(".") && existsSync(sidecarPathOf(resolve(folder, n))));
+  const paired = [
+    ...libraries.filter((n) => existsSync(sidecarPathOf(resolve(folder, n)))),
+    // a module only where no library has its sidecar (libraryOfSidecar's order)
+    ...modules.filter((n) => !libraries.some((l) => sidecarPathOf(l) === sidecarPathOf(n))),
+  ];
   if (paired.length === 0 && hasCortexManifest(folder)) return locationOfCortexManifest(resolve(folder, CORTEX_MANIFEST));
   const candidates = paired.length ? paired : libraries;
   if (candidates.length === 1) return locationOf(resolve(folder, candidates[0]!));

@@ -19,16 +19,28 @@ export function isLibraryFile(name: string): boolean {
   return LIBRARY_EXTENSIONS.includes(extname(name));
 }
 
+/** A module plugin's code: `<stem>.ts`, `.js` or `.mjs` beside `<stem>.plugin.json` (issue 19). */
+export const MODULE_EXTENSIONS = [".ts", ".js", ".mjs"];
+
+export function isModuleFile(name: string): boolean {
+  return MODULE_EXTENSIONS.includes(extname(name));
+}
+
+/** What kind of plugin a file is, by its name alone: decided before any of its code runs. */
+export function pluginKindOf(path: string): "native" | "module" {
+  return isModuleFile(path) ? "module" : "native";
+}
+
 /** The sidecar path of a library: the library path minus its last extension, plus `.plugin.json`. */
 export function sidecarPathOf(library: string): string {
   const ext = extname(library);
   return join(dirname(library), basename(library, ext) + SIDECAR_SUFFIX);
 }
 
-/** The library a sidecar describes, if it exists beside it. */
+/** The library a sidecar describes, if it exists beside it; else its module, if one does. */
 export function libraryOfSidecar(sidecar: string): string | null {
   const stem = sidecar.slice(0, -SIDECAR_SUFFIX.length);
-  for (const ext of LIBRARY_EXTENSIONS) if (existsSync(stem + ext)) return stem + ext;
+  for (const ext of [...LIBRARY_EXTENSIONS, ...MODULE_EXTENSIONS]) if (existsSync(stem + ext)) return stem + ext;
   return null;
 }
 

@@ -52,6 +52,8 @@ export interface CallsOptions {
   stuckMs: number;
   /** Writes one request line to the plugin host. */
   send: (line: string) => void;
+  /** A call that was sent has been given up on (the host is told, so a module plugin can stop). */
+  onAbandon?: (id: number, error: CxError) => void;
   clock?: Clock;
 }
 
@@ -81,6 +83,7 @@ export class Calls {
   private readonly poolCap: number;
   private readonly stuckMs: number;
   private readonly send: (line: string) => void;
+  private readonly onAbandon: ((id: number, error: CxError) => void) | undefined;
   private readonly clock: Clock;
 
   constructor(options: CallsOptions) {
@@ -88,6 +91,7 @@ export class Calls {
     this.poolCap = options.poolCap;
     this.stuckMs = options.stuckMs;
     this.send = options.send;
+    this.onAbandon = options.onAbandon;
     this.clock = options.clock ?? realClock;
   }
 
@@ -289,6 +293,7 @@ export class Calls {
     this.pending.delete(id);
     p.cleanup();
     p.reject(error);
+    if (this.unanswered.has(id)) this.onAbandon?.(id, error);
   }
 }
 

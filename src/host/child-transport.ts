@@ -6,9 +6,11 @@
  * reaper's one escalation routine.
  */
 import type { Subprocess } from "bun";
-import { closeSync } from "node:fs";
+import { closeSync, lstatSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { CxError } from "../errors.ts";
-import { hostArgv, type HostArguments } from "../protocol/host-args.ts";
+import { hostArgv, type HostArguments, type PluginKind } from "../protocol/host-args.ts";
 import { LINE_CAP } from "../protocol/wire.ts";
 import { endProcesses } from "../reaper/escalate.ts";
 import type { Owned } from "../reaper/ours.ts";
@@ -31,16 +33,61 @@ export interface ChildSpec {
   /** The command that starts a plugin host, without its arguments (see session/host-command.ts). */
   command: string[];
   library: string;
-  /** The library's approved bytes: loaded from a sealed copy of these, not from the file. */
+  /**
+   * The library's approved bytes: loaded from a sealed copy of these, not from the file. For a
+   * module, its folder's approved files (protocol/module-archive.ts).
+   */
   libraryBytes?: Uint8Array;
   /** Loaded from sealed copies too, in this order, before the library. */
   dependencies?: SealedDependency[];
   /** The plugin's name, for messages and the sealed copies' names. */
   label: string;
+  /** Native (the default), cortex, or a module, which also gets a private snapshot folder. */
+  kind?: PluginKind;
   cwd: string;
   /** The plugin host's whole environment: nothing else of this process's is passed. */
   env: Record<string, string>;
-  settings: Pick<HostArguments, "poolCap" | "pollMs" | "spinUs" | "kind" | "sessionId" | "check">;
+  settings: Pick<HostArguments, "poolCap" | "pollMs" | "spinUs" | "sessionId" | "check">;
+}
+
+/**
+ * A module plugin's snapshot folder, named for the process that made it (pid and start time), so
+ * that one left by a parent killed before its plugin hosts ended can be told apart and removed.
+ */
+const SNAPSHOT = /^cxagent-module-(\d+)\.(\d+)-/;
+let ownStart: string | undefined;
+function snapshotFolder(): string {
+  ownStart ??= readStat(process.pid)?.startTime ?? "0";
+  return mkdtempSync(join(tmpdir(), `cxagent-module-${process.pid}.${ownStart}-`));
+}
+
+/**
+ * Removes the snapshot folders in this process's temporary folder whose maker is gone (a parent
+ * killed with kill -9 removes nothing): this user's folders only. Returns what it removed.
+ */
+export function sweepSnapshots(folder = tmpdir()): string[] {
+  const removed: string[] = [];
+  let names: string[];
+  try {
+    names = readdirSync(folder);
+  } catch {
+    return removed;
+  }
+  for (const name of names) {
+    const match = SNAPSHOT.exec(name);
+    if (!match) continue;
+    if (readStat(Number(match[1]))?.startTime === match[2]) continue; // its maker still runs
+    const path = join(folder, name);
+    try {
+      const stat = lstatSync(path);
+      if (!stat.isDirectory() || stat.uid !== process.getuid?.()) continue;
+      rmSync(path, { recursive: true, force: true });
+      removed.push(path);
+    } catch {
+      // gone meanwhile, or not ours to remove
+    }
+  }
+  return removed;
 }
 
 /** How long the protocol output may still be read after the host exited (a child may hold the pipe). */
@@ -90,13 +137,26 @@ export class ChildTransport implements Transport {
 
   constructor(spec: ChildSpec, sink: TransportSink) {
     makeNonDumpable(); // before any plugin host exists (see nondumpable.ts); Session.open did it already
-    const copies = sealedCopies(spec);
+    const kind = spec.kind ?? "native";
+    if (kind === "module" && !spec.libraryBytes) throw new CxError("E_INTERNAL", `plugin '${spec.label}' is a module, and its approved files were not given`);
+    // A module's host writes its approved files here to import them; removed once the host is gone.
+    const snapshot = kind === "module" ? snapshotFolder() : null;
+    const removeSnapshot = () => snapshot !== null && rmSync(snapshot, { recursive: true, force: true });
+    let copies: number[];
+    try {
+      copies = sealedCopies(spec);
+    } catch (error) {
+      removeSnapshot();
+      throw error;
+    }
     // fds 3, 4, ... in the child: the library's copy, then each dependency's.
     const args = hostArgv({
       library: spec.library,
       libraryFd: copies.length ? 3 : null,
       dependencies: copies.slice(1).map((_fd, i) => ({ fd: 4 + i, path: spec.dependencies![i]!.path })),
       parentPid: process.pid,
+      kind,
+      snapshot,
       ...spec.settings,
     });
     try {
@@ -107,6 +167,9 @@ export class ChildTransport implements Transport {
         stdio: ["pipe", "pipe", "pipe", ...copies],
         detached: true, // a session and process group of its own, so everything it starts can be ended with it
       }) as Subprocess<"pipe", "pipe", "pipe">;
+    } catch (error) {
+      removeSnapshot();
+      throw error;
     } finally {
       for (const fd of copies) closeSync(fd);
     }
@@ -120,6 +183,7 @@ export class ChildTransport implements Transport {
       // Replies written just before the end are still in the pipe: read them first, briefly,
       // since a process the plugin started may hold the pipe open.
       await within(protocol, DRAIN_MS);
+      removeSnapshot();
       return { code: this.proc.exitCode, signal: signal === null || signal === undefined ? null : String(signal) };
     });
   }

@@ -13,7 +13,9 @@ import {
   CORTEX_EXPORT_OF,
   EventSchema,
   EXPORT_OF,
+  FUNCTION_OF,
   LINE_CAP,
+  type Notice,
   parseReply,
   type Reply,
   type Request,
@@ -24,7 +26,7 @@ import {
 } from "../protocol/wire.ts";
 import { endProcesses, finished } from "../reaper/escalate.ts";
 import { type Owned, proveDescent } from "../reaper/ours.ts";
-import { Calls, type RequestOptions } from "./calls.ts";
+import { Calls, PIPELINE_CAP, type RequestOptions } from "./calls.ts";
 import { ChildTransport, type SealedDependency } from "./child-transport.ts";
 import { RuntimeBannerFilter } from "./runtime-banner.ts";
 import type { Line } from "./lines.ts";
@@ -47,7 +49,8 @@ export const DEFAULTS = {
 };
 
 type AnyBody = Request extends infer R ? (R extends { id: number } ? Omit<R, "id"> : never) : never;
-type RequestBody = Exclude<AnyBody, { kind: "ack" }>;
+type RequestBody = Exclude<AnyBody, { kind: Notice["kind"] }>;
+type NoticeBody = Extract<AnyBody, { kind: Notice["kind"] }>;
 
 export interface ProcessHooks {
   /** A line the plugin wrote to stdout or stderr (both arrive on the host's stderr). */
@@ -72,7 +75,7 @@ export interface ProcessHooks {
 export interface ConnectOptions extends ProcessHooks {
   /** The plugin's name, for messages. */
   label: string;
-  /** Which ABI the plugin speaks: it names the functions a request calls, in messages (default native). */
+  /** Which kind of plugin: native (the default), cortex, or module; it names what a request calls, in messages. */
   kind?: PluginKind;
   startupMs?: number;
   poolCap?: number;
@@ -110,10 +113,19 @@ function describeRequest(body: RequestBody, names: typeof EXPORT_OF): string {
   return names[body.kind];
 }
 
+/** Startup phases that are not an export's name, as a message says them. */
+const PHASE_WORDS: Record<string, string> = {
+  dlopen: "loading the library (its constructors)",
+  snapshot: "preparing the module's approved files",
+  import: "importing the module (its top-level code)",
+  describe: "describe()",
+};
+
 const describeExit = (exit: ExitInfo) => (exit.signal ? `signal ${exit.signal}` : `exit code ${exit.code}`);
 
 export class Connection {
   readonly label: string;
+  readonly kind: PluginKind;
   /** Settles once the host has ended and what it left has been ended too. */
   readonly exited: Promise<ExitInfo>;
   /** When it was spawned, when each startup step began, when it was ready (performance.now()). */
@@ -136,13 +148,17 @@ export class Connection {
 
   private constructor(connect: (sink: TransportSink) => Transport, options: ConnectOptions) {
     this.label = options.label;
+    this.kind = options.kind ?? "native";
     this.hooks = options;
-    this.exportNames = options.kind === "cortex" ? CORTEX_EXPORT_OF : EXPORT_OF;
+    this.exportNames = this.kind === "module" ? FUNCTION_OF : this.kind === "cortex" ? CORTEX_EXPORT_OF : EXPORT_OF;
     this.calls = new Calls({
       label: options.label,
-      poolCap: options.poolCap ?? DEFAULTS.poolCap,
+      // A module plugin's calls wait on its event loop, not on a pool of threads: as many may be
+      // out as the correlator sends ahead at most.
+      poolCap: options.poolCap ?? (this.kind === "module" ? PIPELINE_CAP : DEFAULTS.poolCap),
       stuckMs: options.stuckMs ?? DEFAULTS.stuckMs,
       send: (line) => this.write(line),
+      onAbandon: (call, error) => this.alive && this.send({ kind: "cancel", call, reason: error.code }),
     });
     this.transport = connect({
       onLine: (line) => this.onLine(line),
@@ -171,13 +187,13 @@ export class Connection {
       libraryBytes: options.libraryBytes,
       dependencies: options.dependencies,
       label: options.label,
+      kind: options.kind ?? "native",
       cwd: options.cwd,
       env: options.env,
       settings: {
         poolCap: options.poolCap ?? DEFAULTS.poolCap,
         pollMs: options.pollMs ?? DEFAULTS.pollMs,
         spinUs: options.spinUs ?? null,
-        kind: options.kind ?? "native",
         sessionId: options.sessionId ?? null,
         check: options.check,
       },
@@ -219,7 +235,7 @@ export class Connection {
     if (!line.ready) {
       await host.kill();
       throw new CxError(codeForRefusal(line.reason), `plugin '${host.label}' was refused: ${line.error}`, {
-        hint: options.kind === "cortex" ? cortexHintForRefusal(line.reason) : hintForRefusal(line.reason),
+        hint: host.kind === "module" ? moduleHintForRefusal(line.reason) : host.kind === "cortex" ? cortexHintForRefusal(line.reason) : hintForRefusal(line.reason),
       });
     }
     host.endListener = null; // the startup's listener; the plugin handle takes over
@@ -258,7 +274,7 @@ export class Connection {
   }
 
   /** A request that gets no reply. */
-  private send(body: { kind: "ack"; seq: number }) {
+  private send(body: NoticeBody) {
     this.write(JSON.stringify({ id: this.calls.takeId(), ...body }) + "\n");
   }
 
@@ -294,7 +310,7 @@ export class Connection {
         if (!reply.ok) {
           stopError = reply.fault
             ? new CxError("E_BAD_REPLY", `plugin '${this.label}': ${reply.error}`)
-            : new CxError("E_PLUGIN_FAILED", `plugin '${this.label}': cxagent_plugin_stop failed: ${reply.error}`);
+            : new CxError("E_PLUGIN_FAILED", `plugin '${this.label}': ${this.exportNames.stop} failed: ${reply.error}`);
         }
       } catch (error) {
         stopError = error as CxError;
@@ -389,7 +405,7 @@ export class Connection {
     switch (event.event) {
       case "phase":
         this.timings.phases.push({ name: event.name, at: performance.now() });
-        this.phase = event.name === "dlopen" ? "loading the library (its constructors)" : event.name;
+        this.phase = PHASE_WORDS[event.name] ?? event.name;
         return;
       case "submit":
         this.hooks.onSubmit?.(event);
@@ -473,3 +489,13 @@ function hintForRefusal(reason: string | undefined): string {
   }
 }
 
+function moduleHintForRefusal(reason: string | undefined): string {
+  switch (reason) {
+    case "manifest":
+      return "fix what describe() returns (or the sidecar <name>.plugin.json, which is the manifest without describe); the two must agree";
+    case "exports":
+      return 'default-export definePlugin({ start, invoke, stop, ... }) from "cxagent" (see the README, "Plugins in TypeScript")';
+    default:
+      return "the module could not be imported as it was approved; what it wrote may say more";
+  }
+}

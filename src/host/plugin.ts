@@ -17,8 +17,8 @@ import { preview } from "../protocol/issues.ts";
 import { decide, GATE_MS, type GateAnswer, type GateDecision, type PermissionAnswer, type PermissionHandler } from "./gate.ts";
 import { hiddenToolError, OPEN_POLICY, ruleText, type ToolPolicy } from "./tool-policy.ts";
 import type { Reply } from "../protocol/wire.ts";
-import { type CallEvent, Connection, DEFAULTS, type ProcessHooks, type SealedDependency } from "./connection.ts";
 import type { PluginKind } from "../protocol/host-args.ts";
+import { type CallEvent, Connection, DEFAULTS, type ProcessHooks, type SealedDependency } from "./connection.ts";
 
 export const CRASH_BUDGET = { crashes: 3, windowMs: 5 * 60_000 };
 
@@ -38,7 +38,7 @@ export type AcceptManifest = (described: Manifest, previous: Manifest | null) =>
 
 export interface PluginSpec {
   name: string;
-  /** Which ABI the library speaks (default native: ffi/cxagent_plugin.h). */
+  /** Which kind of plugin: native (the default: ffi/cxagent_plugin.h), cortex, or a TypeScript/JavaScript module. */
   kind?: PluginKind;
   /** The session's id, which a Cortex plugin is told with each call. */
   sessionId?: string;
@@ -46,7 +46,7 @@ export interface PluginSpec {
   hostCommand: string[];
   /** The library the plugin host loads. */
   library: string;
-  /** Its approved bytes; every plugin host of this plugin loads exactly these. */
+  /** Its approved bytes (a module's: its folder's files); every plugin host of this plugin loads exactly these. */
   libraryBytes?: Uint8Array;
   /** Libraries from its folder it needs, with their approved bytes, in the order they are loaded. */
   dependencies?: SealedDependency[];
@@ -425,8 +425,9 @@ export class Plugin {
     if (!("command" in reply)) return { message: null, status: "reported" };
     const parsed = v.safeParse(CommandResultSchema, reply.command);
     if (!parsed.success) {
-      throw new CxError("E_BAD_REPLY", `plugin '${this.name}': cxagent_plugin_command returned ${preview(JSON.stringify(reply.command))}, not {"message": string or null, "status": "reported", "changed" or "refused"}`, {
-        hint: "see cxagent_plugin_command in ffi/cxagent_plugin.h",
+      const command = this.spec.kind === "module" ? "command()" : "cxagent_plugin_command";
+      throw new CxError("E_BAD_REPLY", `plugin '${this.name}': ${command} returned ${preview(JSON.stringify(reply.command))}, not {"message": string or null, "status": "reported", "changed" or "refused"}`, {
+        hint: this.spec.kind === "module" ? "see CommandResultInput in cxagent's plugin API" : "see cxagent_plugin_command in ffi/cxagent_plugin.h",
       });
     }
     return parsed.output;

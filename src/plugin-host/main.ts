@@ -6,7 +6,8 @@
  * taken off fd 0), give up what would let plugin code reach other cxagent processes, load the
  * native shim (the one locked writer, the parent-death watcher, the request pool) — and only then
  * hand over to the kind's own startup: native.ts for a library of the cxagent ABI, cortex.ts for a
- * Cortex native plugin (--kind cortex).
+ * Cortex native plugin (--kind cortex), module.ts for a TypeScript or JavaScript module
+ * (--kind module).
  */
 import { CONTRACT_CURRENT } from "../protocol/manifest.ts";
 import { type HostArguments, readHostArgv } from "../protocol/host-args.ts";
@@ -23,7 +24,8 @@ const SPIN_US = 100;
 /** After the parent died: how long what the plugin started has between SIGTERM and SIGKILL. */
 const ORPHAN_GRACE_MS = 1000;
 
-export async function runPluginHost(args: string[]): Promise<never> {
+/** Returns only for a module plugin, once its requests have ended (see module-serve.ts). */
+export async function runPluginHost(args: string[]): Promise<void> {
   // The parent's settings (protocol/host-args.ts). With --library-fd it passed the approved bytes
   // as an open, sealed file; each --dependency is a sealed copy of a library from the plugin's
   // folder that it needs, in the order to load them (each after what it needs).
@@ -75,7 +77,8 @@ export async function runPluginHost(args: string[]): Promise<never> {
   const phase = (name: string) => shim.writeLine({ event: "phase", name });
 
   if (!settings) return refuse("load", `the plugin host was started wrongly: ${"error" in argv ? argv.error : ""}`);
-  const start: HostStart = { libc, shim, settings, refuse, phase };
+  const start: HostStart = { libc, shim, settings, refuse, phase, protocolFd, requestFd };
+  if (settings.kind === "module") return (await import("./module.ts")).startModule(start);
   return settings.kind === "cortex" ? startCortex(start) : startNative(start);
 }
 
@@ -91,4 +94,8 @@ export interface HostStart {
   refuse(reason: Refusal, error: string): never;
   /** Writes a phase marker, so a crash in the step that follows can be named. */
   phase(name: string): void;
+  /** The protocol's own descriptors: replies out (the shim writes it), requests in (the shim
+   * reads it for a native plugin; module.ts reads it itself). */
+  protocolFd: number;
+  requestFd: number;
 }

@@ -41,6 +41,8 @@ const SYMBOLS = {
   shim_check_free: { args: [FFIType.ptr], returns: FFIType.void },
   shim_check_table: { args: [], returns: FFIType.ptr },
   shim_check_exports: { args: [FFIType.ptr], returns: FFIType.void },
+  shim_orphaned: { args: [], returns: FFIType.i32 },
+  shim_end_group: { args: [], returns: FFIType.void },
 } as const;
 
 export const SHIM_BUILT = new URL("../../ffi/build/cxagent_shim.so", import.meta.url).pathname;
@@ -101,6 +103,11 @@ export async function loadShim(libc: Libc) {
       const bytes = Buffer.from(JSON.stringify(value) + "\n");
       return s.shim_write(ptr(bytes), bytes.length);
     },
+    /** Writes text that is one or more whole protocol lines, through the same lock. */
+    writeText(text: string) {
+      const bytes = Buffer.from(text);
+      return s.shim_write(ptr(bytes), bytes.length);
+    },
     serve: (threads: number) => s.shim_serve(threads),
     /** Starts the native thread that ends this host's process group when `parent` dies; 0 once it runs. */
     guard: (parent: number, orphanGraceMs: number) => s.shim_guard(parent, orphanGraceMs),
@@ -114,6 +121,10 @@ export async function loadShim(libc: Libc) {
       table: s.shim_check_table,
       exports: s.shim_check_exports,
     },
+    /** For a host that reads its requests itself: whether its parent is gone or on its way out. */
+    orphaned: () => s.shim_orphaned() !== 0,
+    /** Ends this host's process group as the watcher does (SIGTERM, grace, SIGKILL); never returns. */
+    endGroup: () => s.shim_end_group(),
     keep,
   };
 }

@@ -8,16 +8,20 @@
  *   --pool-cap N            at most this many calls in native code at once
  *   --poll-ms N             the poll interval
  *   --spin-us N             the request threads' spin window (0: never spin; see the shim)
- *   --kind K                which ABI the library speaks: native (ffi/cxagent_plugin.h, the default)
- *                           or cortex (cortex_plugin_init)
+ *   --kind K                what <library> is: native (ffi/cxagent_plugin.h, the default), cortex
+ *                           (cortex_plugin_init), or module (a TypeScript or JavaScript module;
+ *                           --library-fd then holds its folder's approved files, protocol/module-archive.ts)
  *   --session-id ID         the parent's session, which a Cortex plugin is told in each call
+ *   --snapshot DIR          module only: the empty private folder the parent made for the snapshot
  *   --check                 check mode, for `cxagent check`: the shim watches every export and the
  *                           host table and says what it sees ("check" events, wire.ts)
  */
-export const PLUGIN_KINDS = ["native", "cortex"] as const;
+export const PLUGIN_KINDS = ["native", "cortex", "module"] as const;
 export type PluginKind = (typeof PLUGIN_KINDS)[number];
 
 export interface HostArguments {
+  /** Module only: where the host writes the approved files so that Bun can resolve imports. */
+  snapshot: string | null;
   library: string;
   kind: PluginKind;
   sessionId: string | null;
@@ -45,6 +49,7 @@ export function hostArgv(a: HostArguments): string[] {
     ...(a.kind === "native" ? [] : ["--kind", a.kind]),
     ...(a.sessionId === null ? [] : ["--session-id", a.sessionId]),
     ...(a.check ? ["--check"] : []),
+    ...(a.snapshot === null ? [] : ["--snapshot", a.snapshot]),
   ];
 }
 
@@ -52,7 +57,7 @@ export function hostArgv(a: HostArguments): string[] {
 export function readHostArgv(argv: readonly string[]): HostArguments | { error: string } {
   const [library, ...rest] = argv;
   if (!library || library.startsWith("--")) return { error: "no library given: usage is cxagent __host <library> [options]" };
-  const out: HostArguments = { library, kind: "native", sessionId: null, libraryFd: null, dependencies: [], parentPid: null, poolCap: HOST_DEFAULTS.poolCap, pollMs: HOST_DEFAULTS.pollMs, spinUs: null };
+  const out: HostArguments = { library, kind: "native", sessionId: null, snapshot: null, libraryFd: null, dependencies: [], parentPid: null, poolCap: HOST_DEFAULTS.poolCap, pollMs: HOST_DEFAULTS.pollMs, spinUs: null };
   for (let i = 0; i < rest.length; i += 2) {
     const flag = rest[i]!;
     if (flag === "--check") {
@@ -92,6 +97,9 @@ export function readHostArgv(argv: readonly string[]): HostArguments | { error: 
         break;
       case "--session-id":
         out.sessionId = value;
+        break;
+      case "--snapshot":
+        out.snapshot = value;
         break;
       default:
         return { error: `unknown option '${flag}'` };

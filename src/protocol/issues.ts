@@ -43,6 +43,7 @@ export function toProblems(issues: readonly AnyIssue[], documentName: string): P
 /** "a string", "null", "an array" ... for messages about values of the wrong kind. */
 export function describeValue(value: unknown): string {
   if (value === null) return "null";
+  if (value === undefined) return "undefined";
   if (Array.isArray(value)) return "an array";
   if (typeof value === "object") return "an object";
   if (typeof value === "string") return `the string ${preview(JSON.stringify(value), 60)}`;

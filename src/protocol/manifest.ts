@@ -78,6 +78,8 @@ export const ManifestSchema = v.strictObject({
   commands: v.optional(v.pipe(v.array(CommandSchema), uniqueNames<Command>("command")), () => []),
 });
 export type Manifest = v.InferOutput<typeof ManifestSchema>;
+/** A manifest as a plugin may write it: the defaults filled in by the schema left out. */
+export type ManifestInput = v.InferInput<typeof ManifestSchema>;
 
 export type ManifestCheck = { ok: true; manifest: Manifest } | { ok: false; problems: Problem[] };
 

@@ -31,6 +31,8 @@ export const JobResultSchema = v.pipe(
   JobResultFieldsSchema,
   v.transform((r) => ({ ...r, decidedBy: pluginClaim(r.permissionDenied, r.decidedBy) })),
 );
+/** What a tool may return: every field optional, with the defaults above. */
+export type JobResultInput = v.InferInput<typeof JobResultFieldsSchema>;
 export type JobResult = Omit<v.InferOutput<typeof JobResultSchema>, "durationMs"> & { durationMs: number };
 
 /**
@@ -84,6 +86,22 @@ export const CommandResultSchema = v.strictObject({
   status: v.picklist(["reported", "changed", "refused"]),
 });
 export type CommandResult = v.InferOutput<typeof CommandResultSchema>;
+
+export type CommandResultInput = v.InferInput<typeof CommandResultSchema>;
+
+/** A gate's answer that asks (SPEC §4.5, §7); no answer (NULL) means no prompt. */
+export const GateAnswerSchema = v.object({
+  display: v.string(),
+  alwaysAskable: v.optional(v.boolean()),
+});
+export type GateAnswerInput = v.InferInput<typeof GateAnswerSchema>;
+
+/** What poll hands back to start work (SPEC §4.5): wantResult true is refused, never downgraded. */
+export const SubmitRequestSchema = v.object({
+  goal: v.string(),
+  wantResult: v.optional(v.literal(false)),
+});
+export type SubmitRequestInput = v.InferInput<typeof SubmitRequestSchema>;
 
 /** Work a client plugin submits through poll (SPEC §4.5). */
 export interface Submit {

@@ -113,10 +113,20 @@ export type Request =
   | { id: number; kind: "gate"; tool: string; arguments: object }
   | { id: number; kind: "command"; name: string; text: string }
   | { id: number; kind: "stop" }
-  | { id: number; kind: "ack"; seq: number };
+  | { id: number; kind: "ack"; seq: number }
+  /**
+   * The parent gave up on call `call` (its deadline passed, its caller cancelled, or it was sent
+   * ahead and refused as busy): a module plugin's call sees its `signal` abort with `reason` (the
+   * parent's error code). It gets no reply. A native plugin host ignores it: native code cannot
+   * be interrupted, and its late answer is discarded as before.
+   */
+  | { id: number; kind: "cancel"; call: number; reason: string };
+
+/** Requests that get no reply. */
+export type Notice = Extract<Request, { kind: "ack" | "cancel" }>;
 
 /** The export each request kind calls, for messages. */
-export const EXPORT_OF: Record<Exclude<Request["kind"], "ack">, string> = {
+export const EXPORT_OF: Record<Exclude<Request["kind"], Notice["kind"]>, string> = {
   start: "cxagent_plugin_start",
   invoke: "cxagent_plugin_invoke",
   gate: "cxagent_plugin_gate",
@@ -131,6 +141,15 @@ export const CORTEX_EXPORT_OF: typeof EXPORT_OF = {
   gate: "gate (no Cortex function)",
   command: "command (no Cortex function)",
   stop: "plugin_drop",
+};
+
+/** The same for a module plugin: the function of its definePlugin object each request calls. */
+export const FUNCTION_OF: typeof EXPORT_OF = {
+  start: "start()",
+  invoke: "invoke()",
+  gate: "gate()",
+  command: "command()",
+  stop: "stop()",
 };
 
 export const OPTIONAL_EXPORTS = ["poll", "command", "attach"] as const;

@@ -29,11 +29,11 @@ export interface PluginProject {
   files: ProjectFile[];
   /** The load set, relative to the project folder. */
   pluginFolder: string;
-  /** The library the build writes, relative to the project folder. */
+  /** The library the build writes (a module plugin's module), relative to the project folder. */
   library: string;
   sidecar: string;
-  /** The one command that builds it, run in the project folder. */
-  build: string[];
+  /** The one command that builds it, run in the project folder; null when there is nothing to build. */
+  build: string[] | null;
   /** A call that works on the new plugin as it is. */
   example: { tool: string; args: Record<string, unknown> };
 }
@@ -43,7 +43,7 @@ const PLUGIN_FOLDER = "plugin";
 /** The contract the templates are written for; their handshake returns the same number. */
 const TEMPLATE_CONTRACT = 4;
 
-/** The sidecar: the one copy of the manifest, which both languages compile into the library. */
+/** The sidecar: the one copy of the manifest, which C and Rust compile into the library. */
 function manifestOf(names: PluginNames) {
   return {
     pluginContract: TEMPLATE_CONTRACT,
@@ -71,7 +71,9 @@ function manifestOf(names: PluginNames) {
 /** Everything `cxagent new` would write, nothing written yet. Throws E_INVALID_INPUT for a bad name. */
 export function planProject(name: string, language: Language): PluginProject {
   const names = pluginNames(name);
-  const values = { name: names.name, tool: names.tool, crate: names.crate, ident: names.ident };
+  const isModule = language === "ts";
+  const code = `${names.name}${isModule ? ".ts" : ".so"}`;
+  const values = { name: names.name, tool: names.tool, crate: names.crate, ident: names.ident, code };
   const sidecar = `${PLUGIN_FOLDER}/${names.name}.plugin.json`;
   const files: ProjectFile[] = TEMPLATES[language].map((file: TemplateFile) => ({
     path: render(file.path, values),
@@ -84,9 +86,9 @@ export function planProject(name: string, language: Language): PluginProject {
     language,
     files,
     pluginFolder: PLUGIN_FOLDER,
-    library: `${PLUGIN_FOLDER}/${names.name}.so`,
+    library: `${PLUGIN_FOLDER}/${code}`,
     sidecar,
-    build: ["make"],
+    build: isModule ? null : ["make"],
     example: { tool: names.tool, args: { name: "Ada" } },
   };
 }

@@ -1,7 +1,8 @@
 /**
  * The template files of `cxagent new`, imported as text so that the compiled binary carries
  * them: `cxagent new` needs nothing from the source tree where it runs. Placeholders are
- * `@@name@@`, `@@tool@@` and `@@crate@@` (not `{{...}}`, which Rust's format strings use).
+ * `@@name@@`, `@@tool@@`, `@@crate@@`, `@@ident@@` and `@@code@@` (the file the sidecar pairs
+ * with) — not `{{...}}`, which Rust's format strings use.
  */
 import header from "../../ffi/cxagent_plugin.h" with { type: "text" };
 import cMakefile from "./templates/c/Makefile.tmpl" with { type: "text" };
@@ -15,6 +16,10 @@ import rustJson from "./templates/rust/json.rs.tmpl" with { type: "text" };
 import rustLib from "./templates/rust/lib.rs.tmpl" with { type: "text" };
 import rustMakefile from "./templates/rust/Makefile.tmpl" with { type: "text" };
 import rustReadme from "./templates/rust/README.md.tmpl" with { type: "text" };
+import tsTypes from "./templates/ts/cxagent.d.ts.tmpl" with { type: "text" };
+import tsPlugin from "./templates/ts/plugin.ts.tmpl" with { type: "text" };
+import tsReadme from "./templates/ts/README.md.tmpl" with { type: "text" };
+import tsConfig from "./templates/ts/tsconfig.json.tmpl" with { type: "text" };
 
 /** A file of a new project: its path in the project, with placeholders, and its template. */
 export interface TemplateFile {
@@ -24,11 +29,10 @@ export interface TemplateFile {
   verbatim?: boolean;
 }
 
-/** What every project has, whatever its language: the ABI header and the plugin's own README. */
-const COMMON: TemplateFile[] = [
-  { path: "cxagent_plugin.h", template: header, verbatim: true },
-  { path: "plugin/README.md", template: pluginReadme },
-];
+/** What every project has, whatever its language: the plugin's own README. */
+const README: TemplateFile = { path: "plugin/README.md", template: pluginReadme };
+/** What every native project has too: the ABI header. */
+const COMMON: TemplateFile[] = [{ path: "cxagent_plugin.h", template: header, verbatim: true }, README];
 
 export const TEMPLATES = {
   c: [
@@ -47,7 +51,13 @@ export const TEMPLATES = {
     { path: "README.md", template: rustReadme },
     ...COMMON,
   ],
-  // ts: issue 19 adds TypeScript plugins, with templates of their own, here.
+  ts: [
+    { path: "plugin/@@name@@.ts", template: tsPlugin },
+    { path: "cxagent.d.ts", template: tsTypes, verbatim: true },
+    { path: "tsconfig.json", template: tsConfig, verbatim: true },
+    { path: "README.md", template: tsReadme },
+    README,
+  ],
 } satisfies Record<string, TemplateFile[]>;
 
 /** Fills in the placeholders; a placeholder without a value is a bug in the template. */

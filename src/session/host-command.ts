@@ -13,6 +13,7 @@ export function hostCommand(): string[] {
   if (isCompiled()) return [process.execPath, "__host"];
   const entry = fileURLToPath(new URL("../main.ts", import.meta.url));
   const bunfig = fileURLToPath(new URL("../../bunfig.toml", import.meta.url));
-  // No .env or bunfig.toml from the user's project leaks into the plugin host.
-  return [process.execPath, "--no-env-file", `--config=${bunfig}`, entry, "__host"];
+  // No .env or bunfig.toml from the user's project leaks into the plugin host, and a module
+  // plugin's import of a package it lacks is never fetched from a registry (auto-install).
+  return [process.execPath, "--no-env-file", `--config=${bunfig}`, "--no-install", entry, "__host"];
 }

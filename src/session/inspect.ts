@@ -14,7 +14,7 @@ import { CxError, isCxError } from "../errors.ts";
 import type { Config, PluginConfig } from "../discovery/config.ts";
 import { configuredLocation, type Resolved, resolveReference, type SearchFolder } from "../discovery/discover.ts";
 import type { PluginLocation } from "../discovery/resolve.ts";
-import { LIBRARY_EXTENSIONS, noSidecar, parseSidecar, SIDECAR_SUFFIX } from "../discovery/sidecar.ts";
+import { LIBRARY_EXTENSIONS, MODULE_EXTENSIONS, noSidecar, parseSidecar, SIDECAR_SUFFIX } from "../discovery/sidecar.ts";
 import { checkManifest, CONTRACT_CURRENT, type Manifest, PLUGIN_NAME_RULE } from "../protocol/manifest.ts";
 import type { PluginKind } from "../protocol/host-args.ts";
 import { type CortexManifest, nameFromLibrary, parseCortexManifest, sameFile } from "../discovery/cortex.ts";
@@ -103,7 +103,8 @@ export function inspect(ref: string, context: InspectContext): Inspection {
 
 export function inspectLocation(location: Resolved, context: InspectContext): Inspection {
   if (location.kind === "cortex") requireCortexLibrary(location);
-  const loadSet = loadSetHash(location.folder, location.library);
+  // A module plugin imports from the bytes read here, so every file of its folder is kept.
+  const loadSet = loadSetHash(location.folder, location.library, { keepAll: location.kind === "module" });
   const { manifest, cortex } = location.kind === "cortex" ? cortexFactsOf(location, loadSet) : { manifest: parseSidecar(sidecarText(location, loadSet), location.sidecar), cortex: null };
   if (location.configName !== null && location.configName !== manifest.name) {
     const namedBy = cortex ? (cortex.manifest ? `the Cortex manifest ${cortex.manifest}` : `the file name of ${location.library}`) : `the sidecar ${location.sidecar}`;
@@ -122,7 +123,8 @@ export function inspectLocation(location: Resolved, context: InspectContext): In
   let dependencies: Inspection["dependencies"];
   try {
     // The model is of glibc's loader, for ELF files; elsewhere the system's loader decides alone.
-    const plan = process.platform === "linux"
+    // A module maps no library: what it imports is held to its folder by its plugin host.
+    const plan = process.platform === "linux" && location.kind !== "module"
       ? planDependencies({ library: location.library, realFolder: loadSet.realFolder, bytesOf: (p) => loadSet.kept.get(p), env: context.env, cwd: context.cwd })
       : { inSet: [], system: [] };
     dependencies = { plan, problem: null };
@@ -270,7 +272,7 @@ function sharersOf(loadSet: LoadSet, location: PluginLocation): string[] {
   for (const [path, bytes] of loadSet.kept) {
     if (!path.endsWith(SIDECAR_SUFFIX) || path === own || basename(path).startsWith(".")) continue;
     const stem = path.slice(0, -SIDECAR_SUFFIX.length);
-    if (!LIBRARY_EXTENSIONS.some((ext) => present.has(stem + ext))) continue;
+    if (![...LIBRARY_EXTENSIONS, ...MODULE_EXTENSIONS].some((ext) => present.has(stem + ext))) continue;
     let parsed: unknown;
     try {
       parsed = JSON.parse(bytes.toString("utf8"));

@@ -18,6 +18,7 @@ import { readApprovals, revokeApproval } from "../trust/approvals.ts";
 import type { ConfirmTrust } from "../trust/check.ts";
 import type { PermissionAnswer, PermissionHandler } from "../host/gate.ts";
 import { makeNonDumpable } from "../host/nondumpable.ts";
+import { sweepSnapshots } from "../host/child-transport.ts";
 import type { Plugin, PluginEventHooks } from "../host/plugin.ts";
 import { reap, type ReapEntry, type ReapReport } from "../reaper/reap.ts";
 import type { Owned } from "../reaper/ours.ts";
@@ -180,6 +181,8 @@ export class Session implements AsyncDisposable {
       for (const e of session.reaped.entries) session.logger.warn(describeReaped(e));
       for (const c of session.reaped.corrupt) session.logger.warn(`a session record could not be read and was kept: ${c.problem}`);
       for (const r of session.reaped.refused) session.logger.warn(`${r.problem}; it was kept for you to inspect and remove`);
+      // What a TypeScript plugin's host imported from, left behind with it.
+      for (const path of sweepSnapshots()) session.logger.debug(`removed ${path}, a plugin's snapshot its dead session left`);
     }
     return session;
   }

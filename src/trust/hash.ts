@@ -28,10 +28,12 @@ export interface LoadSet {
   files: LoadSetFile[];
   /**
    * The bytes read while hashing of every sidecar, every ELF file, the README.md and a Cortex
-   * plugin's manifest.toml (by relative path): the prompt, the hash and the load all use these,
-   * never a second read of the file.
+   * plugin's manifest.toml (by relative path) — of every file, for a module plugin, which imports
+   * from these alone: the prompt, the hash and the load all use these, never a second read of the file.
    */
   kept: Map<string, Buffer>;
+  /** Every symbolic link (relative path → target text), each resolving inside the folder. */
+  links: Map<string, string>;
   /** The library's relative path (of its real file) when one was given. */
   libraryPath: string | null;
 }
@@ -105,9 +107,9 @@ const ELF_MAGIC = Buffer.from([0x7f, 0x45, 0x4c, 0x46]);
  * Hashes a load set, reading each file once. Sidecars and ELF files are kept in memory, so what
  * is shown, hashed and loaded are the same bytes; any other file is streamed.
  */
-export function loadSetHash(folder: string, library?: string): LoadSet {
+export function loadSetHash(folder: string, library?: string, options: { keepAll?: boolean } = {}): LoadSet {
   try {
-    return hashLoadSet(folder, library);
+    return hashLoadSet(folder, library, options.keepAll === true);
   } catch (error) {
     // A file that vanished between listing and reading: someone is changing the folder right now.
     const code = (error as NodeJS.ErrnoException).code;
@@ -116,7 +118,7 @@ export function loadSetHash(folder: string, library?: string): LoadSet {
   }
 }
 
-function hashLoadSet(folder: string, library?: string): LoadSet {
+function hashLoadSet(folder: string, library: string | undefined, keepAll: boolean): LoadSet {
   const realFolder = realpathSync(folder);
   const entries = walk(folder, realFolder);
   // The library may be a link to a file beside it: its bytes are that file's.
@@ -124,6 +126,7 @@ function hashLoadSet(folder: string, library?: string): LoadSet {
   const hasher = new Bun.CryptoHasher("sha256");
   const files: LoadSetFile[] = [];
   const kept = new Map<string, Buffer>();
+  const links = new Map<string, string>();
   const chunk = Buffer.allocUnsafe(CHUNK);
   for (const entry of entries) {
     hasher.update(u32le(entry.bytes.length));
@@ -135,6 +138,7 @@ function hashLoadSet(folder: string, library?: string): LoadSet {
       hasher.update(target);
       own.update(target);
       files.push({ path: entry.path, size: target.length, sha256: own.digest("hex") });
+      links.set(entry.path, entry.link);
       continue;
     }
     const fd = openSync(entry.absolute, "r");
@@ -142,7 +146,7 @@ function hashLoadSet(folder: string, library?: string): LoadSet {
       const size = fstatSync(fd).size;
       hasher.update(u64le(size));
       const parts: Buffer[] = [];
-      let keep = entry.path.endsWith(SIDECAR) || entry.path === libraryPath || entry.path === "README.md" || entry.path === CORTEX_MANIFEST;
+      let keep = keepAll || entry.path.endsWith(SIDECAR) || entry.path === libraryPath || entry.path === "README.md" || entry.path === CORTEX_MANIFEST;
       let done = 0;
       while (done < size) {
         const n = readSync(fd, chunk, 0, Math.min(chunk.length, size - done), null);
@@ -160,5 +164,5 @@ function hashLoadSet(folder: string, library?: string): LoadSet {
       closeSync(fd);
     }
   }
-  return { folder, realFolder, hash: hasher.digest("hex"), files, kept, libraryPath };
+  return { folder, realFolder, hash: hasher.digest("hex"), files, kept, links, libraryPath };
 }

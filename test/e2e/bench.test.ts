@@ -24,6 +24,9 @@ test("npm run bench -- --quick writes every target's row, with the C limit measu
   expect(text).toContain("machine:");
   for (const target of TARGETS) expect(text).toContain(`| ${target.text} |`);
   expect(text).toMatch(/\| \*\*C limit\*\* \| [0-9]/);
+  expect(text).toMatch(/\| cxagent, TypeScript plugin \| [0-9]/);
+  expect(text).toContain("The same tool as a TypeScript plugin");
+  expect(text).toMatch(/\| cold load of a TypeScript plugin, ms \| [0-9]/);
   expect(text).toContain("## Contended");
   expect(existsSync(committed) ? statSync(committed).mtimeMs : 0).toBe(committedBefore);
 }, 300_000);

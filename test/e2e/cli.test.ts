@@ -2,7 +2,7 @@
  * The CLI as a user runs it: real processes, stdout parsed as whole documents, exit codes.
  */
 import { beforeAll, describe, expect, test } from "bun:test";
-import { copyFileSync, mkdirSync, readFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { checkManifest } from "../../src/protocol/manifest.ts";
 import { approve, CALCULATOR, cli, copyFixture, fixture, hostsOf, ROOT, tempDir, tty, until } from "../helpers.ts";
@@ -19,6 +19,15 @@ const calculatorManifest = () => {
 };
 
 describe("describe", () => {
+  test("a TypeScript plugin: kind module, its module in place of a library, its manifest from the sidecar", async () => {
+    const folder = join(ROOT, "examples/calculator-ts");
+    const r = await cli(["describe", folder, "--json"]);
+    expect(r.code).toBe(0);
+    expect(r.json()).toMatchObject({ name: "calculator-ts", kind: "module", library: join(folder, "calculator-ts.ts"), ships: [], manifest: { ...calculatorManifest(), name: "calculator-ts" } });
+    const text = await cli(["describe", folder]);
+    expect(text.stdout).toContain(`module: ${join(folder, "calculator-ts.ts")} (TypeScript/JavaScript, run by cxagent's Bun)`);
+  });
+
   test("--json prints the sidecar, where it lives and the README", async () => {
     const r = await cli(["describe", "examples/calculator", "--json"]);
     expect(r.code).toBe(0);
@@ -249,13 +258,41 @@ describe("the compiled binary", () => {
     expect(bad.json().error.message).toContain("tool_execute returned an empty buffer");
   }, 30_000);
 
+  test("copied alone to a machine's folder with no Bun and no C compiler on PATH, it runs the TypeScript calculator with the Bun inside it", async () => {
+    using dir = tempDir();
+    const copy = join(dir.path, "cxagent");
+    copyFileSync(join(ROOT, "dist/cxagent"), copy);
+    Bun.spawnSync(["chmod", "+x", copy]);
+    mkdirSync(join(dir.path, "empty-bin"));
+    const env = { PATH: join(dir.path, "empty-bin"), HOME: dir.path, TMPDIR: dir.path, CXAGENT_STATE_DIR: join(dir.path, "state") };
+    const plugin = join(ROOT, "examples/calculator-ts");
+    const hash = (await cli(["describe", plugin, "--json"], { bin: [copy], cwd: dir.path, env })).json().hash;
+    expect((await cli(["approve", plugin, "--hash", hash], { bin: [copy], cwd: dir.path, env })).code).toBe(0);
+    const invoked = await cli(["invoke", plugin, "calc_divide", "--args", '{"a": 22, "b": 7}', "--json"], { bin: [copy], cwd: dir.path, env });
+    expect(invoked.stderr).toBe("");
+    expect(invoked.code).toBe(0);
+    expect(invoked.json().result.output).toEqual({ content: "22 / 7 = 3.1429", answer: 22 / 7 });
+    // and the snapshot it imported from is gone with its plugin host
+    expect(readdirSync(dir.path).filter((n) => n.startsWith("cxagent-module-"))).toEqual([]);
+    // A module's output, process.stdout's included, is its log: never the protocol (the binary
+    // touches process.stdout before the plugin host moves fd 1, which Bun would keep a copy of).
+    const probe = join(ROOT, "test/fixtures/modules/probe");
+    const probeHash = (await cli(["describe", probe, "--json"], { bin: [copy], cwd: dir.path, env })).json().hash;
+    expect((await cli(["approve", probe, "--hash", probeHash], { bin: [copy], cwd: dir.path, env })).code).toBe(0);
+    const noisy = await cli(["invoke", probe, "noisy", "--verbose"], { bin: [copy], cwd: dir.path, env });
+    expect(noisy.stdout).toBe("noisy\n");
+    for (const line of ["top-level stdout write", "process.stdout.write in a call", "Bun.write(Bun.stdout) in a call", "console.log in a call"]) expect(noisy.stderr).toContain(`[probe] ${line}`);
+    expect(noisy.stderr).not.toContain("not JSON");
+    expect(noisy.code).toBe(0);
+  }, 30_000);
+
   test("copied alone to another folder, cxagent new writes the same project as from source: the templates are inside it", async () => {
     using dir = tempDir();
     const copy = join(dir.path, "cxagent");
     copyFileSync(join(ROOT, "dist/cxagent"), copy);
     Bun.spawnSync(["chmod", "+x", copy]);
     const env = { PATH: join(dir.path, "empty-bin"), HOME: dir.path, TMPDIR: dir.path };
-    for (const lang of ["c", "rust"]) {
+    for (const lang of ["c", "rust", "ts"]) {
       const fromBinary = await cli(["new", "demo", "--lang", lang, "--dir", `binary-${lang}`, "--json"], { bin: [copy], cwd: dir.path, env });
       expect(fromBinary.code).toBe(0);
       const fromSource = await cli(["new", "demo", "--lang", lang, "--dir", `source-${lang}`, "--json"], { cwd: dir.path });

@@ -39,12 +39,12 @@ async function approveByHash(plugin: string) {
 }
 
 /** Everything a built project must do through the CLI, whatever its language. */
-async function drive(folder: string, name: string, tool: string) {
+async function drive(folder: string, name: string, tool: string, code = `${name}.so`) {
   const plugin = join(folder, "plugin");
   const described = await cli(["describe", plugin, "--json"]);
   expect(described.code).toBe(0);
   // The load set is what ships: no source, no build tree.
-  expect(described.json().files.map((f: { path: string }) => f.path)).toEqual(["README.md", `${name}.plugin.json`, `${name}.so`]);
+  expect(described.json().files.map((f: { path: string }) => f.path)).toEqual(["README.md", `${name}.plugin.json`, code].sort());
   expect(described.json().readme).toContain(`\`${tool}\``);
 
   // Untouched, it passes every check (the README's step between building and approving it).
@@ -84,18 +84,22 @@ async function drive(folder: string, name: string, tool: string) {
   }
 
   // Arguments nested deeper than the plugin reads are refused by the plugin, not a stack
-  // overflow: 200 levels is past the templates' limits (64 in C, 128 in Rust) and within the 256
-  // cxagent passes on.
+  // overflow: 200 levels is past the native templates' limits (64 in C, 128 in Rust) and within
+  // the 256 cxagent passes on. A module gets them as an object, already read.
   const deep = `{"name": "Ada", "junk": ${"[".repeat(200)}${"]".repeat(200)}}`;
   const nested = await cli(["invoke", plugin, tool, "--args", deep, "--json"]);
-  expect(nested.code).toBe(5);
-  expect(nested.json().error.message).toContain("the arguments could not be read");
+  if (code.endsWith(".ts")) {
+    expect(nested.code).toBe(0);
+  } else {
+    expect(nested.code).toBe(5);
+    expect(nested.json().error.message).toContain("the arguments could not be read");
+  }
 
   // The one setting, from config.json; a value of the wrong kind falls back to the default.
   const config = join(folder, "..", `${name}-config`);
   mkdirSync(config, { recursive: true });
   for (const [greeting, expected] of [["Hi", "Hi, Ada!"], [42, "Hello, Ada!"], ["", "Hello, Ada!"], ["x".repeat(64), "Hello, Ada!"]] as const) {
-    writeFileSync(join(config, "config.json"), JSON.stringify({ pluginPaths: [folder], plugins: { [name]: { file: `${name}.so`, settings: { greeting } } } }));
+    writeFileSync(join(config, "config.json"), JSON.stringify({ pluginPaths: [folder], plugins: { [name]: { file: code, settings: { greeting } } } }));
     const r = await cli(["invoke", name, tool, "--args", '{"name": "Ada"}', "--config-dir", config]);
     expect({ greeting, stdout: r.stdout, code: r.code }).toEqual({ greeting, stdout: `${expected}\n`, code: 0 });
   }
@@ -177,6 +181,60 @@ describe.skipIf(!hasCargo)("cxagent new --lang rust", () => {
   }, 180_000);
 });
 
+describe("cxagent new --lang ts", () => {
+  const folder = join(work, "hello-ts");
+
+  test("writes a module plugin with nothing to build: the module and its sidecar in plugin/, types for the editor beside", async () => {
+    const r = await cli(["new", "hello-ts", "--lang", "ts", "--json"], { cwd: work });
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.json()).toEqual({
+      name: "hello-ts",
+      language: "ts",
+      folder,
+      plugin: join(folder, "plugin"),
+      library: join(folder, "plugin/hello-ts.ts"),
+      sidecar: join(folder, "plugin/hello-ts.plugin.json"),
+      tools: ["hello_ts_greet"],
+      files: ["README.md", "cxagent.d.ts", "plugin/README.md", "plugin/hello-ts.plugin.json", "plugin/hello-ts.ts", "tsconfig.json"],
+      build: null,
+      next: ["cxagent approve hello-ts/plugin", `cxagent invoke hello-ts/plugin hello_ts_greet --args '{"name": "Ada"}'`],
+    });
+    const text = await cli(["new", "other-ts", "--lang", "ts"], { cwd: work });
+    expect(text.stdout).toContain("approve it, call it (there is nothing to build):");
+    expect(text.stdout).not.toContain("make");
+    for (const file of r.json().files) expect(readFileSync(join(folder, file), "utf8")).not.toContain("@@");
+  });
+
+  test("type-checks as written, and its cxagent.d.ts says exactly what cxagent's own plugin API types say", () => {
+    const checked = Bun.spawnSync([process.execPath, "check"], { cwd: folder, stdout: "pipe", stderr: "pipe" });
+    expect({ out: `${checked.stdout}${checked.stderr}`, code: checked.exitCode }).toMatchObject({ code: 0 });
+    const api = join(ROOT, "src/protocol/module-plugin.ts");
+    const names = ["ManifestInput", "JobResultInput", "GateAnswerInput", "SubmitRequestInput", "CommandResultInput", "LogLevel", "PluginContext", "GateContext", "CallContext", "ModulePlugin"];
+    writeFileSync(
+      join(folder, "drift.ts"),
+      [
+        `import type * as T from "cxagent";`,
+        `import type * as R from ${JSON.stringify(api)};`,
+        `type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;`,
+        ...names.map((n) => `export const ${n}: Same<T.${n}, R.${n}> = true;`),
+        `export const LOG_LEVELS: Same<typeof T.LOG_LEVELS, typeof R.LOG_LEVELS> = true;`,
+        `export const definePlugin: Same<typeof T.definePlugin, typeof R.definePlugin> = true;`,
+      ].join("\n"),
+    );
+    try {
+      const drift = Bun.spawnSync([process.execPath, "check", "drift.ts", "cxagent.d.ts"], { cwd: folder, stdout: "pipe", stderr: "pipe" });
+      expect({ out: `${drift.stdout}${drift.stderr}`, code: drift.exitCode }).toMatchObject({ code: 0 });
+    } finally {
+      rmSync(join(folder, "drift.ts"));
+    }
+  });
+
+  test("works through the CLI as it is: approve, describe --live, calls, refusals, its setting", async () => {
+    await drive(folder, "hello-ts", "hello_ts_greet", "hello-ts.ts");
+  }, 60_000);
+});
+
 describe("what cxagent new refuses", () => {
   test.each([
     ["a space", "my plugin", '"my-plugin"'],
@@ -229,9 +287,9 @@ describe("what cxagent new refuses", () => {
   });
 
   test.each([
-    ["no --lang", ["new", "x"], "'cxagent new' needs the plugin's language: --lang c or --lang rust"],
-    ["a language it does not write", ["new", "x", "--lang", "go"], "cxagent new writes plugins in c or rust, not 'go'"],
-    ["TypeScript, not yet", ["new", "x", "--lang", "ts"], "cxagent new writes plugins in c or rust, not 'ts'"],
+    ["no --lang", ["new", "x"], "'cxagent new' needs the plugin's language: --lang c, --lang rust or --lang ts"],
+    ["a language it does not write", ["new", "x", "--lang", "go"], "cxagent new writes plugins in c, rust or ts, not 'go'"],
+    ["TypeScript by another name", ["new", "x", "--lang", "typescript"], "cxagent new writes plugins in c, rust or ts, not 'typescript'"],
     ["no name", ["new", "--lang", "c"], "'cxagent new' needs <name>"],
   ])("%s: a usage error, exit 2", async (_what, args, message) => {
     const r = await cli([...args, "--json"], { cwd: work });

@@ -149,7 +149,7 @@ describe("every difference between sidecar and describe", () => {
 });
 
 test("the plugin host's --check flag survives its command line, and nothing else changes", () => {
-  const base = { library: "/p/x.so", kind: "native" as const, sessionId: null, libraryFd: 3, dependencies: [{ fd: 4, path: "lib/y.so" }], parentPid: 9, poolCap: 16, pollMs: 20, spinUs: null };
+  const base = { library: "/p/x.so", kind: "native" as const, sessionId: null, snapshot: null, libraryFd: 3, dependencies: [{ fd: 4, path: "lib/y.so" }], parentPid: 9, poolCap: 16, pollMs: 20, spinUs: null };
   expect(hostArgv(base)).not.toContain("--check");
   const argv = hostArgv({ ...base, check: true });
   expect(argv.at(-1)).toBe("--check");

@@ -6,22 +6,23 @@ import { isLanguage, LANGUAGES, planProject, writeProject } from "../../scaffold
 import { globalOptions } from "../_args.ts";
 import type { CommandResult } from "../_output.ts";
 
-const LANGUAGE_NAMES = { c: "C", rust: "Rust" } as const;
+const LANGUAGE_NAMES = { c: "C", rust: "Rust", ts: "TypeScript" } as const;
+const choices = (words: string[]) => (words.length > 1 ? `${words.slice(0, -1).join(", ")} or ${words.at(-1)}` : words.join(""));
 
 export default defineCommand({
-  meta: { name: "new", description: "Start a plugin: a folder with its source, sidecar, READMEs and a Makefile, ready to build" },
+  meta: { name: "new", description: "Start a plugin: a folder with its source, sidecar and READMEs (and a Makefile for C and Rust), ready to build" },
   args: {
     name: { type: "positional", description: "The plugin's name: 1-64 of A-Z a-z 0-9 . _ -, starting with a letter or digit", required: true },
-    lang: { type: "string", description: `The plugin's language: ${LANGUAGES.join(" or ")}`, valueHint: LANGUAGES.join("|") },
+    lang: { type: "string", description: `The plugin's language: ${choices(LANGUAGES)} (ts: a TypeScript module, nothing to build)`, valueHint: LANGUAGES.join("|") },
     dir: { type: "string", description: "The folder to create, which must not exist or be empty (default: ./<name>)", valueHint: "DIR" },
   },
   run({ args }): CommandResult {
     const options = globalOptions(args);
     if (typeof args.lang !== "string") {
-      throw new CxError("E_USAGE", `'cxagent new' needs the plugin's language: --lang ${LANGUAGES.join(" or --lang ")}`, { hint: "see cxagent new --help" });
+      throw new CxError("E_USAGE", `'cxagent new' needs the plugin's language: ${choices(LANGUAGES.map((l) => `--lang ${l}`))}`, { hint: "see cxagent new --help" });
     }
     if (!isLanguage(args.lang)) {
-      throw new CxError("E_USAGE", `cxagent new writes plugins in ${LANGUAGES.join(" or ")}, not '${args.lang}'`, { hint: "see cxagent new --help" });
+      throw new CxError("E_USAGE", `cxagent new writes plugins in ${choices(LANGUAGES)}, not '${args.lang}'`, { hint: "see cxagent new --help" });
     }
     const cwd = resolve(options.cwd);
     if (!existsSync(cwd) || !statSync(cwd).isDirectory()) {
@@ -37,7 +38,7 @@ export default defineCommand({
     const plugin = shown(join(folder, project.pluginFolder));
     const argsJson = JSON.stringify(project.example.args).replace(/:/g, ": ");
     const next = [
-      `make -C ${shown(folder)}`,
+      ...(project.build ? [`${project.build.join(" ")} -C ${shown(folder)}`] : []),
       `cxagent check ${plugin}`,
       `cxagent approve ${plugin}`,
       `cxagent invoke ${plugin} ${project.example.tool} --args '${argsJson}'`,
@@ -53,13 +54,13 @@ export default defineCommand({
         sidecar: join(folder, project.sidecar),
         tools: [project.names.tool],
         files: project.files.map((f) => f.path),
-        build: { command: project.build, cwd: folder },
+        build: project.build && { command: project.build, cwd: folder },
         next,
       },
       text: [
         `created ${project.names.name}, a plugin in ${language}, in ${shortPath(here, folder)} (${project.files.length} files)`,
         "",
-        "build it, check it, approve it, call it:",
+        project.build ? "build it, check it, approve it, call it:" : "check it, approve it, call it (there is nothing to build):",
         ...next.map((line) => `  ${line}`),
         "",
         `${shortPath(here, join(folder, "README.md"))} says what each file is for.`,

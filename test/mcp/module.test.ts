@@ -1,0 +1,73 @@
+/**
+ * `cxagent mcp` serving a TypeScript plugin (issue 19 point 5) as it serves a native one: its
+ * tools listed, its calls answered, its gates asked through elicitation, its reports sent as
+ * notifications, a client's cancellation reaching the call's signal, its crash costing one call.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { ElicitRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ROOT, until } from "../helpers.ts";
+import { approvedState, connect } from "./_mcp.ts";
+
+const CALCULATOR_TS = join(ROOT, "examples/calculator-ts");
+const PROBE = join(ROOT, "test/fixtures/modules/probe");
+
+let home = "";
+let state = "";
+let project = "";
+beforeAll(async () => {
+  home = mkdtempSync(join(tmpdir(), "cxagent-mcp-module-"));
+  state = await approvedState(home, [CALCULATOR_TS, PROBE]);
+  project = join(home, "project");
+  mkdirSync(project);
+});
+afterAll(() => rmSync(home, { recursive: true, force: true }));
+
+const text = (result: any) => result.content[0].text as string;
+
+test("the TypeScript calculator: listed, called, and its dynamic gate asked through elicitation", async () => {
+  await using server = await connect([CALCULATOR_TS], { state, cwd: project, capabilities: { elicitation: {} } });
+  const tools = (await server.client.listTools()).tools;
+  expect(tools.map((t) => t.name)).toEqual(["calc_add", "calc_multiply", "calc_divide"]);
+  expect(tools.find((t) => t.name === "calc_divide")!._meta).toEqual({ "cxagent/plugin": "calculator-ts", "cxagent/gated": "dynamic" });
+  expect(server.client.getInstructions()).toContain("## calc_add, calc_multiply, calc_divide");
+  expect(text(await server.client.callTool({ name: "calc_multiply", arguments: { a: 6, b: 7 } }))).toBe("6 * 7 = 42");
+  const asked: any[] = [];
+  server.client.setRequestHandler(ElicitRequestSchema, async (request) => {
+    asked.push(request.params);
+    return { action: "accept", content: { decision: "allow_once" } };
+  });
+  const divided = await server.client.callTool({ name: "calc_divide", arguments: { a: 5, b: 0 } });
+  expect(asked.map((a) => a.message)).toEqual(["cxagent: plugin 'calculator-ts' wants to run its tool 'calc_divide'.\ncalc_divide: divide 5 by zero"]);
+  expect(divided).toMatchObject({ isError: true });
+  expect(text(divided)).toBe("Cannot divide 5 by zero.");
+  expect(text(await server.client.callTool({ name: "calc_divide", arguments: { a: 22, b: 7 } }))).toBe("22 / 7 = 3.1429");
+  expect(asked).toHaveLength(1); // a non-zero divisor asks nothing
+});
+
+test("reports become notifications; a client's cancellation aborts the call's signal; a crash costs that call only", async () => {
+  using dir = { path: mkdtempSync(join(tmpdir(), "cxagent-mcp-marker-")), [Symbol.dispose]() { rmSync(this.path, { recursive: true, force: true }); } };
+  const marker = join(dir.path, "marker");
+  const config = join(dir.path, "config");
+  mkdirSync(config);
+  await Bun.write(join(config, "config.json"), JSON.stringify({ pluginPaths: [join(ROOT, "test/fixtures/modules")], plugins: { probe: { file: "probe.ts", settings: { marker } } } }));
+  await using server = await connect(["probe"], { state, cwd: project, configDir: config });
+  const progress: any[] = [];
+  const reported = await server.client.callTool({ name: "report", arguments: {} }, undefined, { onprogress: (p) => progress.push(p) });
+  expect(text(reported)).toBe("reported");
+  expect(progress.map((p) => p.message)).toContain("half");
+
+  const controller = new AbortController();
+  const waiting = server.client.callTool({ name: "wait", arguments: {} }, undefined, { signal: controller.signal });
+  await Bun.sleep(50);
+  controller.abort("stop");
+  expect(await waiting.then(() => null, (e: unknown) => (e as McpError).code)).toBe(-32001);
+  await until(() => existsSync(marker) && readFileSync(marker, "utf8").includes("cxagent abandoned the call: its caller cancelled it"), 10_000, "the plugin to see the cancellation");
+
+  const crashed = await server.client.callTool({ name: "exit", arguments: {} });
+  expect(crashed).toMatchObject({ isError: true });
+  expect(text(crashed)).toContain("crashed (exit code 3) while invoke() of exit was running");
+  expect(text(await server.client.callTool({ name: "echo", arguments: { text: "after" } }))).toBe("echo: after");
+});
