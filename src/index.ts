@@ -56,4 +56,6 @@ export {
   type GateAnswerInput,
   type SubmitRequestInput,
   type CommandResultInput,
+  type Maybe,
+  type Awaitable,
 } from "./protocol/module-plugin.ts";

@@ -92,7 +92,7 @@ export function readHostArgv(argv: readonly string[]): HostArguments | { error: 
         else out.spinUs = int;
         break;
       case "--kind":
-        if (!(PLUGIN_KINDS as readonly string[]).includes(value)) return { error: `--kind takes ${PLUGIN_KINDS.join(" or ")}, not '${value}'` };
+        if (!(PLUGIN_KINDS as readonly string[]).includes(value)) return { error: `--kind takes ${PLUGIN_KINDS.slice(0, -1).join(", ")} or ${PLUGIN_KINDS.at(-1)}, not '${value}'` };
         out.kind = value as PluginKind;
         break;
       case "--session-id":

@@ -57,8 +57,8 @@ export interface CallContext extends PluginContext {
   stream(text: string): void;
 }
 
-type Maybe<T> = T | null | undefined | void;
-type Awaitable<T> = T | Promise<T>;
+export type Maybe<T> = T | null | undefined | void;
+export type Awaitable<T> = T | Promise<T>;
 
 /**
  * A module plugin. start, invoke and stop are required; the others are optional, as the native
