@@ -15,7 +15,7 @@
  * It takes minutes, so it is not part of `npm test`: run it (`npm run guards`) before resolving an
  * issue that touches trust, gating, reaping or the protocol.
  */
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative, sep } from "node:path";
 import { type Guard, GUARDS } from "./guards.list.ts";
@@ -26,6 +26,11 @@ const bun = process.execPath;
 const RUN_LIMIT_MS = 5 * 60_000;
 /** Not copied: installed, built for release, or written by test runs. */
 const NOT_COPIED = new Set(["node_modules", ".git", "dist", ".bench", "junit.xml"]);
+/**
+ * Not copied either, so they are built afresh in the scratch copy (a few seconds): some fixtures
+ * are linked with an absolute RPATH into this tree, which a copy would still point back to.
+ */
+const REBUILT = new Set(["test/fixtures/build"]);
 
 const argv = process.argv.slice(2);
 const flag = (name: string) => argv.includes(name);
@@ -87,6 +92,7 @@ if (flag("--list")) {
 
 // 2. A scratch copy of the working tree as it is now (committed or not), sharing node_modules.
 const scratch = mkdtempSync(join(tmpdir(), "cxagent-guards-"));
+chmodSync(scratch, 0o755); // as the tree itself is: some tests run the CLI from it as user nobody
 let running: ReturnType<typeof Bun.spawn> | null = null;
 const cleanUp = () => {
   if (!flag("--keep")) rmSync(scratch, { recursive: true, force: true });
@@ -101,7 +107,7 @@ cpSync(root, scratch, {
   preserveTimestamps: true, // so the native build sees what is already built
   filter: (source) => {
     const path = relative(root, source);
-    return !NOT_COPIED.has(path.split(sep)[0]!) && !path.endsWith(".log");
+    return !NOT_COPIED.has(path.split(sep)[0]!) && !REBUILT.has(path.split(sep).join("/")) && !path.endsWith(".log");
   },
 });
 symlinkSync(join(root, "node_modules"), join(scratch, "node_modules"));

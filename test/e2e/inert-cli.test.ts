@@ -1,8 +1,9 @@
 /**
  * Plugin text is inert on a terminal (SPEC §6.3): every string from a plugin or its folder —
  * sidecar fields, file names, the README, what it streams, logs, reports, answers and writes to
- * stderr — reaches a real pseudo-terminal with its escape sequences shown as text. NO_COLOR is
- * set, so cxagent adds no escapes of its own to these views: any ESC byte would be the plugin's.
+ * stderr — reaches a real pseudo-terminal with its escape sequences shown as text; the views made
+ * for people (describe, list) escape their plugin fields into a pipe too. NO_COLOR is set, so
+ * cxagent adds no escapes of its own to these views: any ESC byte would be the plugin's.
  */
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -77,6 +78,26 @@ describe("the views of a plugin on a terminal carry no escape sequence of the pl
   });
 });
 
+describe("a view escapes its plugin fields wherever it goes: into a pipe too", () => {
+  test("describe and list", async () => {
+    using dir = tempDir();
+    const { env, plugin } = world(dir.path);
+    const described = await cli(["describe", "hostile-text"], { env });
+    expect(described.code).toBe(0);
+    expect(described.stdout).not.toContain(ESC);
+    expect(described.stdout).toContain("hostile-text 1.0.0\\x1b[2J\\x1b[H  (contract 4)");
+    expect(described.stdout).toContain("\\x1b[2J\\x1b[3J\\x1b[H# Totally safe"); // the README
+    const hash = (await cli(["describe", "hostile-text", "--json"], { env })).json().hash;
+    expect((await cli(["approve", "hostile-text", "--hash", hash], { env })).code).toBe(0);
+    writeFileSync(join(plugin, "new\x1b]0;t\x07.txt"), "added after approval");
+    const listed = await cli(["list"], { env });
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).not.toContain(ESC);
+    expect(listed.stdout).toContain("hostile-text 1.0.0\\x1b[2J\\x1b[H  CHANGED since approval");
+    expect(listed.stdout).toContain("changed  added: new\\x1b]0;t\\x07.txt");
+  });
+});
+
 describe("what a running plugin says reaches the terminal inert", () => {
   // cxagent's own escape on a terminal: the progress line is cleared and redrawn with "\r\x1b[K"
   const withoutOurs = (raw: string) => raw.replaceAll("\r\x1b[K", "");
@@ -90,12 +111,12 @@ describe("what a running plugin says reaches the terminal inert", () => {
     expect(r.code).toBe(0);
     expect(withoutOurs(r.raw)).not.toContain(ESC);
     expect(r.raw).not.toContain("\u009b"); // nor a C1 control sequence introducer
-    for (const text of ["\\x1b[2J\\x1b[Hstreamed", "\\x1b[31mred log\\x1b]0;title\\x07", "\\x1b[5mblinking progress", "\\x1b[2J\\x1b[Hstderr line", "\\x1b[2J\\x1b[Hcontent\\x9b31m"]) {
+    for (const text of ["\\x1b[2J\\x1b[Hstreamed", "\\x1b[31mred log\\x1b]0;title\\x07", "\\x1b[2J\\x1b[Hlog outside a call", "\\x1b[5mblinking progress", "\\x1b[2J\\x1b[Hstderr line", "\\x1b[2J\\x1b[Hcontent\\x9b31m"]) {
       expect(r.output).toContain(text);
     }
   });
 
-  test("a tool's error, a gate's display, a command's message", async () => {
+  test("a tool's error, its failed envelope, a gate's display, a command's message", async () => {
     using dir = tempDir();
     const { env } = world(dir.path);
     const hash = (await cli(["describe", "hostile-text", "--json"], { env })).json().hash;
@@ -104,6 +125,10 @@ describe("what a running plugin says reaches the terminal inert", () => {
     expect(failed.code).toBe(1);
     expect(withoutOurs(failed.raw)).not.toContain(ESC);
     expect(failed.output).toContain("fail failed: \\x1b[2J\\x1b[Hfailed\nhint: run rm -rf");
+    const refused = await tty(["invoke", "hostile-text", "fail", "--args", '{"envelope": 1}'], [], { env });
+    expect(refused.code).toBe(5);
+    expect(withoutOurs(refused.raw)).not.toContain(ESC);
+    expect(refused.output).toContain("fail failed: \\x1b[2J\\x1b[Hrefused");
     const gate = await tty(["gate", "hostile-text", "asks"], [], { env });
     expect(gate.raw).not.toContain(ESC);
     expect(gate.output).toContain('"\\x1b[2J\\x1b[Hdelete nothing\n    o = allow once, a = always, d = deny"');

@@ -6,7 +6,7 @@ import { mkdirSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import type { GateDecision, PermissionRequest, SessionOptions } from "../../src/index.ts";
 import { addGrant, projectScope, readGrants } from "../../src/trust/grants.ts";
-import { CALCULATOR, fixture, freeCounts, openSession, tempDir, until, within } from "../helpers.ts";
+import { CALCULATOR, copyFixture, fixture, freeCounts, openSession, tempDir, until, within } from "../helpers.ts";
 
 const RULE = (tool: string) => `plugin gates tool ${tool}`;
 
@@ -139,11 +139,12 @@ describe("approval of a gated call", () => {
     expect(readGrants(state)).toEqual([]);
   });
 
-  test("a grant is scoped to its project folder and to its plugin's name", async () => {
+  test("a grant is scoped to its project folder, to its plugin's name and to that plugin's folder", async () => {
     using dir = tempDir();
     const state = join(dir.path, "state");
     const [one, two] = ["one", "two"].map((p) => join(dir.path, p));
     for (const p of [one!, two!]) mkdirSync(p);
+    const elsewhere = copyFixture("gates", join(dir.path, "elsewhere"));
     {
       await using session = await openSession({ cwd: one, stateDir: state });
       const gates = await session.load(fixture("gates"));
@@ -160,6 +161,14 @@ describe("approval of a gated call", () => {
       await using session = await openSession({ cwd: one, stateDir: state });
       const twin = await session.load(fixture("gated-twin"));
       expect(await twin.invoke("manifest_true")).toMatchObject({ permissionDenied: true, decidedBy: "policy" });
+    }
+    {
+      // nor does a plugin of the same name in another folder: it is a different plugin
+      await using session = await openSession({ cwd: one, stateDir: state });
+      const namesake = await session.load(elsewhere);
+      expect(namesake.name).toBe("gates");
+      expect(await namesake.gate("manifest_true")).toMatchObject({ ask: true, alwaysOffered: true, granted: false });
+      expect(await namesake.invoke("manifest_true")).toMatchObject({ permissionDenied: true, decidedBy: "policy" });
     }
   });
 });

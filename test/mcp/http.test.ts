@@ -24,9 +24,9 @@ beforeAll(async () => {
 });
 afterAll(() => rmSync(home, { recursive: true, force: true }));
 
-/** `cxagent mcp --http 127.0.0.1:0 …`, once it prints where it listens. */
-async function httpServer(extra: string[] = [], env: Record<string, string> = {}) {
-  const proc = Bun.spawn([...CLI, "mcp", fixture("mcp-conformance"), "--http", "127.0.0.1:0", ...extra, "--state-dir", state, "--config-dir", CONFIG_DIR], {
+/** `cxagent mcp --http 127.0.0.1:0 …` (or another address), once it prints where it listens. */
+async function httpServer(extra: string[] = [], env: Record<string, string> = {}, listen = "127.0.0.1:0") {
+  const proc = Bun.spawn([...CLI, "mcp", fixture("mcp-conformance"), "--http", listen, ...extra, "--state-dir", state, "--config-dir", CONFIG_DIR], {
     cwd: ROOT,
     env: { ...process.env, NO_COLOR: "1", ...env },
     stdin: "ignore",
@@ -152,10 +152,21 @@ describe("the request guard", () => {
   });
 
   test("a non-loopback address is refused unless --allow-remote", async () => {
-    const r = Bun.spawnSync([...CLI, "mcp", "--http", "0.0.0.0:0", "--state-dir", state], { stdin: "ignore", stdout: "pipe", stderr: "pipe", env: { ...process.env, NO_COLOR: "1" } });
+    // With a deadline: a server that did start would not end by itself (exitCode is then null).
+    const r = Bun.spawnSync([...CLI, "mcp", "--http", "0.0.0.0:0", "--state-dir", state], { stdin: "ignore", stdout: "pipe", stderr: "pipe", env: { ...process.env, NO_COLOR: "1" }, timeout: 10_000 });
     expect(r.exitCode).toBe(2);
     expect(r.stderr.toString()).toContain("refusing to serve MCP on 0.0.0.0, which is not a loopback address");
     expect(r.stderr.toString()).toContain("--allow-remote");
     expect(r.stdout.toString()).toBe("");
+  });
+
+  test("with --allow-remote, a bearer token is required even without --token; the Host is not checked", async () => {
+    await using server = await httpServer(["--allow-remote"], { CXAGENT_MCP_TOKEN: "" }, "0.0.0.0:0");
+    const token = /Authorization: Bearer ([A-Za-z0-9_-]{32})'/.exec(server.stderr())?.[1];
+    expect(token).toBeDefined();
+    const url = `http://127.0.0.1:${new URL(server.url).port}/mcp`;
+    expect((await post(url)).status).toBe(401);
+    expect((await post(url, { authorization: "Bearer wrong" })).status).toBe(401);
+    expect((await post(url, { authorization: `Bearer ${token}`, host: "cxagent.example.com" })).status).toBe(200);
   });
 });

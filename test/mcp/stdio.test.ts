@@ -291,7 +291,15 @@ describe("permission (point 9)", () => {
   });
 
   test("decline, cancel, or a failed elicitation deny the call (decided by the user); the plugin never runs it", async () => {
-    for (const answer of [{ action: "decline" }, { action: "cancel" }, { action: "accept", content: { decision: "deny" } }]) {
+    const answers = [
+      { action: "decline" },
+      { action: "cancel" },
+      { action: "accept", content: { decision: "deny" } },
+      // only an accepted form's choice counts: a decline or cancel carrying one is still a no
+      { action: "decline", content: { decision: "allow_once" } },
+      { action: "cancel", content: { decision: "allow_always" } },
+    ];
+    for (const answer of answers) {
       await using server = await connect([CONFORMANCE], { state, cwd: project, capabilities: { elicitation: {} } });
       await elicitingClient(() => answer, [])(server);
       const result = await server.client.callTool({ name: "test_elicitation", arguments: { message: "x" } });
@@ -334,6 +342,8 @@ describe("permission (point 9)", () => {
       expect(text(await server.client.callTool({ name: "test_elicitation", arguments: { message: "ok" } }))).toBe("allowed; the message was: ok");
       expect(server.stderr()).toContain(`allowed by --allow-tool ${rule}`);
     }
+    // a rule allows each call once: it never stores a grant
+    expect(grants().filter((g: any) => g.scope === project)).toEqual([]);
     await using other = await connect([CONFORMANCE, "--allow-tool", "calculator/*"], { state, cwd: project });
     expect((await other.client.callTool({ name: "test_elicitation", arguments: { message: "no" } }))._meta?.["cxagent/decidedBy"]).toBe("policy");
     expect(other.stderr()).toContain("--allow-tool calculator/* matches no served tool");

@@ -1,0 +1,71 @@
+/**
+ * The proofs that a process or a group is ours (SPEC §8), as pure functions of a lineage and a
+ * process table: what they refuse is refused whatever called them. The same rules through real
+ * processes are in test/integration/reap.test.ts and registration.test.ts.
+ */
+import { describe, expect, test } from "bun:test";
+import { forbiddenGroup, forbiddenPid, type Lineage, type Owned, provenGroup } from "../../src/reaper/ours.ts";
+import type { ProcStat } from "../../src/reaper/proc.ts";
+
+/** This process (its real pid), its parent 50 and grandparent 40; its group 70, its session 60. */
+const lineage: Lineage = { pids: new Set([process.pid, 50, 40]), pgid: 70, sid: 60 };
+
+const proc = (pid: number, fields: Partial<ProcStat> = {}): ProcStat => ({ pid, state: "S", ppid: 900, pgid: pid, sid: pid, startTime: "1000", ...fields });
+const table = (...procs: ProcStat[]) => new Map(procs.map((p) => [p.pid, p]));
+
+describe("never signalled, whatever asks", () => {
+  test("pid 1, 0 and below, and what is not a whole number", () => {
+    for (const pid of [1, 0, -1, -300, 1.5, Number.NaN]) expect(forbiddenPid(pid, lineage)).toBe(`pid ${pid} is never a plugin's process`);
+  });
+
+  test("this process and its ancestors", () => {
+    expect(forbiddenPid(process.pid, lineage)).toBe(`pid ${process.pid} is this cxagent process itself`);
+    expect(forbiddenPid(50, lineage)).toBe("pid 50 is an ancestor of this cxagent process");
+    expect(forbiddenPid(40, lineage)).toBe("pid 40 is an ancestor of this cxagent process");
+    expect(forbiddenPid(300, lineage)).toBeNull();
+  });
+
+  test("group 1 (kill(-1)), 0 (kill(0)) and below, this process's own group and session, and its ancestors' groups", () => {
+    for (const pgid of [1, 0, -1, 2.5]) expect(forbiddenGroup(pgid, lineage)).toBe(`process group ${pgid} is never a plugin's group`);
+    expect(forbiddenGroup(70, lineage)).toBe("process group 70 is this cxagent process's own group");
+    expect(forbiddenGroup(60, lineage)).toBe("process group 60 is this cxagent process's own session");
+    expect(forbiddenGroup(50, lineage)).toBe("process group 50 belongs to this cxagent process or an ancestor");
+    expect(forbiddenGroup(300, lineage)).toBeNull();
+  });
+});
+
+describe("a group is ours only while it is provably the one we made", () => {
+  const host: Owned = { pid: 300, startTime: "1000", pgid: 300, sid: 300 };
+  const members = (found: ProcStat[] | null) => found?.map((p) => p.pid) ?? null;
+
+  test("its leader still holds the pid: every living member, zombies left out", () => {
+    const t = table(proc(300), proc(301, { pgid: 300, sid: 300, startTime: "1001" }), proc(302, { pgid: 300, sid: 300, state: "Z" }), proc(303));
+    expect(members(provenGroup(host, lineage, t))).toEqual([300, 301]);
+  });
+
+  test("another process holds the leader's pid now: not ours", () => {
+    const t = table(proc(300, { startTime: "2000" }), proc(301, { pgid: 300, sid: 300, startTime: "2001" }));
+    expect(provenGroup(host, lineage, t)).toBeNull();
+  });
+
+  test("the leader is gone: ours while every member is in the recorded session and no older than the leader", () => {
+    expect(members(provenGroup(host, lineage, table(proc(301, { pgid: 300, sid: 300, startTime: "1001" }))))).toEqual([301]);
+    expect(provenGroup(host, lineage, table(proc(301, { pgid: 300, sid: 300, startTime: "999" })))).toBeNull();
+    expect(provenGroup(host, lineage, table(proc(301, { pgid: 300, sid: 555, startTime: "1001" })))).toBeNull();
+  });
+
+  test("a process that did not lead its group when recorded made no group", () => {
+    const child: Owned = { pid: 301, startTime: "1001", pgid: 300, sid: 300 };
+    expect(provenGroup(child, lineage, table(proc(300), proc(301, { pgid: 300, sid: 300, startTime: "1001" })))).toBeNull();
+  });
+
+  test("a group with this process or an ancestor in it, or one that is forbidden, is never ours", () => {
+    expect(provenGroup(host, lineage, table(proc(300), proc(50, { pgid: 300, sid: 300, startTime: "1001" })))).toBeNull();
+    const own: Owned = { pid: 70, startTime: "1000", pgid: 70, sid: 70 };
+    expect(provenGroup(own, lineage, table(proc(70), proc(71, { pgid: 70, sid: 70, startTime: "1001" })))).toBeNull();
+  });
+
+  test("a group with no living member is nothing to signal", () => {
+    expect(provenGroup(host, lineage, table(proc(300, { state: "Z" })))).toBeNull();
+  });
+});
