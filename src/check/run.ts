@@ -3,7 +3,8 @@
  * first; then, once trust is settled, the ones that run the plugin, each in plugin hosts of their
  * own in check mode (plugin-host --check), in a scratch working folder; last, the ones that judge
  * what every host saw. A check applies to some kinds of plugin (CHECKS[].kinds): this build runs
- * native plugins of the cxagent ABI; a kind it cannot run yet gets its live checks skipped.
+ * native plugins of the cxagent ABI and module plugins; a kind it cannot run yet (Cortex) gets its
+ * live checks skipped.
  */
 import { mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -15,7 +16,7 @@ import { endProcesses } from "../reaper/escalate.ts";
 import { identify } from "../reaper/proc.ts";
 import { pluginHostEnv } from "../session/host-env.ts";
 import { hostCommand } from "../session/host-command.ts";
-import { type Inspection, recordInspected, refusalOf, trustRequestOf } from "../session/inspect.ts";
+import { bytesToLoad, type Inspection, recordInspected, refusalOf, trustRequestOf } from "../session/inspect.ts";
 import type { Session } from "../session/session.ts";
 import { type ConfirmTrust, confirmTrusted } from "../trust/check.ts";
 import { readSymbols } from "../trust/elf-symbols.ts";
@@ -74,7 +75,7 @@ export const CHECKS: readonly Check[] = [
 ];
 
 /** The kinds this build can run in a check-mode plugin host. */
-const RUNS: readonly PluginKind[] = ["native"];
+const RUNS: readonly PluginKind[] = ["native", "module"];
 
 export interface CheckOptions {
   /**
@@ -119,8 +120,9 @@ export async function checkPlugin(session: Session, ref: string, options: CheckO
   const env = pluginHostEnv(process.env, options.env);
   const spawn: SpawnCheckHost = (hooks) => Connection.spawn({
     hostCommand: hostCommand(),
+    kind,
     library: location.library,
-    libraryBytes: inspection ? libraryBytes(inspection.loadSet) : undefined,
+    libraryBytes: inspection ? bytesToLoad(inspection) : undefined,
     dependencies: inspection?.dependencies.plan?.inSet.map((d) => ({ path: d.path, soname: d.soname, bytes: inspection!.loadSet.kept.get(d.path)! })),
     label: inspection?.name ?? location.library,
     cwd: scratch,

@@ -27,6 +27,7 @@ export { describeChanges, otherFolderSentence } from "../trust/check.ts";
 export type { Changes } from "../trust/approvals.ts";
 import { type DependencyPlan, planDependencies } from "../trust/dependencies.ts";
 import { type LoadSet, libraryBytes, loadSetHash } from "../trust/hash.ts";
+import { encodeArchive } from "../protocol/module-archive.ts";
 import type { ProjectConfig } from "../discovery/project-config.ts";
 import type { RuleSource } from "../host/tool-policy.ts";
 import { configSelection, disabledBy, type Selection } from "./selection.ts";
@@ -307,6 +308,16 @@ export function trustRequestOf(inspection: Inspection): TrustRequest {
 }
 
 /** Records that a person approved exactly this inspected load set at its folder. */
+/**
+ * The bytes the plugin host loads, from the approved files kept in memory (never read again):
+ * a native or Cortex library as hashed, or a module plugin's every file as one archive.
+ */
+export function bytesToLoad(inspection: Inspection): Uint8Array | undefined {
+  const { loadSet } = inspection;
+  if (inspection.kind !== "module") return libraryBytes(loadSet);
+  return encodeArchive({ folder: loadSet.realFolder, entry: loadSet.libraryPath!, files: loadSet.kept, links: loadSet.links });
+}
+
 export function recordInspected(inspection: Inspection, stateDir: string) {
   return recordApproval(stateDir, { plugin: inspection.name, hash: inspection.loadSet.hash, realFolder: inspection.loadSet.realFolder, files: inspection.loadSet.files });
 }

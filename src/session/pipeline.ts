@@ -16,11 +16,9 @@ import type { Manifest } from "../protocol/manifest.ts";
 import type { Resolved } from "../discovery/discover.ts";
 import { addGrant, hasGrant, projectScope } from "../trust/grants.ts";
 import { type ConfirmTrust, confirmTrusted } from "../trust/check.ts";
-import { libraryBytes, type LoadSet } from "../trust/hash.ts";
-import { encodeArchive } from "../protocol/module-archive.ts";
 import { firstDifference } from "./compare.ts";
 import { hostCommand } from "./host-command.ts";
-import { type Inspection, recordInspected, refusalOf, trustRequestOf } from "./inspect.ts";
+import { bytesToLoad, type Inspection, recordInspected, refusalOf, trustRequestOf } from "./inspect.ts";
 import { claimNames } from "./names.ts";
 import { narrowSelection } from "./selection.ts";
 import type { ToolChoice } from "../discovery/config.ts";
@@ -103,13 +101,12 @@ export async function runLoadPipeline(ref: string, options: PipelineOptions, con
 
   const entry = inspection.settings?.entry;
   const narrowing = { session: context.sessionTools, load: options.tools };
-  const isModule = inspection.kind === "module";
   const spec: PluginSpec = {
     name: sidecar.name,
     kind: inspection.kind,
     hostCommand: hostCommand(),
     library: location.library,
-    libraryBytes: isModule ? moduleArchive(loadSet) : libraryBytes(loadSet),
+    libraryBytes: bytesToLoad(inspection),
     dependencies: inspection.dependencies.plan!.inSet.map((d) => ({ path: d.path, soname: d.soname, bytes: loadSet.kept.get(d.path)! })),
     settings: options.settings ?? (entry === undefined ? undefined : context.settingsOf(entry)) ?? {},
     cwd: context.cwd,
@@ -155,11 +152,6 @@ function acceptCortex(inspection: Inspection, spec: PluginSpec, context: Pipelin
       hint: "the library changed while the session ran; load it again",
     });
   };
-}
-
-/** A module plugin's approved files, as its plugin host imports them (every file was kept). */
-function moduleArchive(loadSet: LoadSet): Uint8Array {
-  return encodeArchive({ folder: loadSet.realFolder, entry: loadSet.libraryPath!, files: loadSet.kept, links: loadSet.links });
 }
 
 /** The grants a plugin at `folder` receives and stores, in the project `scope`. */

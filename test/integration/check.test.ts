@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { type CheckReport, type CheckStatus } from "../../src/check/report.ts";
 import { CHECKS, checkPlugin } from "../../src/check/run.ts";
 import type { Session } from "../../src/session/session.ts";
-import { alive, fixture, fixtureLibrary, hostsOf, openSession, refusal, tempDir } from "../helpers.ts";
+import { alive, fixture, fixtureLibrary, hostsOf, openSession, refusal, ROOT, tempDir } from "../helpers.ts";
 
 // Approvals made for the checks go to a state folder of this file's own.
 const state = tempDir();
@@ -149,6 +149,27 @@ test("checks apply by kind: a Cortex plugin gets the library check, and the rest
   expect(byId.exports).toMatchObject({ status: "skip", seen: "does not apply to a cortex plugin" });
   expect(byId.results).toMatchObject({ status: "skip", seen: "this build of cxagent check cannot run a cortex plugin yet" });
 });
+
+test("a TypeScript module plugin runs every check that applies to it, and passes them", async () => {
+  const report = await checkPlugin(session, join(ROOT, "examples/calculator-ts"));
+  expect(report).toMatchObject({ plugin: "calculator-ts", kind: "module", ok: true, counts: { fail: 0 } });
+  // Skipped: only what a module has no part of (a library's symbols, handshake, host table, C strings).
+  const skipped = report.checks.filter((c) => c.status === "skip");
+  expect(skipped.map((c) => c.id)).toEqual(["library", "exports", "handshake", "host-table", "ownership", "free"]);
+  for (const c of skipped) expect(c.seen).toBe("does not apply to a module plugin");
+  expect(report.checks.filter((c) => c.status !== "skip" && c.status !== "pass" && !(c.id === "gate-speed" && c.status === "warn"))).toEqual([]);
+  const seen = Object.fromEntries(report.checks.map((c) => [c.id, c.seen]));
+  expect(seen.results).toContain("9 calls to 3 tools");
+  expect(seen.concurrency).toContain("answered as the same calls made one at a time");
+}, 60_000);
+
+test("a module plugin that breaks a rule fails that check", async () => {
+  const folder = join(ROOT, "test/fixtures/modules/faulty-module");
+  const report = await checkPlugin(session, folder, { only: ["start", "results"], env: { CXAGENT_FX_FAULT: "invoke:wrong_type" } });
+  expect(statuses(report)).toEqual({ start: "pass", results: "fail" });
+  expect(report.checks.find((c) => c.id === "results")!.fix).toBeString();
+  expect(report.ok).toBe(false);
+}, 60_000);
 
 test("an unknown check id is refused, naming the checks there are", async () => {
   const error = await refusal(checkPlugin(session, fixture("echo"), { only: ["exports", "speling"] }));
