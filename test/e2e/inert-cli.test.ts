@@ -87,6 +87,9 @@ describe("a view escapes its plugin fields wherever it goes: into a pipe too", (
     expect(described.stdout).not.toContain(ESC);
     expect(described.stdout).toContain("hostile-text 1.0.0\\x1b[2J\\x1b[H  (contract 4)");
     expect(described.stdout).toContain("\\x1b[2J\\x1b[3J\\x1b[H# Totally safe"); // the README
+    const whole = await cli(["describe", "hostile-text", "--readme"], { env });
+    expect(whole.stdout).not.toContain(ESC);
+    expect(whole.stdout).toContain("Nothing to see.\\x1b[8m hidden"); // the whole README
     const hash = (await cli(["describe", "hostile-text", "--json"], { env })).json().hash;
     expect((await cli(["approve", "hostile-text", "--hash", hash], { env })).code).toBe(0);
     writeFileSync(join(plugin, "new\x1b]0;t\x07.txt"), "added after approval");
