@@ -8,6 +8,7 @@
 import * as v from "valibot";
 import { CxError, type ErrorCode } from "../errors.ts";
 import { preview } from "../protocol/issues.ts";
+import { checkDescribed, type Manifest } from "../protocol/manifest.ts";
 import { HOST_DEFAULTS, type PluginKind } from "../protocol/host-args.ts";
 import {
   CORTEX_EXPORT_OF,
@@ -113,6 +114,13 @@ function describeRequest(body: RequestBody, names: typeof EXPORT_OF): string {
   return names[body.kind];
 }
 
+/** An open connection: the host's startup line, and the manifest it described, checked. */
+export interface Opened {
+  connection: Connection;
+  ready: Extract<StartupLine, { ready: true }>;
+  manifest: Manifest;
+}
+
 /** Startup phases that are not an export's name, as a message says them. */
 const PHASE_WORDS: Record<string, string> = {
   dlopen: "loading the library (its constructors)",
@@ -179,8 +187,8 @@ export class Connection {
     });
   }
 
-  /** Spawns a plugin host as a child process and waits for its startup line. */
-  static spawn(options: SpawnOptions): Promise<{ connection: Connection; ready: Extract<StartupLine, { ready: true }> }> {
+  /** Spawns a plugin host as a child process and waits for its startup line (see open). */
+  static spawn(options: SpawnOptions): Promise<Opened> {
     return Connection.open((sink) => new ChildTransport({
       command: options.hostCommand,
       library: options.library,
@@ -200,8 +208,11 @@ export class Connection {
     }, sink), options);
   }
 
-  /** Speaks the protocol over `connect`'s transport and waits for the startup line. */
-  static async open(connect: (sink: TransportSink) => Transport, options: ConnectOptions): Promise<{ connection: Connection; ready: Extract<StartupLine, { ready: true }> }> {
+  /**
+   * Speaks the protocol over `connect`'s transport and waits for the startup line, whose manifest
+   * it checks (a native host does not validate it: protocol/manifest.ts, checkDescribed).
+   */
+  static async open(connect: (sink: TransportSink) => Transport, options: ConnectOptions): Promise<Opened> {
     const host = new Connection(connect, options);
     const startupMs = options.startupMs ?? DEFAULTS.startupMs;
     const line = await new Promise<StartupLine | CxError>((resolve) => {
@@ -238,8 +249,15 @@ export class Connection {
         hint: host.kind === "module" ? moduleHintForRefusal(line.reason) : host.kind === "cortex" ? cortexHintForRefusal(line.reason) : hintForRefusal(line.reason),
       });
     }
+    const described = checkDescribed(line, host.kind);
+    if (!described.ok) {
+      await host.kill();
+      throw new CxError("E_MANIFEST", `plugin '${host.label}' was refused: ${described.error}`, {
+        hint: host.kind === "module" ? moduleHintForRefusal("manifest") : host.kind === "cortex" ? cortexHintForRefusal("manifest") : hintForRefusal("manifest"),
+      });
+    }
     host.endListener = null; // the startup's listener; the plugin handle takes over
-    return { connection: host, ready: line };
+    return { connection: host, ready: line, manifest: described.manifest };
   }
 
   get alive(): boolean {

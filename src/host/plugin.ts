@@ -152,7 +152,7 @@ export class Plugin {
   }
 
   private static async launch(spec: PluginSpec, hooks: ProcessHooks, previous: Manifest | null) {
-    const { connection, ready } = await Connection.spawn({
+    const { connection, ready, manifest: described } = await Connection.spawn({
       hostCommand: spec.hostCommand,
       library: spec.library,
       libraryBytes: spec.libraryBytes,
@@ -170,10 +170,7 @@ export class Plugin {
       ...hooks,
     });
     try {
-      const { checkManifest } = await import("../protocol/manifest.ts");
-      const checked = checkManifest(ready.manifest);
-      if (!checked.ok) throw new CxError("E_MANIFEST", `plugin '${spec.name}' described an invalid manifest`);
-      const manifest = spec.accept(checked.manifest, previous) ?? checked.manifest;
+      const manifest = spec.accept(described, previous) ?? described;
       const acceptedAt = performance.now();
       const reply = await connection.request(
         { kind: "start", context: { workingDirectory: spec.cwd, settings: spec.settings ?? {}, hostContract: CONTRACT_CURRENT } },

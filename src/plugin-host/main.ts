@@ -9,12 +9,10 @@
  * Cortex native plugin (--kind cortex), module.ts for a TypeScript or JavaScript module
  * (--kind module).
  */
-import { CONTRACT_CURRENT } from "../protocol/manifest.ts";
+import { CONTRACT_CURRENT, LINE_CAP } from "../protocol/contract.ts";
 import { type HostArguments, readHostArgv } from "../protocol/host-args.ts";
-import { LINE_CAP } from "../protocol/wire.ts";
 import { harden } from "./harden.ts";
 import { type Libc, openLibc } from "./libc.ts";
-import { startCortex } from "./cortex.ts";
 import { startNative } from "./native.ts";
 import { loadShim, type Shim } from "./shim.ts";
 
@@ -78,8 +76,10 @@ export async function runPluginHost(args: string[]): Promise<void> {
 
   if (!settings) return refuse("load", `the plugin host was started wrongly: ${"error" in argv ? argv.error : ""}`);
   const start: HostStart = { libc, shim, settings, refuse, phase, protocolFd, requestFd };
+  // The other kinds' code (and the validator they use) loads only for them.
   if (settings.kind === "module") return (await import("./module.ts")).startModule(start);
-  return settings.kind === "cortex" ? startCortex(start) : startNative(start);
+  if (settings.kind === "cortex") return (await import("./cortex.ts")).startCortex(start);
+  return startNative(start);
 }
 
 /** Which step refused a load, on the startup line (SPEC §5.1). */

@@ -1,13 +1,13 @@
 /**
  * Starting a plugin of the cxagent ABI (SPEC §3): load its library — the libraries it ships first,
- * from their approved copies — check every mandatory export, the handshake and the manifest,
+ * from their approved copies — check every mandatory export and the handshake, read the manifest,
  * attach the host table, then hand the exports to the shim, whose threads serve every request
- * until the parent closes stdin.
+ * until the parent closes stdin. The manifest is parsed here and validated by the parent
+ * (protocol/manifest.ts, checkDescribed), so this path loads no validator.
  */
 import { CFunction, CString, FFIType, type Pointer } from "bun:ffi";
-import { checkManifest, CONTRACT_CURRENT, CONTRACT_OLDEST, contractInRange, describeProblems } from "../protocol/manifest.ts";
+import { CONTRACT_CURRENT, CONTRACT_OLDEST, contractInRange, MANDATORY_EXPORTS, type OptionalExport, tooDeep, tooDeepText } from "../protocol/contract.ts";
 import { preview } from "../protocol/issues.ts";
-import { MANDATORY_EXPORTS, type OptionalExport } from "../protocol/wire.ts";
 import { beginCheckMode, type CheckMode } from "./check-mode.ts";
 import { openLibrary } from "./library.ts";
 import type { HostStart } from "./main.ts";
@@ -73,27 +73,15 @@ export function startNative(start: HostStart): never {
   } catch (error) {
     return refuse("manifest", `cxagent_plugin_describe returned invalid JSON (${(error as Error).message}): ${preview(text)}`);
   }
-  const checked = checkManifest(parsed);
-  if (!checked.ok) {
-    const n = checked.problems.length;
-    return refuse("manifest", `the manifest from cxagent_plugin_describe has ${n} problem${n === 1 ? "" : "s"}:\n${describeProblems(checked.problems)}`);
-  }
-  const manifest = checked.manifest;
-  if (manifest.pluginContract !== abiVersion) {
-    return refuse(
-      "manifest",
-      `the manifest says pluginContract ${manifest.pluginContract} but cxagent_plugin_abi_version returned ${abiVersion}; the two must be equal`,
-    );
-  }
+  // Too deep to write back on the startup line; everything else about it is the parent's to check.
+  const deep = tooDeep(parsed);
+  if (deep !== null) return refuse("manifest", `the manifest from cxagent_plugin_describe has 1 problem:\n  - ${tooDeepText(deep)}`);
 
   const present: Record<OptionalExport, Pointer | null> = {
     poll: optional("cxagent_plugin_poll"),
     command: optional("cxagent_plugin_command"),
     attach: optional("cxagent_plugin_attach"),
   };
-  if (manifest.client && !present.poll) {
-    return refuse("manifest", "the manifest declares client: true but the library does not export cxagent_plugin_poll, which a client needs");
-  }
 
   // 5. Attach, once, before start.
   if (present.attach) {

@@ -1,13 +1,9 @@
 import * as v from "valibot";
 import { describeValue, type Problem, toProblems } from "./issues.ts";
 
-/** The contract numbers this build speaks (SPEC §3.2). */
-export const CONTRACT_CURRENT = 4;
-export const CONTRACT_OLDEST = 2;
+import { CONTRACT_CURRENT, CONTRACT_OLDEST, contractInRange, MANIFEST_DEPTH_LIMIT, tooDeep, tooDeepText } from "./contract.ts";
 
-export function contractInRange(n: number): boolean {
-  return Number.isInteger(n) && n >= CONTRACT_OLDEST && n <= CONTRACT_CURRENT;
-}
+export { CONTRACT_CURRENT, CONTRACT_OLDEST, contractInRange, MANIFEST_DEPTH_LIMIT, tooDeep };
 
 const PLUGIN_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 /** The rule for a plugin name, in words, for messages. */
@@ -83,38 +79,41 @@ export type ManifestInput = v.InferInput<typeof ManifestSchema>;
 
 export type ManifestCheck = { ok: true; manifest: Manifest } | { ok: false; problems: Problem[] };
 
-/**
- * How deeply a manifest may nest objects and arrays. Real ones nest a dozen levels (an inputSchema
- * of objects of arrays); past this the comparison and JSON printing would run out of stack.
- */
-export const MANIFEST_DEPTH_LIMIT = 64;
-
-/** The path of the first value nested deeper than `limit`, or null. Iterative: any depth is safe. */
-export function tooDeep(input: unknown, limit = MANIFEST_DEPTH_LIMIT): string | null {
-  const stack: { value: unknown; depth: number; path: string }[] = [{ value: input, depth: 0, path: "" }];
-  while (stack.length) {
-    const { value, depth, path } = stack.pop()!;
-    if (value === null || typeof value !== "object") continue;
-    if (depth >= limit) return path || "(the document)";
-    const entries = Array.isArray(value) ? value.map((v, i) => [`[${i}]`, v] as const) : Object.entries(value).map(([k, v]) => [/^[A-Za-z_$][\w$]*$/.test(k) ? `.${k}` : `[${JSON.stringify(k)}]`, v] as const);
-    for (const [step, child] of entries) stack.push({ value: child, depth: depth + 1, path: path ? path + step : step.replace(/^\./, "") });
-  }
-  return null;
-}
-
 /** Validates a parsed manifest, reporting every problem at once with its JSON path. */
 export function checkManifest(input: unknown): ManifestCheck {
   if (input === null || typeof input !== "object" || Array.isArray(input)) {
     return { ok: false, problems: [{ path: "", message: `the manifest is ${describeValue(input)}, not a JSON object` }] };
   }
   const deep = tooDeep(input);
-  if (deep !== null) {
-    const shown = deep.length > 120 ? `${deep.slice(0, 120)}…` : deep;
-    return { ok: false, problems: [{ path: deep, message: `${shown}: nested more than ${MANIFEST_DEPTH_LIMIT} levels deep, which no manifest needs` }] };
-  }
+  if (deep !== null) return { ok: false, problems: [{ path: deep, message: tooDeepText(deep) }] };
   const result = v.safeParse(ManifestSchema, input);
   if (result.success) return { ok: true, manifest: result.output };
   return { ok: false, problems: toProblems(result.issues, "manifest").map((p) => nameTheOwner(p, input)) };
+}
+
+/**
+ * The manifest a plugin host described on its startup line, checked in the parent. A native host
+ * sends what cxagent_plugin_describe returned, parsed but not validated (it loads no validator, so
+ * it starts sooner and smaller); here it meets the schema, and for a native plugin its
+ * pluginContract must equal the handshake and `client: true` needs the poll export. The other
+ * kinds' hosts checked their manifests already; the schema check here costs them nothing new.
+ */
+export function checkDescribed(ready: { contract: number; manifest: unknown; exports: readonly string[] }, kind: string): { ok: true; manifest: Manifest } | { ok: false; error: string } {
+  const checked = checkManifest(ready.manifest);
+  const from = kind === "native" ? "the manifest from cxagent_plugin_describe" : "the manifest its plugin host described";
+  if (!checked.ok) {
+    const n = checked.problems.length;
+    return { ok: false, error: `${from} has ${n} problem${n === 1 ? "" : "s"}:\n${describeProblems(checked.problems)}` };
+  }
+  const manifest = checked.manifest;
+  if (kind !== "native") return { ok: true, manifest };
+  if (manifest.pluginContract !== ready.contract) {
+    return { ok: false, error: `the manifest says pluginContract ${manifest.pluginContract} but cxagent_plugin_abi_version returned ${ready.contract}; the two must be equal` };
+  }
+  if (manifest.client && !ready.exports.includes("poll")) {
+    return { ok: false, error: "the manifest declares client: true but the library does not export cxagent_plugin_poll, which a client needs" };
+  }
+  return { ok: true, manifest };
 }
 
 export function describeProblems(problems: readonly Problem[]): string {

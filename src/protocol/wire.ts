@@ -3,8 +3,9 @@
  * requests on the host's stdin, the startup line, replies and events on its stdout.
  */
 import * as v from "valibot";
+import { LINE_CAP, MANDATORY_EXPORTS, OPTIONAL_EXPORTS, type OptionalExport } from "./contract.ts";
 
-export const LINE_CAP = 64 * 1024 * 1024;
+export { LINE_CAP, MANDATORY_EXPORTS, OPTIONAL_EXPORTS, type OptionalExport };
 
 export const StartupLineSchema = v.variant("ready", [
   v.object({
@@ -151,16 +152,3 @@ export const FUNCTION_OF: typeof EXPORT_OF = {
   command: "command()",
   stop: "stop()",
 };
-
-export const OPTIONAL_EXPORTS = ["poll", "command", "attach"] as const;
-export type OptionalExport = (typeof OPTIONAL_EXPORTS)[number];
-
-export const MANDATORY_EXPORTS = [
-  "cxagent_plugin_abi_version",
-  "cxagent_plugin_describe",
-  "cxagent_plugin_start",
-  "cxagent_plugin_invoke",
-  "cxagent_plugin_gate",
-  "cxagent_plugin_stop",
-  "cxagent_plugin_free",
-] as const;

@@ -293,7 +293,9 @@ describe("buffers", () => {
     const abandoned = await refusal(plugin.invoke("slow", { ms: 300 }, { timeoutMs: 50 }));
     expect(abandoned.code).toBe("E_TIMEOUT");
     // the abandoned call runs on in the plugin; what it returns is still copied and freed
-    await until(() => freeCounts(log).returned === 1 + TOOLS.length + 1, 10_000, "the abandoned call to return");
+    // (its free is logged just after its return: wait for both, or this reads between the two)
+    const settled = () => freeCounts(log).returned === 1 + TOOLS.length + 1 && freeCounts(log).freed === freeCounts(log).returned;
+    await until(settled, 10_000, "the abandoned call to return and its buffer to be freed");
     expect(freeCounts(log)).toEqual({ returned: 1 + TOOLS.length + 1, freed: 1 + TOOLS.length + 1, drops: 0 });
     const stuck = plugin.invoke("slow", { ms: 60_000 }, { timeoutMs: 50 }).catch((e: unknown) => e);
     expect(await stuck).toBeInstanceOf(CxError);

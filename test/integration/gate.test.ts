@@ -43,7 +43,8 @@ describe("the decision", () => {
     expect(decision).toMatchObject({ ask: true, alwaysOffered: false, source: "gate-failed" });
     expect(decision.display).toContain("it took longer than 200 ms");
     // describe + start + the late gate answer: each returned string freed exactly once
-    await until(() => freeCounts(log).returned === 3, 5000, "the late gate answer");
+    // (a free is logged just after its return: wait for both, or this reads between the two)
+    await until(() => freeCounts(log).returned === 3 && freeCounts(log).freed === 3, 5000, "the late gate answer, freed");
     expect(freeCounts(log)).toEqual({ returned: 3, freed: 3 });
   });
 

@@ -1,0 +1,55 @@
+/**
+ * The facts of the native contract that a plugin host needs before any validation: the contract
+ * numbers, the export names, the line cap and the manifest's depth limit. Nothing here imports a
+ * validator, so the native plugin host starts without loading one (the parent validates what the
+ * host describes: manifest.ts, checkDescribed).
+ */
+
+/** The contract numbers this build speaks (SPEC §3.2). */
+export const CONTRACT_CURRENT = 4;
+export const CONTRACT_OLDEST = 2;
+
+export function contractInRange(n: number): boolean {
+  return Number.isInteger(n) && n >= CONTRACT_OLDEST && n <= CONTRACT_CURRENT;
+}
+
+/** The longest line either side writes on the protocol pipes. */
+export const LINE_CAP = 64 * 1024 * 1024;
+
+export const OPTIONAL_EXPORTS = ["poll", "command", "attach"] as const;
+export type OptionalExport = (typeof OPTIONAL_EXPORTS)[number];
+
+export const MANDATORY_EXPORTS = [
+  "cxagent_plugin_abi_version",
+  "cxagent_plugin_describe",
+  "cxagent_plugin_start",
+  "cxagent_plugin_invoke",
+  "cxagent_plugin_gate",
+  "cxagent_plugin_stop",
+  "cxagent_plugin_free",
+] as const;
+
+/**
+ * How deeply a manifest may nest objects and arrays. Real ones nest a dozen levels (an inputSchema
+ * of objects of arrays); past this the comparison and JSON printing would run out of stack.
+ */
+export const MANIFEST_DEPTH_LIMIT = 64;
+
+/** The path of the first value nested deeper than `limit`, or null. Iterative: any depth is safe. */
+export function tooDeep(input: unknown, limit = MANIFEST_DEPTH_LIMIT): string | null {
+  const stack: { value: unknown; depth: number; path: string }[] = [{ value: input, depth: 0, path: "" }];
+  while (stack.length) {
+    const { value, depth, path } = stack.pop()!;
+    if (value === null || typeof value !== "object") continue;
+    if (depth >= limit) return path || "(the document)";
+    const entries = Array.isArray(value) ? value.map((v, i) => [`[${i}]`, v] as const) : Object.entries(value).map(([k, v]) => [/^[A-Za-z_$][\w$]*$/.test(k) ? `.${k}` : `[${JSON.stringify(k)}]`, v] as const);
+    for (const [step, child] of entries) stack.push({ value: child, depth: depth + 1, path: path ? path + step : step.replace(/^\./, "") });
+  }
+  return null;
+}
+
+/** The problem text for a manifest nested too deeply at `path` (tooDeep's answer). */
+export function tooDeepText(path: string): string {
+  const shown = path.length > 120 ? `${path.slice(0, 120)}…` : path;
+  return `${shown}: nested more than ${MANIFEST_DEPTH_LIMIT} levels deep, which no manifest needs`;
+}
