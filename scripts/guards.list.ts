@@ -49,6 +49,7 @@ export interface Guard {
 const GATE = "test/integration/gate.test.ts";
 const TRUST = "test/integration/trust.test.ts";
 const DEPS = "test/integration/dependencies.test.ts";
+const PREPARED = "test/e2e/prepared-host.test.ts";
 const APPROVALS = "test/e2e/approvals-cli.test.ts";
 const PARSERS = "test/e2e/parsers-cli.test.ts";
 const INERT = "test/e2e/inert-cli.test.ts";
@@ -115,6 +116,24 @@ export const GUARDS: Guard[] = [
     replace: `libraryBytes: inspection.kind === "module" ? bytesToLoad(inspection) : undefined,`,
     tests: [TRUST],
     why: "the bytes that run are the bytes that were hashed, even if the file is swapped meanwhile",
+  },
+  {
+    id: "trust-host-refuses-unsealed",
+    area: "trust",
+    file: "src/plugin-host/main.ts",
+    find: "if (fd !== null && !libc.sealed(fd)) refuse(",
+    replace: "if (false) refuse(",
+    tests: [PREPARED],
+    why: "a plugin host loads approved bytes only from a sealed copy, which nothing can have changed",
+  },
+  {
+    id: "trust-prepared-sealed-first",
+    area: "trust",
+    file: "src/host/prepared.ts",
+    find: "const sealed = fits && fillAndSeal(prepared.fd, bytes);",
+    replace: "const sealed = fits && require(\"node:fs\").writeSync(prepared.fd, bytes) >= 0;",
+    tests: [PREPARED],
+    why: "the prepared host's copy is filled and sealed before its settings line lets it load anything",
   },
   {
     id: "trust-sealed-dependencies",

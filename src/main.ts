@@ -3,12 +3,23 @@
  * The cxagent executable. `__host` (the plugin host a parent spawns) is dispatched before the CLI
  * and its dependencies load, so a plugin host starts as fast as Bun can; everything else is the
  * CLI. The two halves share nothing but protocol/: neither imports the other.
+ *
+ * For `invoke`, which loads one plugin and ends, a plugin host is started first, before the CLI
+ * loads (host/prepared.ts): it starts while the CLI reads the plugin and settles trust, and gets
+ * the approved bytes only after that.
  */
 const argv = process.argv.slice(2);
 if (argv[0] === "__host") {
   const { runPluginHost } = await import("./plugin-host/main.ts");
   await runPluginHost(argv.slice(1));
 } else {
+  const prepare = argv[0] === "invoke" && !argv.some((a) => a === "--help" || a === "-h") && process.env.CXAGENT_PREPARE_HOST !== "0";
+  const prepared = prepare ? await import("./host/prepared.ts") : null;
+  if (prepared) {
+    const [{ hostCommand }, { pluginHostEnv }] = await Promise.all([import("./session/host-command.ts"), import("./session/host-env.ts")]);
+    prepared.prepareHost(hostCommand(), pluginHostEnv(process.env));
+  }
   const { main } = await import("./cli/run.ts");
   process.exitCode = await main(argv);
+  prepared?.discardPrepared();
 }

@@ -18,6 +18,7 @@ import { readStat } from "../reaper/proc.ts";
 import { readLines } from "./lines.ts";
 import { sealedCopy } from "./memfd.ts";
 import { makeNonDumpable } from "./nondumpable.ts";
+import { takePrepared } from "./prepared.ts";
 import type { ExitInfo, Transport, TransportSink } from "./transport.ts";
 
 /** A library from the plugin's folder that its library needs, with the approved bytes. */
@@ -142,9 +143,12 @@ export class ChildTransport implements Transport {
     // A module's host writes its approved files here to import them; removed once the host is gone.
     const snapshot = kind === "module" ? snapshotFolder() : null;
     const removeSnapshot = () => snapshot !== null && rmSync(snapshot, { recursive: true, force: true });
+    // A host started before its plugin was known (prepared.ts) serves a plain load: its fd 3 is
+    // sealed now with the approved bytes, and its settings follow as its first line.
+    const prepared = kind !== "module" && !spec.settings.check && !spec.dependencies?.length && spec.libraryBytes ? takePrepared(spec.command, spec.env, spec.libraryBytes) : null;
     let copies: number[];
     try {
-      copies = sealedCopies(spec);
+      copies = prepared ? [] : sealedCopies(spec);
     } catch (error) {
       removeSnapshot();
       throw error;
@@ -152,7 +156,7 @@ export class ChildTransport implements Transport {
     // fds 3, 4, ... in the child: the library's copy, then each dependency's.
     const args = hostArgv({
       library: spec.library,
-      libraryFd: copies.length ? 3 : null,
+      libraryFd: prepared || copies.length ? 3 : null,
       dependencies: copies.slice(1).map((_fd, i) => ({ fd: 4 + i, path: spec.dependencies![i]!.path })),
       parentPid: process.pid,
       kind,
@@ -160,13 +164,14 @@ export class ChildTransport implements Transport {
       ...spec.settings,
     });
     try {
-      this.proc = Bun.spawn({
+      this.proc = prepared?.proc ?? Bun.spawn({
         cmd: [...spec.command, ...args],
         cwd: spec.cwd,
         env: spec.env,
         stdio: ["pipe", "pipe", "pipe", ...copies],
         detached: true, // a session and process group of its own, so everything it starts can be ended with it
       }) as Subprocess<"pipe", "pipe", "pipe">;
+      if (prepared) this.send(JSON.stringify({ argv: args, cwd: spec.cwd }) + "\n");
     } catch (error) {
       removeSnapshot();
       throw error;

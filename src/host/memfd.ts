@@ -21,6 +21,15 @@ function openLibc() {
 
 /** Returns an fd holding `bytes`, sealed against change, or null where memfd is unavailable. */
 export function sealedCopy(bytes: Uint8Array, name: string): number | null {
+  const fd = sealableFile(name);
+  if (fd === null) return null;
+  if (fillAndSeal(fd, bytes)) return fd;
+  closeSync(fd);
+  return null;
+}
+
+/** An empty memfd that can be sealed later (see fillAndSeal), or null where memfd is unavailable. */
+export function sealableFile(name: string): number | null {
   if (process.platform !== "linux") return null;
   if (libc === undefined) {
     try {
@@ -31,14 +40,16 @@ export function sealedCopy(bytes: Uint8Array, name: string): number | null {
   }
   if (!libc) return null;
   const fd = libc.symbols.memfd_create(Buffer.from(`cxagent:${name}\0`), MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  if (fd < 0) return null;
+  return fd < 0 ? null : fd;
+}
+
+/** Writes `bytes` into an empty sealable file and seals it against every change; false if it could not. */
+export function fillAndSeal(fd: number, bytes: Uint8Array): boolean {
   try {
     let done = 0;
     while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done);
-    if (libc.symbols.fcntl(fd, F_ADD_SEALS, SEALS) !== 0) throw new Error("cannot seal");
-    return fd;
+    return libc!.symbols.fcntl(fd, F_ADD_SEALS, SEALS) === 0;
   } catch {
-    closeSync(fd);
-    return null;
+    return false;
   }
 }

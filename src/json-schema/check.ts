@@ -40,7 +40,8 @@ export interface SchemaProblem {
   message: string;
 }
 
-let metaValidators: Record<Draft, Validator> | null = null;
+/** Built when a schema of that draft is first checked: most runs meet only one of the two. */
+const metaValidators: Partial<Record<Draft, Validator>> = {};
 
 /**
  * The 2020-12 meta-schema refers to itself with `$dynamicRef: "#meta"`, which the validator does
@@ -59,15 +60,13 @@ function staticRefs(value: unknown): unknown {
 }
 
 function metaValidator(draft: Draft): Validator {
-  metaValidators ??= {
-    "7": new Validator(draft07 as Schema, "7", false),
-    "2020-12": (() => {
-      const validator = new Validator(staticRefs(draft2020) as Schema, "2020-12", false);
-      for (const vocabulary of [core, applicator, unevaluated, validation, metaData, formatAnnotation, content]) validator.addSchema(staticRefs(vocabulary) as Schema);
-      return validator;
-    })(),
-  };
-  return metaValidators[draft];
+  return (metaValidators[draft] ??= draft === "7" ? new Validator(draft07 as Schema, "7", false) : draft2020Validator());
+}
+
+function draft2020Validator(): Validator {
+  const validator = new Validator(staticRefs(draft2020) as Schema, "2020-12", false);
+  for (const vocabulary of [core, applicator, unevaluated, validation, metaData, formatAnnotation, content]) validator.addSchema(staticRefs(vocabulary) as Schema);
+  return validator;
 }
 
 /** The draft a schema is written in, by its `$schema`; null for one this build does not check. */

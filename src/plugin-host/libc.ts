@@ -27,6 +27,7 @@ const DL_SYMBOLS = {
 const RTLD_NOW = 2;
 const F_DUPFD_CLOEXEC = 1030;
 const F_SETFD = 2;
+const F_GET_SEALS = 1034;
 const FD_CLOEXEC = 1;
 const O_RDWR = 2;
 const PR_SET_PDEATHSIG = 1;
@@ -79,6 +80,11 @@ export function openLibc() {
     getppid: () => libc.symbols.getppid(),
     /** Processes started from here on do not inherit `fd`. */
     closeOnExec: (fd: number) => libc.symbols.fcntl(fd, F_SETFD, FD_CLOEXEC),
+    /** True when `fd` is sealed against every change (seal, shrink, grow, write): a sealed memfd. */
+    sealed: (fd: number) => {
+      const seals = libc.symbols.fcntl(fd, F_GET_SEALS, 0);
+      return seals >= 0 && (seals & 15) === 15;
+    },
     prctl: (option: number, a = 0, b = 0) => libc.symbols.prctl(option, a, b, 0, 0),
     capget: (header: Uint32Array, data: Uint32Array) => libc.symbols.capget(ptr(header), ptr(data)),
     capset: (header: Uint32Array, data: Uint32Array) => libc.symbols.capset(ptr(header), ptr(data)),

@@ -9,6 +9,7 @@
  * Cortex native plugin (--kind cortex), module.ts for a TypeScript or JavaScript module
  * (--kind module).
  */
+import { readSync } from "node:fs";
 import { CONTRACT_CURRENT, LINE_CAP } from "../protocol/contract.ts";
 import { type HostArguments, readHostArgv } from "../protocol/host-args.ts";
 import { harden } from "./harden.ts";
@@ -27,11 +28,13 @@ export async function runPluginHost(args: string[]): Promise<void> {
   // The parent's settings (protocol/host-args.ts). With --library-fd it passed the approved bytes
   // as an open, sealed file; each --dependency is a sealed copy of a library from the plugin's
   // folder that it needs, in the order to load them (each after what it needs).
-  const argv = readHostArgv(args);
-  const settings = "error" in argv ? null : argv;
-  const libraryFd = settings?.libraryFd ?? null;
-  const POOL_CAP = settings?.poolCap ?? 16;
-  const POLL_MS = settings?.pollMs ?? 200;
+  // A prepared host (`--await --parent-pid N`, host/prepared.ts) was started before its parent
+  // knew the plugin: it runs the start-up below, the same for every plugin, then waits for its
+  // settings as its first request line; its fd 3 is the copy of the approved bytes, sealed by then.
+  const prepared = args[0] === "--await";
+  let argv: HostArguments | { error: string } | null = prepared ? null : readHostArgv(args);
+  const given = argv && !("error" in argv) ? argv : null;
+  const libraryFd = prepared ? PREPARED_LIBRARY_FD : (given?.libraryFd ?? null);
   // 1. Before anything can print: keep the real stdout for the protocol and send fd 1 to stderr;
   //    take the requests off fd 0 too, so a process the plugin starts cannot read them.
   const libc = openLibc();
@@ -44,7 +47,7 @@ export async function runPluginHost(args: string[]): Promise<void> {
   //    Give up what would let plugin code reach other cxagent processes' descriptors.
   const unhardened = harden(libc);
   libc.dieWithParent();
-  const parent = settings?.parentPid || libc.getppid();
+  const parent = (prepared ? Number(args[2]) : given?.parentPid) || libc.getppid();
   if (libc.getppid() !== parent) process.exit(0); // the parent is already gone
 
   let shim: Shim;
@@ -56,6 +59,14 @@ export async function runPluginHost(args: string[]): Promise<void> {
     await Bun.write(Bun.file(protocolFd), line + "\n");
     process.exit(1);
   }
+  if (prepared) {
+    const line = firstLine(requestFd);
+    if (line === null) process.exit(0); // the parent went on without it (or is gone)
+    argv = settingsOf(line);
+  }
+  const settings = argv && !("error" in argv) ? argv : null;
+  const POOL_CAP = settings?.poolCap ?? 16;
+  const POLL_MS = settings?.pollMs ?? 200;
   // The shim serves one request pool thread more than the parent's cap on calls in native code,
   // so a stop request finds a reader while those calls are stuck. (The parent also sends requests
   // ahead of that cap while calls are fast; if more than the cap of those get stuck at once, stop
@@ -74,12 +85,67 @@ export async function runPluginHost(args: string[]): Promise<void> {
   if (process.platform === "linux" && shim.guard(parent, ORPHAN_GRACE_MS) === 0) libc.dieWithParent(false);
   const phase = (name: string) => shim.writeLine({ event: "phase", name });
 
-  if (!settings) return refuse("load", `the plugin host was started wrongly: ${"error" in argv ? argv.error : ""}`);
+  if (!settings) return refuse("load", `the plugin host was started wrongly: ${argv && "error" in argv ? argv.error : ""}`);
+  // The approved bytes arrive as sealed copies only: nothing can have changed them since they were hashed.
+  for (const fd of [settings.libraryFd, ...settings.dependencies.map((d) => d.fd)]) {
+    if (fd !== null && !libc.sealed(fd)) refuse("load", `the plugin host refused to load the plugin: descriptor ${fd}, which should hold a sealed copy of its approved bytes, is not sealed`);
+  }
   const start: HostStart = { libc, shim, settings, refuse, phase, protocolFd, requestFd };
   // The other kinds' code (and the validator they use) loads only for them.
   if (settings.kind === "module") return (await import("./module.ts")).startModule(start);
   if (settings.kind === "cortex") return (await import("./cortex.ts")).startCortex(start);
   return startNative(start);
+}
+
+/** Where a prepared host finds the copy of the approved bytes (the parent passed it at spawn). */
+const PREPARED_LIBRARY_FD = 3;
+/** A prepared host's settings line is a command line and a folder: far below this. */
+const SETTINGS_LINE_CAP = 64 * 1024;
+
+/**
+ * Reads one line from `fd`, a byte at a time, so that nothing after it is taken from the shim,
+ * which reads the requests that follow. Null at the end of input.
+ */
+function firstLine(fd: number): string | null {
+  const bytes: number[] = [];
+  const one = new Uint8Array(1);
+  for (;;) {
+    let n: number;
+    try {
+      n = readSync(fd, one, 0, 1, null);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "EAGAIN") {
+        Bun.sleepSync(1);
+        continue;
+      }
+      return null;
+    }
+    if (n === 0) return null;
+    if (one[0] === 10) return Buffer.from(bytes).toString("utf8");
+    if (bytes.length >= SETTINGS_LINE_CAP) return "";
+    bytes.push(one[0]!);
+  }
+}
+
+/** A prepared host's settings line, `{"argv": [...], "cwd": DIR}`: its command line, and where to run. */
+function settingsOf(line: string): HostArguments | { error: string } {
+  let value: { argv?: unknown; cwd?: unknown };
+  try {
+    value = JSON.parse(line) as typeof value;
+  } catch {
+    return { error: "its settings line is not JSON" };
+  }
+  if (!Array.isArray(value?.argv) || !value.argv.every((a) => typeof a === "string") || typeof value.cwd !== "string") {
+    return { error: 'its settings line must be {"argv": [strings], "cwd": string}' };
+  }
+  try {
+    process.chdir(value.cwd);
+  } catch (error) {
+    return { error: `it could not enter its working folder ${value.cwd}: ${(error as Error).message}` };
+  }
+  const argv = readHostArgv(value.argv as string[]);
+  if (!("error" in argv) && argv.libraryFd !== PREPARED_LIBRARY_FD) return { error: `a prepared host's library is at descriptor ${PREPARED_LIBRARY_FD}` };
+  return argv;
 }
 
 /** Which step refused a load, on the startup line (SPEC §5.1). */

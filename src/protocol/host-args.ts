@@ -15,6 +15,10 @@
  *   --snapshot DIR          module only: the empty private folder the parent made for the snapshot
  *   --check                 check mode, for `cxagent check`: the shim watches every export and the
  *                           host table and says what it sees ("check" events, wire.ts)
+ *
+ * A prepared host (host/prepared.ts) is started as `cxagent __host --await --parent-pid N`, before
+ * the parent knows its plugin; its first request line is then `{"argv": [...], "cwd": DIR}`, the
+ * command line above, and fd 3 its sealed copy.
  */
 export const PLUGIN_KINDS = ["native", "cortex", "module"] as const;
 export type PluginKind = (typeof PLUGIN_KINDS)[number];

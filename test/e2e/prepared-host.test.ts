@@ -1,0 +1,132 @@
+/**
+ * The prepared plugin host of `cxagent invoke` (src/host/prepared.ts): started before the CLI has
+ * read the plugin or settled trust, it serves the call from a sealed copy of the approved bytes,
+ * runs nothing of an unapproved plugin, refuses a copy that is not sealed, and ends when nobody
+ * takes it. Real CLI processes, a real plugin host, real /proc.
+ */
+import { describe, expect, test } from "bun:test";
+import { closeSync, existsSync, openSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { hostCommand } from "../../src/session/host-command.ts";
+import { pluginHostEnv } from "../../src/session/host-env.ts";
+import { alive, approve, CONFIG_DIR, copyFixture, fixture, fixtureLibrary, STATE_DIR, tempDir, until } from "../helpers.ts";
+
+/** The plugin hosts a process started, by their command lines. */
+function hostsOf(parent: number): { pid: number; argv: string[] }[] {
+  const found: { pid: number; argv: string[] }[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const argv = readFileSync(`/proc/${name}/cmdline`, "utf8").split("\0").filter(Boolean);
+      const at = argv.indexOf("--parent-pid");
+      if (argv.includes("__host") && argv[at + 1] === String(parent)) found.push({ pid: Number(name), argv });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
+/** Starts `cxagent __host --await` as a parent would, with `fd` as its fd 3; its first stdout line. */
+async function awaitingHost(fd: number, env: Record<string, string> = {}) {
+  const proc = Bun.spawn({
+    cmd: [...hostCommand(), "--await", "--parent-pid", String(process.pid)],
+    env: pluginHostEnv(process.env, env),
+    stdio: ["pipe", "pipe", "pipe", fd],
+  });
+  closeSync(fd);
+  // The first line only (or "" at the end of output): a host that went on to serve would never end it.
+  const firstLine = async () => {
+    const reader = proc.stdout.getReader();
+    let text = "";
+    while (!text.includes("\n")) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += new TextDecoder().decode(value);
+    }
+    reader.releaseLock();
+    return text.split("\n")[0] ?? "";
+  };
+  return { proc, firstLine };
+}
+
+describe("cxagent invoke's prepared plugin host", () => {
+  test("serves the call: started with --await before the load, the library mapped from its sealed in-memory copy", async () => {
+    await approve(fixture("slow-invoke"));
+    const proc = Bun.spawn({
+      cmd: [process.execPath, join(import.meta.dir, "../../src/main.ts"), "invoke", fixture("slow-invoke"), "slow_invoke", "--args", '{"ms":1500}'],
+      env: { ...process.env, NO_COLOR: "1", CXAGENT_CONFIG_DIR: CONFIG_DIR, CXAGENT_STATE_DIR: STATE_DIR },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    let host: { pid: number; argv: string[] } | undefined;
+    await until(() => {
+      host = hostsOf(proc.pid).find((h) => readMaps(h.pid).some((m) => m.includes("memfd:cxagent:library")));
+      return host !== undefined;
+    }, 10_000, "the plugin host to map the library");
+    expect(host!.argv.slice(host!.argv.indexOf("__host") + 1)).toEqual(["--await", "--parent-pid", String(proc.pid)]);
+    const maps = readMaps(host!.pid);
+    expect(maps.some((m) => m.includes("/memfd:cxagent:library"))).toBe(true);
+    expect(maps.some((m) => m.includes(fixtureLibrary("slow-invoke")))).toBe(false); // never the file itself
+    const [stdout, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
+    expect({ code, stdout: stdout.trim() }).toEqual({ code: 0, stdout: "slept 1500 ms" });
+    expect(alive(host!.pid)).toBe(false);
+  });
+
+  test("an unapproved plugin: refused, its constructor never ran, and the prepared host ends with the command", async () => {
+    using dir = tempDir();
+    const marker = join(dir.path, "marker");
+    const plugin = copyFixture("ctor-marker", dir.path);
+    const proc = Bun.spawn({
+      cmd: [process.execPath, join(import.meta.dir, "../../src/main.ts"), "invoke", plugin, "ctor_marker", "--json"],
+      env: { ...process.env, NO_COLOR: "1", CXAGENT_CONFIG_DIR: CONFIG_DIR, CXAGENT_STATE_DIR: STATE_DIR, CXAGENT_FX_MARKER: marker, CXAGENT_PASS_ENV: "CXAGENT_FX_MARKER" },
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const [stdout, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
+    expect(code).toBe(4);
+    expect(JSON.parse(stdout).error.code).toBe("E_NOT_APPROVED");
+    expect(existsSync(marker)).toBe(false);
+    await until(() => hostsOf(proc.pid).length === 0, 5000, "the prepared host to end");
+  });
+
+  test("a copy of the library that is not sealed is refused before it is loaded", async () => {
+    using dir = tempDir();
+    const marker = join(dir.path, "marker");
+    const library = fixtureLibrary("ctor-marker");
+    const { proc, firstLine } = await awaitingHost(openSync(library, "r"), { CXAGENT_FX_MARKER: marker });
+    proc.stdin.write(JSON.stringify({ argv: [library, "--library-fd", "3", "--parent-pid", String(process.pid)], cwd: dir.path }) + "\n");
+    proc.stdin.flush();
+    const line = JSON.parse(await firstLine());
+    expect(line).toMatchObject({ ready: false, reason: "load" });
+    expect(line.error).toContain("descriptor 3, which should hold a sealed copy of its approved bytes, is not sealed");
+    expect(existsSync(marker)).toBe(false);
+    expect(await proc.exited).toBe(1);
+  });
+
+  test("a settings line that is not one is refused, naming what it must be", async () => {
+    const { proc, firstLine } = await awaitingHost(openSync("/dev/null", "r"));
+    proc.stdin.write("{\"argv\": 3}\n");
+    proc.stdin.flush();
+    const line = JSON.parse(await firstLine());
+    expect(line.ready).toBe(false);
+    expect(line.error).toContain('its settings line must be {"argv": [strings], "cwd": string}');
+    expect(await proc.exited).toBe(1);
+  });
+
+  test("one nobody takes ends at the end of its input, having written nothing", async () => {
+    const { proc, firstLine } = await awaitingHost(openSync("/dev/null", "r"));
+    proc.stdin.end();
+    expect(await firstLine()).toBe("");
+    expect(await proc.exited).toBe(0);
+  });
+});
+
+function readMaps(pid: number): string[] {
+  try {
+    return readFileSync(`/proc/${pid}/maps`, "utf8").split("\n");
+  } catch {
+    return [];
+  }
+}
