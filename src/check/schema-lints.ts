@@ -4,6 +4,7 @@
  * Schema does not define (allowed, so validators ignore them: a typo such as `requird` goes
  * unnoticed). Whether it is a valid JSON Schema at all is json-schema/check.ts's `schemaProblems`.
  */
+import { editDistance } from "../suggest.ts";
 
 export interface SchemaLint {
   /** Where, as a JSON path inside the schema ("properties.a.type"); "" for the schema itself. */
@@ -84,22 +85,8 @@ function nearest(word: string): string | null {
   let best: string | null = null;
   let bestDistance = 3;
   for (const known of KNOWN) {
-    const d = distance(word.toLowerCase(), known.toLowerCase());
+    const d = editDistance(word.toLowerCase(), known.toLowerCase());
     if (d < bestDistance) [best, bestDistance] = [known, d];
   }
   return best;
-}
-
-function distance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    let previous = row[0]!;
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const saved = row[j]!;
-      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, previous + (a[i - 1] === b[j - 1] ? 0 : 1));
-      previous = saved;
-    }
-  }
-  return row[b.length]!;
 }

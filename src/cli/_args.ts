@@ -2,6 +2,7 @@
  * Argument fragments shared by every command (SPEC §9 "global"), spread into each command's args.
  */
 import type { ArgsDef } from "citty";
+import { CxError } from "../errors.ts";
 
 export const globalArgs = {
   json: { type: "boolean", description: "Print exactly one JSON document on stdout, also on failure" },
@@ -31,4 +32,12 @@ export function globalOptions(args: Record<string, unknown>): GlobalOptions {
     stateDir: typeof args["state-dir"] === "string" ? args["state-dir"] : undefined,
     verbose: args.verbose === true,
   };
+}
+
+/** `--hash`: 64 hexadecimal digits, in either case; undefined when not given. */
+export function hashArg(value: unknown): string | undefined {
+  if (typeof value !== "string") return undefined;
+  const hash = value.trim().toLowerCase();
+  if (!/^[0-9a-f]{64}$/.test(hash)) throw new CxError("E_USAGE", `--hash takes 64 hexadecimal digits, not '${value}'`);
+  return hash;
 }

@@ -5,9 +5,9 @@
  * (whose missing exports its plugin host names, if it lacks any). A file that cannot be read as
  * ELF is left to the steps that refuse it with a reason.
  */
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, openSync } from "node:fs";
 import type { PluginKind } from "../protocol/host-args.ts";
-import { type ElfSource, ElfError, looksLikeElf, readExports } from "../trust/elf.ts";
+import { ElfError, fileSource, looksLikeElf, readExports } from "../trust/elf.ts";
 
 export const CORTEX_ENTRY = "cortex_plugin_init";
 
@@ -35,20 +35,7 @@ export function kindOfFile(path: string): PluginKind {
     return "native";
   }
   try {
-    const handle = fd;
-    const source: ElfSource = {
-      size: fstatSync(handle).size,
-      read(offset, length) {
-        const buffer = Buffer.alloc(length);
-        let done = 0;
-        while (done < length) {
-          const n = readSync(handle, buffer, done, length - done, offset + done);
-          if (n <= 0) break;
-          done += n;
-        }
-        return buffer.subarray(0, done);
-      },
-    };
+    const source = fileSource(fd);
     if (!looksLikeElf(source.read(0, Math.min(4, source.size)))) return "native";
     return kindOfExports(readExports(source));
   } catch {

@@ -246,14 +246,14 @@ export class Connection {
     if (!line.ready) {
       await host.kill();
       throw new CxError(codeForRefusal(line.reason), `plugin '${host.label}' was refused: ${line.error}`, {
-        hint: host.kind === "module" ? moduleHintForRefusal(line.reason) : host.kind === "cortex" ? cortexHintForRefusal(line.reason) : hintForRefusal(line.reason),
+        hint: refusalHint(host.kind, line.reason),
       });
     }
     const described = checkDescribed(line, host.kind);
     if (!described.ok) {
       await host.kill();
       throw new CxError("E_MANIFEST", `plugin '${host.label}' was refused: ${described.error}`, {
-        hint: host.kind === "module" ? moduleHintForRefusal("manifest") : host.kind === "cortex" ? cortexHintForRefusal("manifest") : hintForRefusal("manifest"),
+        hint: refusalHint(host.kind, "manifest"),
       });
     }
     host.endListener = null; // the startup's listener; the plugin handle takes over
@@ -479,6 +479,11 @@ function codeForRefusal(reason: string | undefined): ErrorCode {
     default:
       return "E_LOAD";
   }
+}
+
+/** What to do about a refused load, for the kind of plugin and the step that refused it. */
+function refusalHint(kind: PluginKind, reason: string | undefined): string {
+  return kind === "module" ? moduleHintForRefusal(reason) : kind === "cortex" ? cortexHintForRefusal(reason) : hintForRefusal(reason);
 }
 
 function cortexHintForRefusal(reason: string | undefined): string {

@@ -6,7 +6,8 @@
  */
 import { CxError, isCxError } from "../errors.ts";
 import { didYouMean } from "../suggest.ts";
-import { ARGUMENTS_DEPTH_LIMIT, ArgumentsValidator, deepestPath } from "../json-schema/check.ts";
+import { ARGUMENTS_DEPTH_LIMIT, ArgumentsValidator } from "../json-schema/check.ts";
+import { tooDeep } from "../protocol/contract.ts";
 import { describeValue } from "../protocol/issues.ts";
 import type { Manifest, Tool } from "../protocol/manifest.ts";
 import { CONTRACT_CURRENT } from "../protocol/manifest.ts";
@@ -361,7 +362,7 @@ export class Plugin {
    */
   private checkedArguments(tool: Tool, args: unknown): Record<string, unknown> {
     const object = requireObject(args, `arguments for ${tool.name}`);
-    const deep = deepestPath(object, ARGUMENTS_DEPTH_LIMIT);
+    const deep = tooDeep(object, ARGUMENTS_DEPTH_LIMIT, "(the arguments)");
     if (deep !== null) {
       throw new CxError("E_INVALID_INPUT", `arguments for ${tool.name} are nested more than ${ARGUMENTS_DEPTH_LIMIT} levels deep (at ${preview(deep, 80)}), deeper than the plugin host reads`, {
         details: { tool: tool.name, path: deep },

@@ -167,19 +167,6 @@ export function schemaProblems(schema: Record<string, unknown>): SchemaProblem[]
   });
 }
 
-/** The path of the first value nested deeper than `limit`, or null. Iterative: any depth is safe. */
-export function deepestPath(input: unknown, limit: number): string | null {
-  const stack: { value: unknown; depth: number; path: string }[] = [{ value: input, depth: 0, path: "" }];
-  while (stack.length) {
-    const { value, depth, path } = stack.pop()!;
-    if (value === null || typeof value !== "object") continue;
-    if (depth >= limit) return path || "(the arguments)";
-    const entries = Array.isArray(value) ? value.map((v, i) => [`[${i}]`, v] as const) : Object.entries(value).map(([k, v]) => [/^[A-Za-z_$][\w$]*$/.test(k) ? `.${k}` : `[${JSON.stringify(k)}]`, v] as const);
-    for (const [step, child] of entries) stack.push({ value: child, depth: depth + 1, path: path ? path + step : step.replace(/^\./, "") });
-  }
-  return null;
-}
-
 export type ArgumentsCheck = { ok: true; value: Record<string, unknown>; coerced: string[] } | { ok: false; problems: SchemaProblem[] };
 
 /** A compiled check of one tool's arguments against its inputSchema. */

@@ -35,13 +35,16 @@ export const MANDATORY_EXPORTS = [
  */
 export const MANIFEST_DEPTH_LIMIT = 64;
 
-/** The path of the first value nested deeper than `limit`, or null. Iterative: any depth is safe. */
-export function tooDeep(input: unknown, limit = MANIFEST_DEPTH_LIMIT): string | null {
+/**
+ * The path of the first value nested deeper than `limit` (`root` when it is the document itself),
+ * or null. Iterative: any depth is safe. Manifests use it, and a call's arguments.
+ */
+export function tooDeep(input: unknown, limit = MANIFEST_DEPTH_LIMIT, root = "(the document)"): string | null {
   const stack: { value: unknown; depth: number; path: string }[] = [{ value: input, depth: 0, path: "" }];
   while (stack.length) {
     const { value, depth, path } = stack.pop()!;
     if (value === null || typeof value !== "object") continue;
-    if (depth >= limit) return path || "(the document)";
+    if (depth >= limit) return path || root;
     const entries = Array.isArray(value) ? value.map((v, i) => [`[${i}]`, v] as const) : Object.entries(value).map(([k, v]) => [/^[A-Za-z_$][\w$]*$/.test(k) ? `.${k}` : `[${JSON.stringify(k)}]`, v] as const);
     for (const [step, child] of entries) stack.push({ value: child, depth: depth + 1, path: path ? path + step : step.replace(/^\./, "") });
   }

@@ -4,6 +4,7 @@
  * loader to look (DT_RPATH, DT_RUNPATH). Anything malformed is refused, never guessed around: the
  * answer decides which bytes the plugin host maps (SPEC §6.3).
  */
+import { fstatSync, readSync } from "node:fs";
 
 export interface DynamicInfo {
   /** Names from DT_NEEDED, in file order. */
@@ -61,6 +62,23 @@ export interface ElfSource {
 
 export function bytesSource(bytes: Uint8Array): ElfSource {
   return { size: bytes.length, read: (offset, length) => bytes.subarray(offset, offset + length) };
+}
+
+/** Positioned reads of an open file: a few small reads instead of the whole file. */
+export function fileSource(fd: number): ElfSource {
+  return {
+    size: fstatSync(fd).size,
+    read(offset, length) {
+      const buffer = Buffer.alloc(length);
+      let done = 0;
+      while (done < length) {
+        const n = readSync(fd, buffer, done, length - done, offset + done);
+        if (n <= 0) break;
+        done += n;
+      }
+      return buffer.subarray(0, done);
+    },
+  };
 }
 
 const view = (bytes: Uint8Array) => new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);

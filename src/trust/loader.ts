@@ -4,9 +4,9 @@
  * has loaded (the executable's own DT_NEEDED), which it matches by soname without searching.
  * Read once per process.
  */
-import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync, realpathSync } from "node:fs";
+import { closeSync, existsSync, openSync, readFileSync, realpathSync } from "node:fs";
 import { dirname } from "node:path";
-import { readDynamic } from "./elf.ts";
+import { fileSource, readDynamic } from "./elf.ts";
 
 const CACHE_FILE = "/etc/ld.so.cache";
 const CACHE_MAGIC = "glibc-ld.so.cache1.1";
@@ -76,25 +76,7 @@ function executableNeeds(): Set<string> {
   let fd: number | null = null;
   try {
     fd = openSync(process.execPath, "r");
-    const handle = fd;
-    const size = fstatSync(handle).size;
-    const info = readDynamic(
-      {
-        size,
-        read(offset, length) {
-          const buffer = Buffer.alloc(length);
-          let done = 0;
-          while (done < length) {
-            const n = readSync(handle, buffer, done, length - done, offset + done);
-            if (n <= 0) break;
-            done += n;
-          }
-          return buffer.subarray(0, done);
-        },
-      },
-      { executable: true },
-    );
-    return new Set(info.needed);
+    return new Set(readDynamic(fileSource(fd), { executable: true }).needed);
   } catch {
     return new Set(); // nothing assumed loaded: every name is then searched for, which is stricter
   } finally {

@@ -12,6 +12,7 @@ import type { CheckContext } from "../context.ts";
 import { fail, oneLine, pass, plural, skip, type Verdict, warn } from "../report.ts";
 import { schemaProblems } from "../../json-schema/check.ts";
 import { schemaMistakes, unknownKeywords } from "../schema-lints.ts";
+import { editDistance } from "../../suggest.ts";
 
 /** The library's bytes: the approved copy when the folder was read, else the file. */
 export function libraryFile(ctx: CheckContext): Uint8Array {
@@ -81,18 +82,7 @@ export function checkExports(ctx: CheckContext): Verdict {
 
 /** Within two edits, or one a prefix of the other. */
 function closeTo(a: string, b: string): boolean {
-  if (a.startsWith(b) || b.startsWith(a)) return true;
-  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    let previous = row[0]!;
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const saved = row[j]!;
-      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, previous + (a[i - 1] === b[j - 1] ? 0 : 1));
-      previous = saved;
-    }
-  }
-  return row[b.length]! <= 2;
+  return a.startsWith(b) || b.startsWith(a) || editDistance(a, b) <= 2;
 }
 
 export function checkSidecar(ctx: CheckContext): Verdict {

@@ -1,7 +1,7 @@
 import { defineCommand } from "citty";
 import { CxError, isCxError } from "../../errors.ts";
 import { inert } from "../../inert.ts";
-import { globalOptions, pluginArg } from "../_args.ts";
+import { globalOptions, hashArg, pluginArg } from "../_args.ts";
 import type { CommandResult } from "../_output.ts";
 import { isInteractive } from "../_prompt.ts";
 import { openSession } from "../_session.ts";
@@ -15,11 +15,7 @@ export default defineCommand({
   },
   async run({ args }): Promise<CommandResult> {
     const options = globalOptions(args);
-    let hash: string | undefined;
-    if (typeof args.hash === "string") {
-      hash = args.hash.trim().toLowerCase();
-      if (!/^[0-9a-f]{64}$/.test(hash)) throw new CxError("E_USAGE", `--hash takes 64 hexadecimal digits, not '${args.hash}'`);
-    }
+    const hash = hashArg(args.hash);
     await using session = await openSession(options);
     // One read of the folder: the prompt, the hash compared and the approval recorded are of the same bytes.
     const approved = await session.approve(args.plugin, { hash, confirm: isInteractive() ? trustPrompt(session.folders.stateDir) : undefined }).catch((error: unknown) => {

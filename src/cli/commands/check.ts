@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { checkPlugin } from "../../check/run.ts";
 import type { CheckReport } from "../../check/report.ts";
 import { CxError, EXIT_CODES, isCxError } from "../../errors.ts";
-import { globalOptions, pluginArg } from "../_args.ts";
+import { globalOptions, hashArg, pluginArg } from "../_args.ts";
 import type { CommandResult } from "../_output.ts";
 import { isInteractive } from "../_prompt.ts";
 import { openSession } from "../_session.ts";
@@ -27,11 +27,7 @@ export default defineCommand({
   },
   async run({ args }): Promise<CommandResult> {
     const options = globalOptions(args);
-    let hash: string | undefined;
-    if (typeof args.hash === "string") {
-      hash = args.hash.trim().toLowerCase();
-      if (!/^[0-9a-f]{64}$/.test(hash)) throw new CxError("E_USAGE", `--hash takes 64 hexadecimal digits, not '${args.hash}'`);
-    }
+    const hash = hashArg(args.hash);
     const only = typeof args.only === "string" ? args.only.split(",").map((s) => s.trim()).filter(Boolean) : undefined;
     // A state folder of its own: what check approves, records and leaves is thrown away with it.
     const stateDir = mkdtempSync(join(tmpdir(), "cxagent-check-state-"));
