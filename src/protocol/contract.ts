@@ -40,6 +40,33 @@ export const MANIFEST_DEPTH_LIMIT = 64;
  * or null. Iterative: any depth is safe. Manifests use it, and a call's arguments.
  */
 export function tooDeep(input: unknown, limit = MANIFEST_DEPTH_LIMIT, root = "(the document)"): string | null {
+  return deepest(input) < limit ? null : pathTooDeep(input, limit, root);
+}
+
+/**
+ * How many objects and arrays deep `input` nests (0 for a scalar), without building a path: the
+ * check above runs on every call's arguments, so the common answer costs no strings.
+ */
+function deepest(input: unknown): number {
+  const values: unknown[] = [input];
+  const depths: number[] = [0];
+  let most = 0;
+  while (values.length) {
+    const value = values.pop();
+    const depth = depths.pop()!;
+    if (value === null || typeof value !== "object") continue;
+    if (depth + 1 > most) most = depth + 1;
+    for (const child of Array.isArray(value) ? value : Object.values(value)) {
+      if (child !== null && typeof child === "object") {
+        values.push(child);
+        depths.push(depth + 1);
+      }
+    }
+  }
+  return most - 1;
+}
+
+function pathTooDeep(input: unknown, limit: number, root: string): string | null {
   const stack: { value: unknown; depth: number; path: string }[] = [{ value: input, depth: 0, path: "" }];
   while (stack.length) {
     const { value, depth, path } = stack.pop()!;
