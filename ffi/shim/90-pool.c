@@ -48,8 +48,11 @@ static i64 mono_ns(void) {
  * spin: a sequential call 1.7x slower, 32 busy plugins 0.46x the throughput), and where wake-ups
  * are cheap it gains nothing. So a wait spins only when all of these hold:
  *   - the waits are short: at least 6 of the last 8 ended within the spin window;
- *   - a CPU is free for it: the runnable tasks (/proc/loadavg, this thread included) are fewer
- *     than the online CPUs (/sys/devices/system/cpu/online), looked at most every 50 ms;
+ *   - no task waits for a CPU: the runnable tasks (/proc/loadavg, this thread included) are no
+ *     more than the online CPUs (/sys/devices/system/cpu/online), looked at most every 50 ms.
+ *     Not "fewer": a sequential caller is itself runnable while it handles the reply, so on 2
+ *     vCPUs "fewer" turned the spin off exactly when it pays (a sequential call's mean 114 µs
+ *     against 48 µs with "no more", same run; contended and 32 busy plugins unchanged);
  *   - it pays, as measured here: the average short wait while spinning is at least 10 % shorter
  *     than while blocked in read (which includes this thread's wake-up). One eligible wait in 128
  *     takes the other way, to keep both averages current.
@@ -115,7 +118,7 @@ static int cpu_free(i64 now) {
   g_cpu_checked = now;
   if (!g_cpus) g_cpus = online_cpus();
   int running = runnable_tasks();
-  g_cpu_free = g_cpus > 0 && running > 0 && running < g_cpus;
+  g_cpu_free = g_cpus > 0 && running > 0 && running <= g_cpus;
   return g_cpu_free;
 }
 
