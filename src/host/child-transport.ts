@@ -18,6 +18,7 @@ import { readStat } from "../reaper/proc.ts";
 import { readLines } from "./lines.ts";
 import { sealedCopy } from "./memfd.ts";
 import { makeNonDumpable } from "./nondumpable.ts";
+import { withRuntimeTuning } from "./runtime-tuning.ts";
 import { takePrepared } from "./prepared.ts";
 import type { ExitInfo, Transport, TransportSink } from "./transport.ts";
 
@@ -167,7 +168,7 @@ export class ChildTransport implements Transport {
       this.proc = prepared?.proc ?? Bun.spawn({
         cmd: [...spec.command, ...args],
         cwd: spec.cwd,
-        env: spec.env,
+        env: withRuntimeTuning(spec.env, kind),
         stdio: ["pipe", "pipe", "pipe", ...copies],
         detached: true, // a session and process group of its own, so everything it starts can be ended with it
       }) as Subprocess<"pipe", "pipe", "pipe">;

@@ -16,6 +16,7 @@ import type { Subprocess } from "bun";
 import { closeSync } from "node:fs";
 import { fillAndSeal, sealableFile } from "./memfd.ts";
 import { makeNonDumpable } from "./nondumpable.ts";
+import { withRuntimeTuning } from "./runtime-tuning.ts";
 
 export interface PreparedHost {
   proc: Subprocess<"pipe", "pipe", "pipe">;
@@ -32,7 +33,7 @@ export function prepareHost(command: readonly string[], env: Record<string, stri
     makeNonDumpable(); // before any plugin host exists (see nondumpable.ts)
     const proc = Bun.spawn({
       cmd: [...command, "--await", "--parent-pid", String(process.pid)],
-      env,
+      env: withRuntimeTuning(env, "native"), // it serves native and Cortex loads only
       stdio: ["pipe", "pipe", "pipe", fd],
       detached: true, // a session and process group of its own, as every plugin host
     }) as Subprocess<"pipe", "pipe", "pipe">;

@@ -4,7 +4,11 @@
  * never a secret of the parent's, never a loader setting.
  */
 import { afterEach, expect, test } from "bun:test";
+import { readdirSync, readFileSync } from "node:fs";
+import { withRuntimeTuning } from "../../src/host/runtime-tuning.ts";
 import { approve, cli, fixture, openSession } from "../helpers.ts";
+
+const threadNames = (pid: number | string) => readdirSync(`/proc/${pid}/task`).map((t) => readFileSync(`/proc/${pid}/task/${t}/comm`, "utf8").trim());
 
 const saved = { ...process.env };
 afterEach(() => {
@@ -42,4 +46,27 @@ test("CXAGENT_PASS_ENV names more variables to pass, but never a loader setting"
   expect(r.code).toBe(0);
   const env = r.json().result.output.env;
   expect(env).toMatchObject({ CXAGENT_PASSED_FOR_TEST: "named", CXAGENT_SECRET_FOR_TEST: null, LD_LIBRARY_PATH: null });
+});
+
+test("a native plugin's host is spawned without the runtime's idle helpers: no block warm-up thread, freed memory kept", async () => {
+  await using session = await openSession();
+  const plugin = await session.load(fixture("reports-environment"));
+  const { env } = (await plugin.invoke("reports_environment")).output as { env: Record<string, string | null> };
+  expect(env.MIMALLOC_PURGE_DELAY).toBe("-1");
+  // This runtime has the warm-up thread (the test's own process shows it), so the host is told to go without.
+  expect(threadNames("self")).toContain("JSCWarmUp");
+  expect(env.BUN_JSC_useWarmUpMarkedBlocks).toBe("0");
+  const host = threadNames(plugin.pid!);
+  expect(host.length).toBeGreaterThan(2); // a runtime's threads were read: the shim's pool, the JIT, Bun's own
+  expect(host).not.toContain("JSCWarmUp");
+  expect(host).not.toContain("mi-scavenger"); // with nothing to hand back later, mimalloc starts no purge thread
+});
+
+test("a script's own environment for the plugin wins over the runtime settings; a module's host keeps the allocator's default", async () => {
+  await using session = await openSession({ env: { MIMALLOC_PURGE_DELAY: "10" } });
+  const plugin = await session.load(fixture("reports-environment"));
+  const { env } = (await plugin.invoke("reports_environment")).output as { env: Record<string, string | null> };
+  expect(env.MIMALLOC_PURGE_DELAY).toBe("10");
+  expect(withRuntimeTuning({ PATH: "/bin" }, "module")).not.toHaveProperty("MIMALLOC_PURGE_DELAY");
+  expect(withRuntimeTuning({ PATH: "/bin" }, "cortex")).toMatchObject({ PATH: "/bin", MIMALLOC_PURGE_DELAY: "-1" });
 });
