@@ -311,12 +311,10 @@ export class Plugin {
    * A call that gives no deadline gets the tool's own default, when the plugin declares one; a
    * timeout it causes says where that deadline came from.
    */
-  private async withDefaultDeadline(tool: string, options: InvokeOptions, send: (own: InvokeOptions) => Promise<Reply>): Promise<Reply> {
+  private withDefaultDeadline(tool: string, options: InvokeOptions, send: (own: InvokeOptions) => Promise<Reply>): Promise<Reply> {
     const ms = options.timeoutMs === undefined ? this.deadlineOf(tool) : null;
-    if (ms === null) return send(options);
-    try {
-      return await send({ ...options, timeoutMs: ms, resetOnProgress: false, maxMs: undefined });
-    } catch (error) {
+    if (ms === null) return send(options); // no async wrapper on the common path: each costs a turn of microtasks
+    return send({ ...options, timeoutMs: ms, resetOnProgress: false, maxMs: undefined }).catch((error: unknown) => {
       if (!isCxError(error, "E_TIMEOUT") || error.details?.limitMs !== undefined) throw error;
       throw new CxError("E_TIMEOUT", `${error.message} (the default deadline plugin '${this.name}' declares for ${tool}: timeout_secs ${ms / 1000})`, {
         hint: "the native call runs on and its late answer will be discarded; give the call a longer deadline of its own if it needs more time",
@@ -324,7 +322,7 @@ export class Plugin {
         cause: error,
         details: { defaultMs: ms },
       });
-    }
+    });
   }
 
   /**
@@ -332,7 +330,7 @@ export class Plugin {
    * set: the call may take at most that long in all, progress or not. A timeout that limit caused
    * says which file and rule set it.
    */
-  private async withinLimit(options: InvokeOptions, send: (bounded: InvokeOptions) => Promise<Reply>): Promise<Reply> {
+  private withinLimit(options: InvokeOptions, send: (bounded: InvokeOptions) => Promise<Reply>): Promise<Reply> {
     const limit = this.policy.invokeTimeout;
     if (!limit) return send(options);
     const own = options.timeoutMs;
@@ -341,16 +339,14 @@ export class Plugin {
     const bounded: InvokeOptions = own === undefined || !options.resetOnProgress
       ? { ...options, timeoutMs: Math.min(own ?? Infinity, limit.ms), resetOnProgress: false, maxMs: undefined }
       : { ...options, timeoutMs: Math.min(own, limit.ms), maxMs: limit.ms };
-    try {
-      return await send(bounded);
-    } catch (error) {
+    return send(bounded).catch((error: unknown) => {
       if (!isCxError(error, "E_TIMEOUT")) throw error;
       throw new CxError("E_TIMEOUT", `${error.message} (calls of plugin '${this.name}' may take at most ${limit.ms} ms, the limit ${ruleText(limit.by)} sets)`, {
         hint: `the native call runs on and its late answer will be discarded; a longer deadline needs a higher limit in ${limit.by.source} (a project's .cxagent/config.json can only lower it)`,
         cause: error,
         details: { limitMs: limit.ms, ...limit.by },
       });
-    }
+    });
   }
 
   /**
@@ -488,9 +484,10 @@ export class Plugin {
   }
 
   /** Runs one request on a live plugin host, starting a fresh one after a crash. @internal */
-  protected async call(send: (connection: Connection) => Promise<Reply>): Promise<Reply> {
+  protected call(send: (connection: Connection) => Promise<Reply>): Promise<Reply> {
     const live = this.connection;
-    return send(live?.alive && !this.stopped && !this.quarantine ? live : await this.running());
+    if (live?.alive && !this.stopped && !this.quarantine) return send(live);
+    return this.running().then(send);
   }
 
   private async running(): Promise<Connection> {

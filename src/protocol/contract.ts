@@ -56,10 +56,15 @@ function deepest(input: unknown): number {
     const depth = depths.pop()!;
     if (value === null || typeof value !== "object") continue;
     if (depth + 1 > most) most = depth + 1;
-    for (const child of Array.isArray(value) ? value : Object.values(value)) {
-      if (child !== null && typeof child === "object") {
-        values.push(child);
-        depths.push(depth + 1);
+    if (Array.isArray(value)) {
+      for (const child of value) {
+        if (child !== null && typeof child === "object") values.push(child), depths.push(depth + 1);
+      }
+    } else {
+      for (const key in value) {
+        if (!Object.hasOwn(value, key)) continue;
+        const child = (value as Record<string, unknown>)[key];
+        if (child !== null && typeof child === "object") values.push(child), depths.push(depth + 1);
       }
     }
   }
