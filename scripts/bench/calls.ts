@@ -12,21 +12,25 @@ import { inFlight, median, sequential } from "./measure.ts";
 
 export const WIDTHS = [16, 64, 256] as const;
 
-export async function callSection(ctx: Context, fig: Figures, options: { prefix?: string; withPeers?: boolean; widths?: readonly number[] } = {}) {
+export async function callSection(ctx: Context, fig: Figures, options: { prefix?: string; withPeers?: boolean; widths?: readonly number[]; split?: number } = {}) {
   const prefix = options.prefix ?? "";
+  // `split` rounds of 1/split the calls each, for the same time in all: more alternations of the contenders.
+  const split = options.split ?? 1;
+  const rounds = ctx.rounds * split;
+  const share = (n: number) => Math.max(100, Math.round(n / split));
   const widths = options.widths ?? WIDTHS;
   const withPeers = options.withPeers ?? true;
   const { ws } = ctx;
   const folders = { stateDir: ws.stateDir, configDir: ws.configDir };
   const opened: { name: string; c: Contender; seqN: number; flightN: number }[] = [];
   for (const v of cxagentVariants(ctx)) {
-    opened.push({ name: v.name, c: await cxagent(v.Session, folders, [ws.noop.folder], v.env), seqN: scaled(ctx, 5000, 500), flightN: scaled(ctx, 30_000, 3000) });
+    opened.push({ name: v.name, c: await cxagent(v.Session, folders, [ws.noop.folder], v.env), seqN: share(scaled(ctx, 5000, 500)), flightN: share(scaled(ctx, 30_000, 3000)) });
   }
   if (withPeers) {
     // A TypeScript plugin is served on its host's event loop, not the shim's threads: no spin variant.
-    opened.push({ name: "cxagent-ts", c: await cxagent(ctx.builds[0]!.Session, folders, [ws.noopModule]), seqN: scaled(ctx, 5000, 500), flightN: scaled(ctx, 30_000, 3000) });
-    opened.push({ name: "floor", c: await floor([ws.noop.library]), seqN: scaled(ctx, 5000, 500), flightN: scaled(ctx, 30_000, 3000) });
-    opened.push({ name: "mcp", c: await mcp([ws.noop.library], ["noop"]), seqN: scaled(ctx, 2000, 200), flightN: scaled(ctx, 10_000, 1000) });
+    opened.push({ name: "cxagent-ts", c: await cxagent(ctx.builds[0]!.Session, folders, [ws.noopModule]), seqN: share(scaled(ctx, 5000, 500)), flightN: share(scaled(ctx, 30_000, 3000)) });
+    opened.push({ name: "floor", c: await floor([ws.noop.library]), seqN: share(scaled(ctx, 5000, 500)), flightN: share(scaled(ctx, 30_000, 3000)) });
+    opened.push({ name: "mcp", c: await mcp([ws.noop.library], ["noop"]), seqN: share(scaled(ctx, 2000, 200)), flightN: share(scaled(ctx, 10_000, 1000)) });
   }
   const samples = new Map<string, number[]>();
   const add = (key: string, value: number) => {
@@ -35,7 +39,7 @@ export async function callSection(ctx: Context, fig: Figures, options: { prefix?
     samples.set(key, list);
   };
   try {
-    for (let round = 0; round < ctx.rounds; round++) {
+    for (let round = 0; round < rounds; round++) {
       for (const { name, c, seqN, flightN } of opened) {
         const e = c.endpoints[0]!;
         const call = (i: number) => e.call("noop", { i });
@@ -56,7 +60,7 @@ export async function callSection(ctx: Context, fig: Figures, options: { prefix?
       // The C limit as the issue defines it (both sides block in read), and beside it the same pair
       // spinning up to 100 µs before each read: what the machine's wake-ups cost.
       for (const [name, spinUs] of [["c", 0], ["c-spin", 100]] as const) {
-        const seq = await runCLimit(ws.cLimit, [ws.noop.library, "seq", scaled(ctx, 20_000, 2000)], spinUs);
+        const seq = await runCLimit(ws.cLimit, [ws.noop.library, "seq", share(scaled(ctx, 20_000, 2000))], spinUs);
         add(`seq.${name}.mean_us`, seq.mean_us!);
         add(`seq.${name}.median_us`, seq.median_us!);
         add(`seq.${name}.p99_us`, seq.p99_us!);
@@ -64,13 +68,13 @@ export async function callSection(ctx: Context, fig: Figures, options: { prefix?
         add(`seq.${name}.cpu_host_us`, seq.child_cpu_us / seq.calls);
         add(`w1.${name}.calls_s`, 1e6 / seq.mean_us!);
         for (const width of widths) {
-          const w = await runCLimit(ws.cLimit, [ws.noop.library, "window", scaled(ctx, 100_000, 10_000), width], spinUs);
+          const w = await runCLimit(ws.cLimit, [ws.noop.library, "window", share(scaled(ctx, 100_000, 10_000)), width], spinUs);
           add(`w${width}.${name}.calls_s`, w.calls / (w.wall_us / 1e6));
           add(`w${width}.${name}.cpu_parent_us`, w.parent_cpu_us / w.calls);
           add(`w${width}.${name}.cpu_host_us`, w.child_cpu_us / w.calls);
         }
       }
-      ctx.log(`  ${prefix || "quiet "}round ${round + 1}/${ctx.rounds}: seq mean cxagent ${median(samples.get("seq.cxagent.mean_us")!).toFixed(1)} µs, C ${median(samples.get("seq.c.mean_us")!).toFixed(1)} µs`);
+      ctx.log(`  ${prefix || "quiet "}round ${round + 1}/${rounds}: seq mean cxagent ${median(samples.get("seq.cxagent.mean_us")!).toFixed(1)} µs, C ${median(samples.get("seq.c.mean_us")!).toFixed(1)} µs`);
     }
   } finally {
     for (const o of opened) await o.c.close();
@@ -82,7 +86,8 @@ export async function callSection(ctx: Context, fig: Figures, options: { prefix?
 export async function contendedCallSection(ctx: Context, fig: Figures) {
   const stop = startBurners(ctx.ws.cLimit, cpus().length);
   try {
-    await callSection(ctx, fig, { prefix: "contended.", withPeers: false, widths: [16] });
+    // A competitor's share of the CPUs varies from second to second: three times the rounds, each a third as long.
+    await callSection(ctx, fig, { prefix: "contended.", withPeers: false, widths: [16], split: 3 });
   } finally {
     await stop();
   }

@@ -21,15 +21,16 @@ async function busy(c: Contender, tools: string[], total: number) {
   );
 }
 
-export async function pluginsSection(ctx: Context, fig: Figures, options: { prefix?: string; withPeers?: boolean; counts?: readonly number[] } = {}) {
+export async function pluginsSection(ctx: Context, fig: Figures, options: { prefix?: string; withPeers?: boolean; counts?: readonly number[]; split?: number } = {}) {
   const prefix = options.prefix ?? "";
   const counts = options.counts ?? COUNTS;
   const { ws } = ctx;
   const folders = { stateDir: ws.stateDir, configDir: ws.configDir };
-  const total = scaled(ctx, 24_000, 3000);
+  const split = options.split ?? 1; // as in calls.ts: more rounds, each shorter
+  const total = Math.round(scaled(ctx, 24_000, 3000) / split);
   const samples = new Map<string, number[]>();
   const add = (key: string, value: number) => samples.set(key, [...(samples.get(key) ?? []), value]);
-  for (let round = 0; round < ctx.rounds; round++) {
+  for (let round = 0; round < ctx.rounds * split; round++) {
     for (const n of counts) {
       const tools = ws.many.slice(0, n).map((_, i) => `noop_${i}`);
       const makers: { name: string; open: () => Promise<Contender>; tools: string[]; total: number }[] = [
@@ -62,7 +63,7 @@ export async function pluginsSection(ctx: Context, fig: Figures, options: { pref
       add(`plugins.${n}.c.cpu_host_us`, r.child_cpu_us / r.calls);
     }
     const last = counts[counts.length - 1]!;
-    ctx.log(`  ${prefix || ""}plugins round ${round + 1}/${ctx.rounds}: ${last} busy, cxagent ${median(samples.get(`plugins.${last}.cxagent.calls_s`)!).toFixed(0)}/s, spin off ${median(samples.get(`plugins.${last}.cxagent-spin0.calls_s`)!).toFixed(0)}/s`);
+    ctx.log(`  ${prefix || ""}plugins round ${round + 1}/${ctx.rounds * split}: ${last} busy, cxagent ${median(samples.get(`plugins.${last}.cxagent.calls_s`)!).toFixed(0)}/s, spin off ${median(samples.get(`plugins.${last}.cxagent-spin0.calls_s`)!).toFixed(0)}/s`);
   }
   for (const [key, values] of samples) fig[prefix + key] = median(values);
 }
@@ -70,7 +71,7 @@ export async function pluginsSection(ctx: Context, fig: Figures, options: { pref
 export async function contendedPluginsSection(ctx: Context, fig: Figures) {
   const stop = startBurners(ctx.ws.cLimit, cpus().length);
   try {
-    await pluginsSection(ctx, fig, { prefix: "contended.", withPeers: false, counts: [32] });
+    await pluginsSection(ctx, fig, { prefix: "contended.", withPeers: false, counts: [32], split: 3 });
   } finally {
     await stop();
   }
