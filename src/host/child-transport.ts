@@ -18,6 +18,7 @@ import { readStat } from "../reaper/proc.ts";
 import { readLines } from "./lines.ts";
 import { sealedCopy } from "./memfd.ts";
 import { makeNonDumpable } from "./nondumpable.ts";
+import { closePair, readSocketLines, socketPair } from "./protocol-socket.ts";
 import { withRuntimeTuning } from "./runtime-tuning.ts";
 import { takePrepared } from "./prepared.ts";
 import type { ExitInfo, Transport, TransportSink } from "./transport.ts";
@@ -164,25 +165,33 @@ export class ChildTransport implements Transport {
       snapshot,
       ...spec.settings,
     });
+    // The host's stdout: a socket pair where there is one (protocol-socket.ts), else a pipe.
+    const pair = prepared ? null : socketPair();
     try {
       this.proc = prepared?.proc ?? Bun.spawn({
         cmd: [...spec.command, ...args],
         cwd: spec.cwd,
         env: withRuntimeTuning(spec.env, kind),
-        stdio: ["pipe", "pipe", "pipe", ...copies],
+        stdio: ["pipe", pair?.child ?? "pipe", "pipe", ...copies],
         detached: true, // a session and process group of its own, so everything it starts can be ended with it
       }) as Subprocess<"pipe", "pipe", "pipe">;
       if (prepared) this.send(JSON.stringify({ argv: args, cwd: spec.cwd }) + "\n");
     } catch (error) {
       removeSnapshot();
+      closePair(pair);
       throw error;
     } finally {
       for (const fd of copies) closeSync(fd);
     }
+    closePair({ child: pair?.child }); // the host has its copy
+    const outFd = prepared ? prepared.protocolFd : (pair?.parent ?? null);
     const pid = this.proc.pid;
     const stat = readStat(pid);
     this.process = stat ? { pid, startTime: stat.startTime, pgid: stat.pgid, sid: stat.sid } : { pid, startTime: "0" };
-    const protocol = readLines(this.proc.stdout, LINE_CAP, (line) => sink.onLine(line)).catch((error) => sink.onBroken(`reading the plugin host's output failed: ${String(error)}`));
+    const onBroken = (why: string) => sink.onBroken(why);
+    const protocol = outFd !== null
+      ? readSocketLines(outFd, LINE_CAP, (line) => sink.onLine(line), onBroken)
+      : readLines(this.proc.stdout, LINE_CAP, (line) => sink.onLine(line)).catch((error) => onBroken(`reading the plugin host's output failed: ${String(error)}`));
     void readLines(this.proc.stderr, STDERR_LINE_CAP, (line) => sink.onStderr(line)).catch(() => {});
     this.exited = this.proc.exited.then(async () => {
       const signal = this.proc.signalCode;

@@ -14,7 +14,8 @@ import { readFileSync } from "node:fs";
 const PR_SET_DUMPABLE = 4;
 let done = false;
 
-function libcPath(): string {
+/** The C library this process runs on (glibc or musl), as mapped. */
+export function libcPath(): string {
   try {
     const maps = readFileSync("/proc/self/maps", "utf8");
     const found = /\s(\/\S*\/(?:libc\.so\.6|libc\.musl-[^/\s]*\.so\.1|ld-musl-[^/\s]*\.so\.1))$/m.exec(maps);

@@ -16,30 +16,36 @@ import type { Subprocess } from "bun";
 import { closeSync } from "node:fs";
 import { fillAndSeal, sealableFile } from "./memfd.ts";
 import { makeNonDumpable } from "./nondumpable.ts";
+import { closePair, socketPair } from "./protocol-socket.ts";
 import { withRuntimeTuning } from "./runtime-tuning.ts";
 
 export interface PreparedHost {
   proc: Subprocess<"pipe", "pipe", "pipe">;
+  /** This process's end of the socket pair that is the host's stdout, or null: its stdout is a pipe. */
+  protocolFd: number | null;
 }
 
-let slot: { proc: Subprocess<"pipe", "pipe", "pipe">; fd: number; command: string; env: string } | null = null;
+let slot: { proc: Subprocess<"pipe", "pipe", "pipe">; fd: number; protocolFd: number | null; command: string; env: string } | null = null;
 
 /** Starts the prepared host; does nothing where there is no memfd, or if it cannot be started. */
 export function prepareHost(command: readonly string[], env: Record<string, string>): void {
   if (slot) return;
   const fd = sealableFile("library");
   if (fd === null) return;
+  const pair = socketPair(); // its stdout, as every plugin host's (protocol-socket.ts)
   try {
     makeNonDumpable(); // before any plugin host exists (see nondumpable.ts)
     const proc = Bun.spawn({
       cmd: [...command, "--await", "--parent-pid", String(process.pid)],
       env: withRuntimeTuning(env, "native"), // it serves native and Cortex loads only
-      stdio: ["pipe", "pipe", "pipe", fd],
+      stdio: ["pipe", pair?.child ?? "pipe", "pipe", fd],
       detached: true, // a session and process group of its own, as every plugin host
     }) as Subprocess<"pipe", "pipe", "pipe">;
-    slot = { proc, fd, command: JSON.stringify(command), env: JSON.stringify(env) };
+    closePair({ child: pair?.child });
+    slot = { proc, fd, protocolFd: pair?.parent ?? null, command: JSON.stringify(command), env: JSON.stringify(env) };
   } catch {
     closeSync(fd);
+    closePair(pair);
   }
 }
 
@@ -54,8 +60,9 @@ export function takePrepared(command: readonly string[], env: Record<string, str
   const fits = prepared.command === JSON.stringify(command) && prepared.env === JSON.stringify(env) && prepared.proc.exitCode === null && prepared.proc.signalCode === null;
   const sealed = fits && fillAndSeal(prepared.fd, bytes);
   closeSync(prepared.fd);
-  if (sealed) return { proc: prepared.proc };
+  if (sealed) return { proc: prepared.proc, protocolFd: prepared.protocolFd };
   end(prepared.proc);
+  closePair({ parent: prepared.protocolFd });
   return null;
 }
 
@@ -64,6 +71,7 @@ export function discardPrepared(): void {
   if (!slot) return;
   closeSync(slot.fd);
   end(slot.proc);
+  closePair({ parent: slot.protocolFd });
   slot = null;
 }
 
