@@ -67,6 +67,12 @@ interface Pending {
 }
 
 /** At most this many requests are out at once, counting those sent ahead of the pool's cap. */
+/** A request's line: the id first, then the body's fields, without copying the body to put it there. */
+export function requestLine(id: number, body: object): string {
+  const rest = JSON.stringify(body);
+  return `{"id":${id}${rest.length > 2 ? "," + rest.slice(1) : "}"}\n`;
+}
+
 export const PIPELINE_CAP = 256;
 /** Requests are sent ahead only while every call out has been out less than this long. */
 export const PIPELINE_MS = 2;
@@ -118,8 +124,7 @@ export class Calls {
   start(body: object, what: string, options: RequestOptions, urgent = false): Promise<Reply> {
     if (options.signal?.aborted) return Promise.reject(cancelled(this.label, what));
     const id = this.nextId++;
-    const rest = JSON.stringify(body); // the id goes first, without copying the body to put it there
-    const line = `{"id":${id}${rest.length > 2 ? "," + rest.slice(1) : "}"}\n`;
+    const line = requestLine(id, body);
     if (line.length > LINE_CAP) {
       return Promise.reject(new CxError("E_INVALID_INPUT", `the request for ${what} is ${line.length} characters, over the ${LINE_CAP >> 20} MiB line cap`));
     }

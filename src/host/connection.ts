@@ -27,7 +27,7 @@ import {
 } from "../protocol/wire.ts";
 import { endProcesses, finished } from "../reaper/escalate.ts";
 import { type Owned, proveDescent } from "../reaper/ours.ts";
-import { Calls, PIPELINE_CAP, type RequestOptions } from "./calls.ts";
+import { Calls, PIPELINE_CAP, type RequestOptions, requestLine } from "./calls.ts";
 import { ChildTransport, type SealedDependency } from "./child-transport.ts";
 import { RuntimeBannerFilter } from "./runtime-banner.ts";
 import type { Line } from "./lines.ts";
@@ -293,7 +293,7 @@ export class Connection {
 
   /** A request that gets no reply. */
   private send(body: NoticeBody) {
-    this.write(JSON.stringify({ id: this.calls.takeId(), ...body }) + "\n");
+    this.write(requestLine(this.calls.takeId(), body));
   }
 
   /**
