@@ -1165,6 +1165,15 @@ export const GUARDS: Guard[] = [
     why: "the plugin host drops a report that arrives after its call's reply",
   },
   {
+    id: "protocol-held-reply-flushed",
+    area: "protocol",
+    file: "ffi/shim/40-writer.c",
+    find: `  lock(&g_write_mu);\n  /* Decided under g_write_mu, not before it: the monitor takes the role away first and flushes\n   * what is held after, under this lock, so a reply either is held before that flush or sees the\n   * role gone and goes out now. Decided outside the lock, a reply could be held just after the\n   * last flush and wait for input that never comes (a call's reply lost until its deadline). */\n  int defer = defer_this_reply();`,
+    replace: `  int defer = defer_this_reply();\n  lock(&g_write_mu);`,
+    tests: [HOST],
+    why: "a reply held back for its neighbours is always sent: never held after the last flush",
+  },
+  {
     id: "protocol-answer-cap",
     area: "protocol",
     file: "ffi/shim/60-replies.c",

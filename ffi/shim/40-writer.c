@@ -95,8 +95,12 @@ static void flush_held(void) {
  * the same lock: an event either went out before this point, or finds its call gone and is
  * dropped. Nothing of a call can land after its reply. */
 static void call_end(i64 id, call *c, buf *reply) {
-  int defer = defer_this_reply();
   lock(&g_write_mu);
+  /* Decided under g_write_mu, not before it: the monitor takes the role away first and flushes
+   * what is held after, under this lock, so a reply either is held before that flush or sees the
+   * role gone and goes out now. Decided outside the lock, a reply could be held just after the
+   * last flush and wait for input that never comes (a call's reply lost until its deadline). */
+  int defer = defer_this_reply();
   if (c) {
     for (call **pp = &g_active; *pp; pp = &(*pp)->next) {
       if (*pp == c) {

@@ -25,7 +25,8 @@ static shim_key_t g_role_key; /* a pool thread's id, for "is this thread the rol
 static int g_more_buffered;  /* the role holder has another complete request already read */
 
 /* A reply may wait for its neighbours only on the role holder, and only while more requests are
- * already read: serving them, or handing the role on, sends it soon after. */
+ * already read: serving them, or handing the role on, sends it soon after. Called under
+ * g_write_mu (g_write_mu, then g_pool_mu: the one place the two locks nest). */
 static int defer_this_reply(void) {
   i64 me = (i64)(unsigned long)x_pthread_getspecific(g_role_key);
   lock(&g_pool_mu);

@@ -3,8 +3,12 @@
  */
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
+import { Connection } from "../../src/host/connection.ts";
 import { CxError } from "../../src/index.ts";
-import { CALCULATOR, fixture, freeCounts, openSession, refusal, tempDir } from "../helpers.ts";
+import { CONTRACT_CURRENT } from "../../src/protocol/manifest.ts";
+import { hostCommand } from "../../src/session/host-command.ts";
+import { pluginHostEnv } from "../../src/session/host-env.ts";
+import { CALCULATOR, fixture, fixtureLibrary, freeCounts, openSession, refusal, tempDir } from "../helpers.ts";
 
 async function loadError(ref: string, env: Record<string, string> = {}): Promise<CxError> {
   await using session = await openSession({ env });
@@ -269,3 +273,32 @@ test("calls run at the same time: the first waits on a barrier only the second r
   expect(second.success).toBe(true);
   expect([first.output.content, second.output.content].sort()).toEqual(["arrival 1", "arrival 2"]);
 });
+
+// A reply that finds more requests already read waits to go out with theirs; when the reader role
+// is handed on, what waits is flushed. Check mode hands the role on at every call, so the two race
+// thousands of times a second here: a reply held just after the last flush would never be sent
+// (before the fix, about one burst in 1,500 lost a reply until its deadline).
+test("bursts of 8 calls with the reader role handed on at every call: every reply arrives, for 4 s of bursts", async () => {
+  using dir = tempDir();
+  const { connection } = await Connection.spawn({
+    hostCommand: hostCommand(),
+    library: fixtureLibrary("free-does-nothing"),
+    label: "free-does-nothing",
+    cwd: dir.path,
+    env: pluginHostEnv(process.env),
+    check: true,
+  });
+  try {
+    expect(await connection.request({ kind: "start", context: { workingDirectory: dir.path, settings: {}, hostContract: CONTRACT_CURRENT } })).toMatchObject({ ok: true });
+    const call = () => connection.request({ kind: "invoke", tool: "free_does_nothing", arguments: {} }, { timeoutMs: 1000 }).then((r) => r.ok, (e: Error) => e.message);
+    let bursts = 0;
+    const lost: unknown[] = [];
+    for (const end = performance.now() + 4000; performance.now() < end && lost.length === 0; bursts++) {
+      lost.push(...(await Promise.all(Array.from({ length: 8 }, call))).filter((r) => r !== true));
+    }
+    expect(lost).toEqual([]);
+    expect(bursts).toBeGreaterThan(1000);
+  } finally {
+    await connection.shutdown({ sendStop: false });
+  }
+}, 20_000);
