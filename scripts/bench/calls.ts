@@ -8,7 +8,7 @@ import { cpus } from "node:os";
 import { runCLimit, startBurners } from "./c-limit.ts";
 import { type Contender, cxagent, floor, mcp } from "./contenders.ts";
 import { type Context, cxagentVariants, type Figures, scaled } from "./context.ts";
-import { inFlight, median, sequential } from "./measure.ts";
+import { inFlight, inTurn, median, sequential } from "./measure.ts";
 
 export const WIDTHS = [16, 64, 256] as const;
 
@@ -22,15 +22,15 @@ export async function callSection(ctx: Context, fig: Figures, options: { prefix?
   const withPeers = options.withPeers ?? true;
   const { ws } = ctx;
   const folders = { stateDir: ws.stateDir, configDir: ws.configDir };
-  const opened: { name: string; c: Contender; seqN: number; flightN: number }[] = [];
-  for (const v of cxagentVariants(ctx)) {
-    opened.push({ name: v.name, c: await cxagent(v.Session, folders, [ws.noop.folder], v.env), seqN: share(scaled(ctx, 5000, 500)), flightN: share(scaled(ctx, 30_000, 3000)) });
-  }
+  const seqN = share(scaled(ctx, 5000, 500));
+  const flightN = share(scaled(ctx, 30_000, 3000));
+  const makers: { name: string; open: () => Promise<Contender>; seqN: number; flightN: number }[] = [];
+  for (const v of cxagentVariants(ctx)) makers.push({ name: v.name, open: () => cxagent(v.Session, folders, [ws.noop.folder], v.env), seqN, flightN });
   if (withPeers) {
     // A TypeScript plugin is served on its host's event loop, not the shim's threads: no spin variant.
-    opened.push({ name: "cxagent-ts", c: await cxagent(ctx.builds[0]!.Session, folders, [ws.noopModule]), seqN: share(scaled(ctx, 5000, 500)), flightN: share(scaled(ctx, 30_000, 3000)) });
-    opened.push({ name: "floor", c: await floor([ws.noop.library]), seqN: share(scaled(ctx, 5000, 500)), flightN: share(scaled(ctx, 30_000, 3000)) });
-    opened.push({ name: "mcp", c: await mcp([ws.noop.library], ["noop"]), seqN: share(scaled(ctx, 2000, 200)), flightN: share(scaled(ctx, 10_000, 1000)) });
+    makers.push({ name: "cxagent-ts", open: () => cxagent(ctx.builds[0]!.Session, folders, [ws.noopModule]), seqN, flightN });
+    makers.push({ name: "floor", open: () => floor([ws.noop.library]), seqN, flightN });
+    makers.push({ name: "mcp", open: () => mcp([ws.noop.library], ["noop"]), seqN: share(scaled(ctx, 2000, 200)), flightN: share(scaled(ctx, 10_000, 1000)) });
   }
   const samples = new Map<string, number[]>();
   const add = (key: string, value: number) => {
@@ -38,8 +38,13 @@ export async function callSection(ctx: Context, fig: Figures, options: { prefix?
     list.push(value);
     samples.set(key, list);
   };
-  try {
-    for (let round = 0; round < rounds; round++) {
+  for (let round = 0; round < rounds; round++) {
+    // Fresh processes every round, started and measured in the round's order: the scheduler keeps
+    // a process's history across its sleeps (EEVDF's lag), and with a competitor on every core the
+    // host started first ran 0.5-0.6x the one started second, whichever build it was.
+    const opened: { name: string; c: Contender; seqN: number; flightN: number }[] = [];
+    try {
+      for (const m of inTurn(makers, round)) opened.push({ ...m, c: await m.open() });
       for (const { name, c, seqN, flightN } of opened) {
         const e = c.endpoints[0]!;
         const call = (i: number) => e.call("noop", { i });
@@ -74,10 +79,10 @@ export async function callSection(ctx: Context, fig: Figures, options: { prefix?
           add(`w${width}.${name}.cpu_host_us`, w.child_cpu_us / w.calls);
         }
       }
-      ctx.log(`  ${prefix || "quiet "}round ${round + 1}/${rounds}: seq mean cxagent ${median(samples.get("seq.cxagent.mean_us")!).toFixed(1)} µs, C ${median(samples.get("seq.c.mean_us")!).toFixed(1)} µs`);
+    } finally {
+      for (const o of opened) await o.c.close();
     }
-  } finally {
-    for (const o of opened) await o.c.close();
+    ctx.log(`  ${prefix || "quiet "}round ${round + 1}/${rounds}: seq mean cxagent ${median(samples.get("seq.cxagent.mean_us")!).toFixed(1)} µs, C ${median(samples.get("seq.c.mean_us")!).toFixed(1)} µs`);
   }
   for (const [key, values] of samples) fig[prefix + key] = median(values);
 }
@@ -86,8 +91,11 @@ export async function callSection(ctx: Context, fig: Figures, options: { prefix?
 export async function contendedCallSection(ctx: Context, fig: Figures) {
   const stop = startBurners(ctx.ws.cLimit, cpus().length);
   try {
-    // A competitor's share of the CPUs varies from second to second: three times the rounds, each a third as long.
-    await callSection(ctx, fig, { prefix: "contended.", withPeers: false, widths: [16], split: 3 });
+    // Beside a competitor on every core a process falls into slow spells lasting seconds (its
+    // calls 5-10x slower, in either build): eight times the rounds, each an eighth as long, each
+    // with fresh processes, so a spell weighs one sample of many (an even number of rounds: each
+    // contender starts first in half of them).
+    await callSection(ctx, fig, { prefix: "contended.", withPeers: false, widths: [16], split: 8 });
   } finally {
     await stop();
   }

@@ -13,6 +13,12 @@ export function quantile(xs: readonly number[], q: number): number {
 export const median = (xs: readonly number[]) => quantile(xs, 0.5);
 export const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
+/**
+ * The contenders in round `round`'s order: as given in even rounds, reversed in odd ones, so a
+ * drift of the machine within a round (a competitor's share, a neighbour's load) favours none.
+ */
+export const inTurn = <T>(list: readonly T[], round: number): readonly T[] => (round % 2 ? [...list].reverse() : list);
+
 export type Call = (i: number) => Promise<unknown>;
 
 /**

@@ -7,7 +7,7 @@ import { cpus } from "node:os";
 import { runCLimit, startBurners } from "./c-limit.ts";
 import { type Contender, cxagent, floor, mcp } from "./contenders.ts";
 import { type Context, cxagentVariants, type Figures, scaled } from "./context.ts";
-import { cpuPerCall, cpuSample, median, now } from "./measure.ts";
+import { cpuPerCall, cpuSample, inTurn, median, now } from "./measure.ts";
 
 export const COUNTS = [1, 8, 32] as const;
 
@@ -41,7 +41,7 @@ export async function pluginsSection(ctx: Context, fig: Figures, options: { pref
         makers.push({ name: "floor", open: () => floor(libraries), tools: libraries.map(() => "noop"), total });
         makers.push({ name: "mcp", open: () => mcp(libraries, ["noop"]), tools: libraries.map(() => "noop"), total: Math.round(total / 3) });
       }
-      for (const m of makers) {
+      for (const m of inTurn(makers, round)) {
         const c = await m.open();
         try {
           await busy(c, m.tools, n * 50); // warm-up
@@ -71,7 +71,7 @@ export async function pluginsSection(ctx: Context, fig: Figures, options: { pref
 export async function contendedPluginsSection(ctx: Context, fig: Figures) {
   const stop = startBurners(ctx.ws.cLimit, cpus().length);
   try {
-    await pluginsSection(ctx, fig, { prefix: "contended.", withPeers: false, counts: [32], split: 3 });
+    await pluginsSection(ctx, fig, { prefix: "contended.", withPeers: false, counts: [32], split: 8 });
   } finally {
     await stop();
   }
