@@ -188,7 +188,7 @@ const METHOD = [
   "## Method",
   "",
   "- **Contenders**, all serving the same library: cxagent through its library API (`Session.open` → `load`",
-  "  → `plugin.invoke`), as built and with the host's spin off (`CXAGENT_HOST_SPIN_US=0`); the floor",
+  "  → `plugin.invoke`), as built and with spinning off (`CXAGENT_HOST_SPIN_US=0`: the host's and the parent's); the floor",
   "  (scripts/bench/floor-child.ts, a Bun child answering JSON lines through bun:ffi); the MCP SDK peer",
   "  (scripts/bench/mcp-server.ts, McpServer over stdio under Bun, called with the SDK's Client); and the",
   "  **C limit** (scripts/bench/c-limit.c, built with cc at bench time): a C parent and a C child over two",

@@ -18,7 +18,7 @@ import { readStat } from "../reaper/proc.ts";
 import { readLines } from "./lines.ts";
 import { sealedCopy } from "./memfd.ts";
 import { makeNonDumpable } from "./nondumpable.ts";
-import { closePair, readSocketLines, socketPair } from "./protocol-socket.ts";
+import { closePair, pollReadable, readSocketLines, socketPair } from "./protocol-socket.ts";
 import { withRuntimeTuning } from "./runtime-tuning.ts";
 import { takePrepared } from "./prepared.ts";
 import type { ExitInfo, Transport, TransportSink } from "./transport.ts";
@@ -137,6 +137,10 @@ export class ChildTransport implements Transport {
   readonly process: Owned;
   readonly exited: Promise<ExitInfo>;
   private readonly proc: Subprocess<"pipe", "pipe", "pipe">;
+  /** Set where the protocol channel is a socket this process can poll (see Transport). */
+  awaitOutput?: (budgetNs: number) => boolean;
+  /** The protocol channel's reader is done: its descriptor is closed, and its number may be reused. */
+  private outputDone = false;
 
   constructor(spec: ChildSpec, sink: TransportSink) {
     makeNonDumpable(); // before any plugin host exists (see nondumpable.ts); Session.open did it already
@@ -192,6 +196,10 @@ export class ChildTransport implements Transport {
     const protocol = outFd !== null
       ? readSocketLines(outFd, LINE_CAP, (line) => sink.onLine(line), onBroken)
       : readLines(this.proc.stdout, LINE_CAP, (line) => sink.onLine(line)).catch((error) => onBroken(`reading the plugin host's output failed: ${String(error)}`));
+    if (outFd !== null) {
+      void protocol.finally(() => (this.outputDone = true));
+      this.awaitOutput = (budgetNs) => !this.outputDone && pollReadable(outFd, budgetNs);
+    }
     void readLines(this.proc.stderr, STDERR_LINE_CAP, (line) => sink.onStderr(line)).catch(() => {});
     this.exited = this.proc.exited.then(async () => {
       const signal = this.proc.signalCode;

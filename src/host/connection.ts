@@ -30,6 +30,7 @@ import { type Owned, proveDescent } from "../reaper/ours.ts";
 import { Calls, PIPELINE_CAP, type RequestOptions, requestLine } from "./calls.ts";
 import { ChildTransport, type SealedDependency } from "./child-transport.ts";
 import { RuntimeBannerFilter } from "./runtime-banner.ts";
+import { ReplySpin, parentSpinUs } from "./reply-spin.ts";
 import type { Line } from "./lines.ts";
 import type { ExitInfo, Transport, TransportSink } from "./transport.ts";
 
@@ -78,6 +79,8 @@ export interface ConnectOptions extends ProcessHooks {
   label: string;
   /** Which kind of plugin: native (the default), cortex, or module; it names what a request calls, in messages. */
   kind?: PluginKind;
+  /** The spin windows, µs: the host's (null: its default), and this side's (reply-spin.ts); 0 turns both off. */
+  spinUs?: number | null;
   startupMs?: number;
   poolCap?: number;
   stuckMs?: number;
@@ -93,7 +96,6 @@ export interface SpawnOptions extends ConnectOptions {
   dependencies?: SealedDependency[];
   cwd: string;
   pollMs?: number;
-  spinUs?: number | null;
   /** The session a Cortex plugin is told it runs in. */
   sessionId?: string | null;
   /** The plugin host's whole environment (see session/host-env.ts). */
@@ -144,6 +146,9 @@ export class Connection {
   private readonly exportNames: typeof EXPORT_OF;
   private readonly calls: Calls;
   private readonly outbox: string[] = [];
+  /** Whether the outbox holds a call's request (not only notices), and this side's spin. */
+  private outboxHasCall = false;
+  private readonly replySpin: ReplySpin | null;
   private readonly tail: string[] = [];
   private readonly banner = new RuntimeBannerFilter();
   private phase = "startup";
@@ -165,9 +170,11 @@ export class Connection {
       // out as the correlator sends ahead at most.
       poolCap: options.poolCap ?? (this.kind === "module" ? PIPELINE_CAP : DEFAULTS.poolCap),
       stuckMs: options.stuckMs ?? DEFAULTS.stuckMs,
-      send: (line) => this.write(line),
+      send: (line) => this.write(line, true),
       onAbandon: (call, error) => this.alive && this.send({ kind: "cancel", call, reason: error.code }),
     });
+    const spinUs = parentSpinUs(options.spinUs);
+    this.replySpin = spinUs > 0 ? new ReplySpin(spinUs) : null;
     this.transport = connect({
       onLine: (line) => this.onLine(line),
       onStderr: (line) => this.onStderr(line),
@@ -300,8 +307,9 @@ export class Connection {
    * Requests made in the same turn of the event loop go out in one write: every write wakes a
    * thread of the plugin host, and on a VM a wake-up costs more than the write itself.
    */
-  private write(line: string) {
+  private write(line: string, isCall = false) {
     this.outbox.push(line);
+    this.outboxHasCall ||= isCall;
     if (this.outbox.length > 1) return;
     // Alone, a request goes out at once; with calls in flight, replies keep arriving, so waiting
     // for the event loop's turn collects the requests they trigger into one write.
@@ -311,8 +319,15 @@ export class Connection {
 
   private flushOutbox() {
     const text = this.outbox.length === 1 ? this.outbox[0]! : this.outbox.join("");
+    const hasCall = this.outboxHasCall;
     this.outbox.length = 0;
+    this.outboxHasCall = false;
     this.transport.send(text);
+    // The one call in flight: wait for its reply awake, briefly, where that pays (reply-spin.ts).
+    const spin = this.replySpin;
+    if (spin && hasCall && this.calls.inFlight === 1 && this.transport.awaitOutput && spin.wanted()) {
+      spin.record(this.transport.awaitOutput(spin.budgetNs));
+    }
   }
 
   /**

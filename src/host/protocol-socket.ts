@@ -19,22 +19,58 @@ const AF_UNIX = 1;
 const SOCK_STREAM = 1;
 const SOCK_CLOEXEC = 0o2000000;
 
-let libc: { symbols: { socketpair: (domain: number, type: number, protocol: number, fds: ReturnType<typeof ptr>) => number } } | null | undefined;
+type Pointer = ReturnType<typeof ptr>;
+let libc:
+  | { symbols: { socketpair: (domain: number, type: number, protocol: number, fds: Pointer) => number; poll: (fds: Pointer, n: number, timeoutMs: number) => number } }
+  | null
+  | undefined;
 
-/** A connected pair, close-on-exec: [this process's end, the plugin host's end]; null where there is none. */
-export function socketPair(): { parent: number; child: number } | null {
-  if (process.platform !== "linux") return null;
+function loadLibc() {
   if (libc === undefined) {
     try {
-      libc = dlopen(libcPath(), { socketpair: { args: [FFIType.i32, FFIType.i32, FFIType.i32, FFIType.ptr], returns: FFIType.i32 } });
+      libc = dlopen(libcPath(), {
+        socketpair: { args: [FFIType.i32, FFIType.i32, FFIType.i32, FFIType.ptr], returns: FFIType.i32 },
+        poll: { args: [FFIType.ptr, FFIType.u64, FFIType.i32], returns: FFIType.i32 },
+      });
     } catch {
       libc = null;
     }
   }
-  if (!libc) return null;
+  return libc;
+}
+
+/** A connected pair, close-on-exec: [this process's end, the plugin host's end]; null where there is none. */
+export function socketPair(): { parent: number; child: number } | null {
+  if (process.platform !== "linux") return null;
+  const c = loadLibc();
+  if (!c) return null;
   const fds = new Int32Array(2);
-  if (libc.symbols.socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ptr(fds)) !== 0) return null;
+  if (c.symbols.socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ptr(fds)) !== 0) return null;
   return { parent: fds[0]!, child: fds[1]! };
+}
+
+// One struct pollfd ({ int fd; short events; short revents; }), reused: this thread only.
+const pollFd = new Int32Array(2);
+const pollEvents = new Int16Array(pollFd.buffer, 4, 2);
+const POLLIN = 1;
+
+/**
+ * Polls `fd` without sleeping until it has something to read (or has closed) or `budgetNs` has
+ * passed; true when it has. It reads nothing: the socket's own reader gets the data when the
+ * event loop next looks, at once, instead of after this thread has been woken from its sleep.
+ */
+export function pollReadable(fd: number, budgetNs: number): boolean {
+  const c = loadLibc();
+  if (!c) return false;
+  const p = ptr(pollFd);
+  const until = Bun.nanoseconds() + budgetNs;
+  for (;;) {
+    pollFd[0] = fd;
+    pollEvents[0] = POLLIN;
+    pollEvents[1] = 0;
+    if (c.symbols.poll(p, 1, 0) !== 0) return true;
+    if (Bun.nanoseconds() >= until) return false;
+  }
 }
 
 /** Closes what is left of a pair that was not used. */

@@ -28,6 +28,11 @@ export interface Transport {
   readonly process: Owned | null;
   /** Writes request text: whole lines. A write to a host that has gone is dropped. */
   send(text: string): void;
+  /**
+   * Polls the protocol channel without yielding for up to `budgetNs`: true once it has something
+   * to read. Optional: a transport that cannot look without reading leaves it out (no spin).
+   */
+  awaitOutput?(budgetNs: number): boolean;
   /** Settles once, when the host has ended and every line it wrote has been delivered. */
   readonly exited: Promise<ExitInfo>;
   /** Closes the request channel: the host ends when it reads the end of it. */

@@ -73,7 +73,11 @@ export interface SessionOptions {
    * always passes (see session/host-env.ts: PATH, HOME, the locale, …, and CXAGENT_PASS_ENV).
    */
   env?: Record<string, string>;
-  /** The plugin hosts' spin window in µs, for benchmarks (default: theirs; CXAGENT_HOST_SPIN_US sets it too). */
+  /**
+   * The spin window in µs, for benchmarks (CXAGENT_HOST_SPIN_US sets it too): the plugin hosts'
+   * (default: theirs, 100) and this process's while it waits for the only call in flight (at most
+   * 50; host/reply-spin.ts). 0 turns both off.
+   */
   spinUs?: number;
   /** At most this many calls of one plugin in native code at once (default 16). */
   poolCap?: number;
