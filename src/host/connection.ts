@@ -146,8 +146,9 @@ export class Connection {
   private readonly exportNames: typeof EXPORT_OF;
   private readonly calls: Calls;
   private readonly outbox: string[] = [];
-  /** Whether the outbox holds a call's request (not only notices), and this side's spin. */
+  /** The outbox holds a call's request, not only notices: only a call's reply is worth a spin. */
   private outboxHasCall = false;
+  /** This side's spin (reply-spin.ts); null when the session turned spinning off. */
   private readonly replySpin: ReplySpin | null;
   private readonly tail: string[] = [];
   private readonly banner = new RuntimeBannerFilter();
