@@ -7,6 +7,12 @@
  * paired runs on the 2-vCPU VM, Bun 1.4.5); big replies were unchanged. Requests still go down
  * a pipe (the host's fd 0), whose end is how the host learns the parent is done.
  *
+ * The host's end may hold up to SEND_BUFFER bytes not yet read (the kernel's default is 208 KiB):
+ * a 1 MiB reply then goes out in one write and comes in two reads of Bun's 512 KiB, not five of
+ * 208 KiB, each a wake-up of the side that waited. Paired runs of 1 MiB replies on the 2-vCPU VM
+ * (4 pairs): 1.0-1.57 ms → 0.92-1.24 ms per call, parent CPU 0.87-1.09 → 0.77-1.01 ms. The
+ * buffer is a ceiling, not memory set aside: the kernel holds only what the parent has not read.
+ *
  * Linux only, like the memfds (the pair is made through the C library); elsewhere, or if it
  * cannot be made, the host's stdout is a pipe read as before (lines.ts readLines).
  */
@@ -18,10 +24,21 @@ import { libcPath } from "./nondumpable.ts";
 const AF_UNIX = 1;
 const SOCK_STREAM = 1;
 const SOCK_CLOEXEC = 0o2000000;
+const SOL_SOCKET = 1;
+const SO_SNDBUF = 7;
+/** What the host's end asks for (the kernel doubles it, up to twice net.core.wmem_max). */
+export const SEND_BUFFER = 4 << 20;
 
 type Pointer = ReturnType<typeof ptr>;
 let libc:
-  | { symbols: { socketpair: (domain: number, type: number, protocol: number, fds: Pointer) => number; poll: (fds: Pointer, n: number, timeoutMs: number) => number } }
+  | {
+      symbols: {
+        socketpair: (domain: number, type: number, protocol: number, fds: Pointer) => number;
+        poll: (fds: Pointer, n: number, timeoutMs: number) => number;
+        setsockopt: (fd: number, level: number, name: number, value: Pointer, size: number) => number;
+        getsockopt: (fd: number, level: number, name: number, value: Pointer, size: Pointer) => number;
+      };
+    }
   | null
   | undefined;
 
@@ -31,6 +48,8 @@ function loadLibc() {
       libc = dlopen(libcPath(), {
         socketpair: { args: [FFIType.i32, FFIType.i32, FFIType.i32, FFIType.ptr], returns: FFIType.i32 },
         poll: { args: [FFIType.ptr, FFIType.u64, FFIType.i32], returns: FFIType.i32 },
+        setsockopt: { args: [FFIType.i32, FFIType.i32, FFIType.i32, FFIType.ptr, FFIType.u32], returns: FFIType.i32 },
+        getsockopt: { args: [FFIType.i32, FFIType.i32, FFIType.i32, FFIType.ptr, FFIType.ptr], returns: FFIType.i32 },
       });
     } catch {
       libc = null;
@@ -39,14 +58,29 @@ function loadLibc() {
   return libc;
 }
 
-/** A connected pair, close-on-exec: [this process's end, the plugin host's end]; null where there is none. */
+/**
+ * A connected pair, close-on-exec: [this process's end, the plugin host's end], the host's end with
+ * a send buffer of SEND_BUFFER where the kernel allows it (a refusal leaves its default); null
+ * where there is no pair.
+ */
 export function socketPair(): { parent: number; child: number } | null {
   if (process.platform !== "linux") return null;
   const c = loadLibc();
   if (!c) return null;
   const fds = new Int32Array(2);
   if (c.symbols.socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ptr(fds)) !== 0) return null;
+  const size = new Int32Array([SEND_BUFFER]);
+  c.symbols.setsockopt(fds[1]!, SOL_SOCKET, SO_SNDBUF, ptr(size), 4);
   return { parent: fds[0]!, child: fds[1]! };
+}
+
+/** The send buffer the kernel gave socket `fd`, in bytes (what SO_SNDBUF reads back); null if it cannot say. */
+export function sendBufferOf(fd: number): number | null {
+  const c = loadLibc();
+  if (!c) return null;
+  const value = new Int32Array(1);
+  const size = new Uint32Array([4]);
+  return c.symbols.getsockopt(fd, SOL_SOCKET, SO_SNDBUF, ptr(value), ptr(size)) === 0 ? value[0]! : null;
 }
 
 // One struct pollfd ({ int fd; short events; short revents; }), reused: this thread only.
