@@ -171,13 +171,16 @@ export type ArgumentsCheck = { ok: true; value: Record<string, unknown>; coerced
 
 /** A compiled check of one tool's arguments against its inputSchema. */
 export class ArgumentsValidator {
-  private readonly validator: Validator;
+  /** Null for a schema that asks only for an object (the default when a tool declares none). */
+  private readonly validator: Validator | null;
 
   constructor(schema: Record<string, unknown>) {
-    this.validator = new Validator(schema as Schema, draftOf(schema) ?? "2020-12", false);
+    this.validator = asksOnlyForObject(schema) ? null : new Validator(schema as Schema, draftOf(schema) ?? "2020-12", false);
   }
 
+  /** `args` is an object already (the caller made sure): that is all some schemas ask. */
   check(args: Record<string, unknown>): ArgumentsCheck {
+    if (this.validator === null) return { ok: true, value: args, coerced: [] };
     let value = args;
     const coerced: string[] = [];
     for (let round = 0; round < 4; round++) {
@@ -196,6 +199,17 @@ export class ArgumentsValidator {
     }
     return { ok: false, problems: leaves(this.validator.validate(value).errors).map(problemOf) };
   }
+}
+
+/** Words that say nothing about the instance. */
+const ANNOTATIONS = new Set(["$schema", "title", "description", "$comment"]);
+
+/**
+ * `{"type": "object"}`, perhaps with annotations: what every tool without an inputSchema has. Its
+ * check is the one the caller made already, so no validator runs for it on every call.
+ */
+function asksOnlyForObject(schema: Record<string, unknown>): boolean {
+  return schema.type === "object" && Object.keys(schema).every((k) => k === "type" || ANNOTATIONS.has(k));
 }
 
 /** The latitude for a value that failed its `type`: a numeric string for a number, 0/1 or "true"/"false" for a boolean. */
