@@ -73,6 +73,18 @@ export function requestLine(id: number, body: object): string {
   return `{"id":${id}${rest.length > 2 ? "," + rest.slice(1) : "}"}\n`;
 }
 
+/** Calls sent and not answered yet, over every plugin host this process talks to. */
+let inFlightHere = 0;
+
+/**
+ * How many calls this process has out, to every plugin host together: the parent's spin waits
+ * only for the one call out (reply-spin.ts), since with more out another reply may be ready to
+ * handle while it waits.
+ */
+export function callsInFlightHere(): number {
+  return inFlightHere;
+}
+
 export const PIPELINE_CAP = 256;
 /** Requests are sent ahead only while every call out has been out less than this long. */
 export const PIPELINE_MS = 2;
@@ -178,7 +190,7 @@ export class Calls {
 
   /** A reply arrived: settle its call, unless the caller gave up on it already. */
   settle(reply: Reply): void {
-    this.unanswered.delete(reply.id);
+    if (this.unanswered.delete(reply.id)) inFlightHere--;
     this.drainQueue();
     const p = this.pending.get(reply.id);
     if (!p) return; // a late reply to an abandoned call: the host freed its string already
@@ -199,6 +211,7 @@ export class Calls {
       p.cleanup();
       p.reject(why(p.what));
     }
+    inFlightHere -= this.unanswered.size;
     this.unanswered.clear();
     this.queue.length = 0;
     if (this.queueTimer !== null) this.clock.clearTimer(this.queueTimer);
@@ -208,6 +221,7 @@ export class Calls {
   private transmit(id: number) {
     const p = this.pending.get(id);
     if (!p) return;
+    if (!this.unanswered.has(id)) inFlightHere++;
     this.unanswered.set(id, this.clock.now());
     this.send(p.line);
     if (this.unanswered.size > this.poolCap) this.watchQueue(); // sent ahead: watched like the queue

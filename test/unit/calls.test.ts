@@ -4,7 +4,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { CxError } from "../../src/errors.ts";
-import { type CallEvent, Calls, type Clock, PIPELINE_MS } from "../../src/host/calls.ts";
+import { type CallEvent, Calls, callsInFlightHere, type Clock, PIPELINE_MS } from "../../src/host/calls.ts";
 import { LINE_CAP, type Reply } from "../../src/protocol/wire.ts";
 
 class FakeClock implements Clock {
@@ -264,5 +264,31 @@ describe("events and the end of the host", () => {
     expect(y.settled && y.error?.message).toBe("crashed during b");
     expect(calls.inFlight).toBe(0);
     expect(clock.armed).toBe(0);
+  });
+});
+
+describe("calls out over every host of this process (what the parent's spin asks)", () => {
+  test("two correlators' calls add up; a reply, a late reply after abandoning, and a host's end take theirs off, once each", async () => {
+    const base = callsInFlightHere();
+    const one = setup();
+    const two = setup();
+    const a = one.calls.start({ kind: "invoke" }, "a", { timeoutMs: 5 });
+    const d = one.calls.start({ kind: "invoke" }, "d", {});
+    const b = two.calls.start({ kind: "invoke" }, "b", {});
+    const c = two.calls.start({ kind: "invoke" }, "c", {});
+    expect(callsInFlightHere() - base).toBe(4);
+    one.clock.advance(5); // a is abandoned, but its native code still runs: it stays out
+    expect((await state(a)).settled).toBe(true);
+    expect(callsInFlightHere() - base).toBe(4);
+    one.calls.settle(one.reply(1)); // a's late reply
+    expect(callsInFlightHere() - base).toBe(3);
+    two.calls.settle(two.reply(1));
+    two.calls.settle(two.reply(1)); // the same reply twice counts once
+    expect(callsInFlightHere() - base).toBe(2);
+    two.calls.failAll((what) => new CxError("E_CRASHED", what)); // c's host ended
+    expect(callsInFlightHere() - base).toBe(1);
+    one.calls.settle(one.reply(2));
+    await Promise.all([b, c, d].map(state));
+    expect(callsInFlightHere()).toBe(base);
   });
 });
