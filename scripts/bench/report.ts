@@ -222,7 +222,8 @@ const METHOD = [
   "  answering one line. One-shot: the compiled `dist/cxagent`, process start to exit, 20 pairs.",
   "- **Memory**: VmRSS and Pss from /proc after 300 ms idle. Soak: test/fixtures/invoke-replies.c, a",
   "  rotation of good and malformed replies, 8 in flight, from a Bun process of its own",
-  "  (scripts/bench/soak-child.ts), the parent whose RSS after a full GC is reported; the fixture",
+  "  (scripts/bench/soak-child.ts), the parent whose RSS is read after a full GC, 300 ms and another",
+  "  (the allocator returns freed pages a little after a collection); the fixture",
   "  counts strings returned and freed. Approvals are given through the CLI: `cxagent approve --hash`.",
   "",
 ];
