@@ -13,7 +13,8 @@
  *   - no task waits for a CPU: the runnable tasks (/proc/loadavg, this thread included) are no
  *     more than the CPUs, looked at most every 50 ms; beside a build or a second busy plugin the
  *     spinning parent would delay the very host it waits for.
- * It never spins while other calls are in flight (their replies wake the event loop anyway), and
+ * It never spins while other calls are in flight, to this host or any other of this process (their
+ * replies wake the event loop anyway; calls.ts callsInFlightHere), and
  * a spin only looks: what arrives is read by the channel's own reader, in order.
  */
 import { readFileSync } from "node:fs";
