@@ -8,7 +8,7 @@ import { cpus } from "node:os";
 import { runCLimit, startBurners } from "./c-limit.ts";
 import { type Contender, cxagent, floor, mcp } from "./contenders.ts";
 import { type Context, cxagentVariants, type Figures, scaled } from "./context.ts";
-import { inFlight, inTurn, median, sequential } from "./measure.ts";
+import { inFlight, inTurn, median, sectionFigures, sequential } from "./measure.ts";
 
 export const WIDTHS = [16, 64, 256] as const;
 
@@ -84,7 +84,7 @@ export async function callSection(ctx: Context, fig: Figures, options: { prefix?
     }
     ctx.log(`  ${prefix || "quiet "}round ${round + 1}/${rounds}: seq mean cxagent ${median(samples.get("seq.cxagent.mean_us")!).toFixed(1)} µs, C ${median(samples.get("seq.c.mean_us")!).toFixed(1)} µs`);
   }
-  for (const [key, values] of samples) fig[prefix + key] = median(values);
+  sectionFigures(samples, fig, prefix);
 }
 
 /** The same, with a CPU-bound competitor on every core (cxagent and the C limit only). */

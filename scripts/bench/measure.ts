@@ -14,6 +14,24 @@ export const median = (xs: readonly number[]) => quantile(xs, 0.5);
 export const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 /**
+ * A section's figures from its per-round samples: the median of each key over the rounds, and for
+ * each figure of a build that was also measured with its spin off ("<build>-spin0"), the median
+ * over the rounds of the two builds' ratio within the round, as "<key with the build's name
+ * replaced by <build>/spin0>": the two ran one after the other with fresh processes, so a ratio
+ * taken within a round leaves out what the machine did between rounds. It is the figure the
+ * "no worse than spin off" targets read (targets.ts).
+ */
+export function sectionFigures(samples: ReadonlyMap<string, readonly number[]>, into: Record<string, number>, prefix = ""): void {
+  for (const [key, values] of samples) {
+    into[prefix + key] = median(values);
+    const m = /^(.*?)\.([^.]+)-spin0\.([^.]+)$/.exec(key);
+    const mine = m && samples.get(`${m[1]}.${m[2]}.${m[3]}`);
+    if (!m || !mine || mine.length !== values.length) continue;
+    into[`${prefix}${m[1]}.${m[2]}/spin0.${m[3]}`] = median(mine.map((x, i) => x / values[i]!));
+  }
+}
+
+/**
  * The contenders in round `round`'s order: as given in even rounds, reversed in odd ones, so a
  * drift of the machine within a round (a competitor's share, a neighbour's load) favours none.
  */

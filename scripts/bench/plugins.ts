@@ -7,7 +7,7 @@ import { cpus } from "node:os";
 import { runCLimit, startBurners } from "./c-limit.ts";
 import { type Contender, cxagent, floor, mcp } from "./contenders.ts";
 import { type Context, cxagentVariants, type Figures, scaled } from "./context.ts";
-import { cpuPerCall, cpuSample, inTurn, median, now } from "./measure.ts";
+import { cpuPerCall, cpuSample, inTurn, median, now, sectionFigures } from "./measure.ts";
 
 export const COUNTS = [1, 8, 32] as const;
 
@@ -65,7 +65,7 @@ export async function pluginsSection(ctx: Context, fig: Figures, options: { pref
     const last = counts[counts.length - 1]!;
     ctx.log(`  ${prefix || ""}plugins round ${round + 1}/${ctx.rounds * split}: ${last} busy, cxagent ${median(samples.get(`plugins.${last}.cxagent.calls_s`)!).toFixed(0)}/s, spin off ${median(samples.get(`plugins.${last}.cxagent-spin0.calls_s`)!).toFixed(0)}/s`);
   }
-  for (const [key, values] of samples) fig[prefix + key] = median(values);
+  sectionFigures(samples, fig, prefix);
 }
 
 export async function contendedPluginsSection(ctx: Context, fig: Figures) {
