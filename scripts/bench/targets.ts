@@ -50,8 +50,8 @@ export const TARGETS: Target[] = [
 
 /**
  * "<what>: as built no worse than the same build with its spin off": the median over the rounds of
- * the two builds' ratio within each round (measure.ts sectionFigures); a run recorded before that
- * figure existed falls back to the ratio of the two medians.
+ * the two builds' ratio within each round (measure.ts sectionFigures); figures without it (the two
+ * builds' rounds did not pair up) fall back to the ratio of the two medians.
  */
 function noWorse(what: string, pattern: string, better: "lower" | "higher"): Target[] {
   const mine = pattern.replace("%", "cxagent");
