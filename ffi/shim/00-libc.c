@@ -44,6 +44,7 @@ struct shim_dirent { u64 d_ino; i64 d_off; unsigned short d_reclen; unsigned cha
 #define SHIM_POLLIN 1
 #define SHIM_POLLOUT 4
 #define SHIM_O_RDONLY 0
+#define SHIM_O_WRONLY 1
 #define SHIM_CLOCK_REALTIME 0
 #define SHIM_CLOCK_MONOTONIC 1
 #define SHIM_SIGKILL 9

@@ -20,6 +20,7 @@ static i64 g_busy_since; /* when the role holder's current call began (monotonic
 static i64 g_busy_epoch; /* counts calls begun by role holders */
 static i64 g_handoff_ns = 1000000;
 static int g_monitor_idle; /* the monitor waits with no deadline: a new call must wake it */
+static i64 g_last_call_at;  /* when the latest call began (monotonic ns); 0: none yet */
 
 static shim_key_t g_role_key; /* a pool thread's id, for "is this thread the role holder?" */
 static int g_more_buffered;  /* the role holder has another complete request already read */
@@ -246,6 +247,14 @@ static char *next_line(size_t *out_len) {
   }
 }
 
+/* Names the calling thread (/proc/<pid>/task/<tid>/comm, what top -H shows); best effort. */
+static void name_this_thread(const char *name) {
+  int fd = x_open("/proc/thread-self/comm", SHIM_O_WRONLY);
+  if (fd < 0) return;
+  (void)x_write(fd, name, str_len(name));
+  x_close(fd);
+}
+
 static void *pool_thread(void *unused);
 
 /* Starts a pool thread; the caller has counted it in g_threads. */
@@ -258,6 +267,7 @@ static int spawn_pool_thread(void) {
 
 static void *pool_thread(void *unused) {
   (void)unused;
+  name_this_thread("cxagent-pool");
   lock(&g_pool_mu);
   i64 me = ++g_next_thread_id;
   x_pthread_setspecific(g_role_key, (void *)(unsigned long)me);
@@ -279,7 +289,7 @@ static void *pool_thread(void *unused) {
         x_pthread_cond_broadcast(&g_role_cv);
         goto done;
       }
-      g_busy_since = mono_ns();
+      g_busy_since = g_last_call_at = mono_ns();
       g_busy_epoch++;
       if (g_monitor_idle) x_pthread_cond_broadcast(&g_monitor_cv); /* else it looks at its deadline */
       unlock(&g_pool_mu);
@@ -308,12 +318,27 @@ static void wait_until_ns(shim_cond_t *cv, i64 mono_deadline) {
   x_pthread_cond_timedwait(cv, &g_pool_mu, &abs);
 }
 
+/* While calls come often, the monitor looks every hand-off time instead of sleeping until a call
+ * wakes it: that wake-up, one per call that found it asleep, goes to the other CPU and takes it
+ * from a spinning side. Back-to-back noop calls on the 2-vCPU VM (rounds of 20,000, as built):
+ * the monitor woke 4,034 times in a round before, 476 after (about once per ms of calls); the
+ * mean per call in 6 paired rounds went from 23.2-30.2 µs (median 26.7) to 20.3-31.3 µs (24.9),
+ * lower in 5 of the 6 pairs. Ten ms after the latest call began it sleeps until the next one
+ * wakes it, so idle hosts still use no CPU. */
+#define MONITOR_LINGER_NS 10000000LL
+
 /* Watches the role holder's call; past the hand-off time, passes the role to another thread. */
 static void *monitor_thread(void *unused) {
   (void)unused;
+  name_this_thread("cxagent-monitor");
   lock(&g_pool_mu);
   while (!g_exit_requested && !g_in_eof) {
     if (!g_busy_since) {
+      i64 now = mono_ns();
+      if (g_last_call_at && now - g_last_call_at < MONITOR_LINGER_NS) {
+        wait_until_ns(&g_monitor_cv, now + g_handoff_ns); /* a call may begin meanwhile: look again */
+        continue;
+      }
       g_monitor_idle = 1;
       x_pthread_cond_wait(&g_monitor_cv, &g_pool_mu);
       g_monitor_idle = 0;

@@ -2,6 +2,7 @@
  * The plugin host end to end: real fixtures compiled from C, real plugin host processes.
  */
 import { describe, expect, test } from "bun:test";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Connection } from "../../src/host/connection.ts";
 import { CxError } from "../../src/index.ts";
@@ -301,4 +302,37 @@ test("bursts of 8 calls with the reader role handed on at every call: every repl
   } finally {
     await connection.shutdown({ sendStop: false });
   }
+}, 20_000);
+
+/** The plugin host's thread named `name` (the shim names its threads): its voluntary context switches, i.e. its wake-ups. */
+function wakeups(pid: number, name: string): number {
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    if (readFileSync(`/proc/${pid}/task/${task}/comm`, "latin1").trim() !== name) continue;
+    return Number(/^voluntary_ctxt_switches:\s+(\d+)$/m.exec(readFileSync(`/proc/${pid}/task/${task}/status`, "latin1"))![1]);
+  }
+  throw new Error(`plugin host ${pid} has no thread named ${name}`);
+}
+
+// The monitor watches each call for the hand-off (1 ms). A call that finds it asleep wakes it, on
+// the other CPU; while calls come often it looks once per hand-off time instead, and 10 ms after
+// the latest call it sleeps until the next one. Counted as wake-ups, not timed: a back-to-back
+// call takes tens of µs, so a wake-up per call that found it asleep is far more than one per ms.
+test.skipIf(process.platform !== "linux")("the hand-off monitor wakes about once per ms of back-to-back calls, not per call, and not at all once they stop", async () => {
+  await using session = await openSession();
+  const noop = await session.load(fixture("noop"));
+  for (let i = 0; i < 200; i++) await noop.invoke("noop", {});
+  const pid = noop.pid!;
+  const before = wakeups(pid, "cxagent-monitor");
+  const began = performance.now();
+  const calls = 5000;
+  for (let i = 0; i < calls; i++) await noop.invoke("noop", {});
+  const ms = performance.now() - began;
+  const during = wakeups(pid, "cxagent-monitor") - before;
+  expect(during).toBeLessThanOrEqual(1.5 * ms + 20);
+  await Bun.sleep(50);
+  const resting = wakeups(pid, "cxagent-monitor");
+  await Bun.sleep(300);
+  expect(wakeups(pid, "cxagent-monitor") - resting).toBe(0);
+  // The pool thread serving the calls carries its name too.
+  expect(readdirSync(`/proc/${pid}/task`).some((t) => readFileSync(`/proc/${pid}/task/${t}/comm`, "latin1").trim() === "cxagent-pool")).toBe(true);
 }, 20_000);
