@@ -19,7 +19,7 @@
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { buildCrate, findCargo } from "./_cargo.ts";
-import { joinShim } from "../src/plugin-host/shim-source.ts";
+import { joinShim } from "../src/shim-source.ts";
 import { parseCortexManifest } from "../src/discovery/cortex.ts";
 
 const root = join(import.meta.dir, "..");

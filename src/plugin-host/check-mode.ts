@@ -6,7 +6,6 @@
  * C library is glibc, whose heap the free check reads. An ordinary plugin host never loads it.
  */
 import { CString, type Pointer, ptr, read } from "bun:ffi";
-import { readFileSync } from "node:fs";
 import type { Libc } from "./libc.ts";
 import type { Shim } from "./shim.ts";
 
@@ -43,7 +42,7 @@ export function beginCheckMode(libc: Libc, shim: Shim, library: Pointer, describ
   // Orphans of what the plugin starts (a daemon's double fork) come to this host, not to init, so
   // the check still finds them among its descendants.
   libc.prctl(PR_SET_CHILD_SUBREAPER, 1);
-  const rc = shim.check.begin(ptr(imports), ranges.length ? ptr(table) : null, ranges.length, 4096, heapStart(), glibc ? 1 : 0, describe, free);
+  const rc = shim.check.begin(ptr(imports), ranges.length ? ptr(table) : null, ranges.length, 4096, heapStart(libc), glibc ? 1 : 0, describe, free);
   if (rc !== 0) return { error: "the shim could not begin check mode" };
   return {
     describe: () => shim.check.describe() as Pointer | null,
@@ -96,9 +95,9 @@ function nameOf(map: number): string {
 }
 
 /** Where the main arena's heap begins: field 47 (start_brk) of /proc/self/stat; 0 when unknown. */
-function heapStart(): bigint {
+function heapStart(libc: Libc): bigint {
   try {
-    const stat = readFileSync("/proc/self/stat", "utf8");
+    const stat = libc.readText("/proc/self/stat") ?? "";
     const field = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[47 - 3];
     return field && /^\d+$/.test(field) ? BigInt(field) : 0n;
   } catch {

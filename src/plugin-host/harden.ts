@@ -15,7 +15,6 @@
  * That, and root's many other powers, is why this narrows what a plugin running as root can do
  * rather than containing it; for an ordinary user, non-dumpable is the whole protection.
  */
-import { readFileSync } from "node:fs";
 import type { Libc } from "./libc.ts";
 
 const PR_GET_DUMPABLE = 3;
@@ -29,8 +28,9 @@ const CAP_SYS_PTRACE = 19;
 const LINUX_CAPABILITY_VERSION_3 = 0x20080522;
 
 /** The capability sets /proc shows for this thread, as bit masks. */
-function capabilities(): Record<"CapInh" | "CapPrm" | "CapEff" | "CapBnd" | "CapAmb", bigint> {
-  const status = readFileSync("/proc/thread-self/status", "utf8");
+function capabilities(libc: Libc): Record<"CapInh" | "CapPrm" | "CapEff" | "CapBnd" | "CapAmb", bigint> {
+  const status = libc.readText("/proc/thread-self/status");
+  if (status === null) throw new Error("/proc/thread-self/status could not be read");
   const read = (name: string) => BigInt(`0x${new RegExp(`^${name}:\\s*([0-9a-f]+)$`, "m").exec(status)?.[1] ?? "0"}`);
   return { CapInh: read("CapInh"), CapPrm: read("CapPrm"), CapEff: read("CapEff"), CapBnd: read("CapBnd"), CapAmb: read("CapAmb") };
 }
@@ -47,7 +47,7 @@ export function harden(libc: Libc): string | null {
 
 function dropAndCheck(libc: Libc): string | null {
   const ptrace = 1n << BigInt(CAP_SYS_PTRACE);
-  const before = capabilities();
+  const before = capabilities(libc);
   const couldDropBounding = (before.CapEff & (1n << BigInt(CAP_SETPCAP))) !== 0n;
   if (libc.prctl(PR_CAPBSET_READ, CAP_SYS_PTRACE) === 1) libc.prctl(PR_CAPBSET_DROP, CAP_SYS_PTRACE);
   libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_LOWER, CAP_SYS_PTRACE);
@@ -61,7 +61,7 @@ function dropAndCheck(libc: Libc): string | null {
     }
   }
   libc.prctl(PR_SET_DUMPABLE, 0);
-  const after = capabilities();
+  const after = capabilities(libc);
   if ((after.CapEff | after.CapPrm | after.CapInh | after.CapAmb) & ptrace) return "it could not drop CAP_SYS_PTRACE";
   if (couldDropBounding && after.CapBnd & ptrace) return "it could not drop CAP_SYS_PTRACE from its bounding set";
   if (libc.prctl(PR_GET_DUMPABLE) !== 0) return "it could not make itself non-dumpable";

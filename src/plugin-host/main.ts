@@ -9,9 +9,8 @@
  * Cortex native plugin (--kind cortex), module.ts for a TypeScript or JavaScript module
  * (--kind module).
  */
-import { readSync } from "node:fs";
 import { CONTRACT_CURRENT, LINE_CAP } from "../protocol/contract.ts";
-import { type HostArguments, readHostArgv } from "../protocol/host-args.ts";
+import { type HostArguments, readHostArgv, SHIM_OPTION } from "../protocol/host-args.ts";
 import { harden } from "./harden.ts";
 import { type Libc, openLibc } from "./libc.ts";
 import { startNative } from "./native.ts";
@@ -25,6 +24,9 @@ const ORPHAN_GRACE_MS = 1000;
 
 /** Returns only for a module plugin, once its requests have ended (see module-serve.ts). */
 export async function runPluginHost(args: string[]): Promise<void> {
+  // From a checkout, the parent may name the built shim it found fresh (protocol/host-args.ts).
+  const builtShim = args[0]?.startsWith(SHIM_OPTION) ? args[0].slice(SHIM_OPTION.length) : null;
+  if (builtShim !== null) args = args.slice(1);
   // The parent's settings (protocol/host-args.ts). With --library-fd it passed the approved bytes
   // as an open, sealed file; each --dependency is a sealed copy of a library from the plugin's
   // folder that it needs, in the order to load them (each after what it needs).
@@ -52,7 +54,7 @@ export async function runPluginHost(args: string[]): Promise<void> {
 
   let shim: Shim;
   try {
-    shim = await loadShim(libc);
+    shim = await loadShim(libc, builtShim);
   } catch (error) {
     // No shim, no locked writer: this one line goes out directly, nothing else is writing yet.
     const line = JSON.stringify({ ready: false, error: `the plugin host could not load its native shim: ${String(error)}` });
@@ -60,7 +62,7 @@ export async function runPluginHost(args: string[]): Promise<void> {
     process.exit(1);
   }
   if (prepared) {
-    const line = firstLine(requestFd);
+    const line = firstLine(libc, requestFd);
     if (line === null) process.exit(0); // the parent went on without it (or is gone)
     argv = settingsOf(line);
   }
@@ -97,6 +99,9 @@ export async function runPluginHost(args: string[]): Promise<void> {
   return startNative(start);
 }
 
+const EINTR = 4;
+const EAGAIN = process.platform === "darwin" ? 35 : 11;
+
 /** Where a prepared host finds the copy of the approved bytes (the parent passed it at spawn). */
 const PREPARED_LIBRARY_FD = 3;
 /** A prepared host's settings line is a command line and a folder: far below this. */
@@ -106,21 +111,17 @@ const SETTINGS_LINE_CAP = 64 * 1024;
  * Reads one line from `fd`, a byte at a time, so that nothing after it is taken from the shim,
  * which reads the requests that follow. Null at the end of input.
  */
-function firstLine(fd: number): string | null {
+function firstLine(libc: Libc, fd: number): string | null {
   const bytes: number[] = [];
   const one = new Uint8Array(1);
   for (;;) {
-    let n: number;
-    try {
-      n = readSync(fd, one, 0, 1, null);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "EAGAIN") {
-        Bun.sleepSync(1);
-        continue;
-      }
-      return null;
+    const n = libc.read(fd, one);
+    if (n === -EINTR) continue;
+    if (n === -EAGAIN) {
+      Bun.sleepSync(1);
+      continue;
     }
-    if (n === 0) return null;
+    if (n <= 0) return null;
     if (one[0] === 10) return Buffer.from(bytes).toString("utf8");
     if (bytes.length >= SETTINGS_LINE_CAP) return "";
     bytes.push(one[0]!);

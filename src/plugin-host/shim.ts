@@ -1,14 +1,12 @@
 /**
  * Loads the native shim (ffi/shim/*.c) that serves the protocol: the copy built by
- * `scripts/build-native.ts` (embedded in the compiled binary), or, when there is none, the source
- * compiled in memory by Bun's TinyCC. Neither needs a C compiler or C headers at run time.
+ * `scripts/build-native.ts` (embedded in the compiled binary), or, when there is none or it is
+ * older than its source, the source compiled in memory by Bun's TinyCC. Neither needs a C
+ * compiler or C headers at run time. node:fs and the source's layout load only on the way to
+ * TinyCC, or when the parent did not say which built shim to load (src/shim-source.ts).
  */
 import { cc, dlopen, FFIType, type Pointer, ptr, toArrayBuffer } from "bun:ffi";
-import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import type { Libc } from "./libc.ts";
-import { joinShim, newestPart } from "./shim-source.ts";
 
 // The order of SHIM_IMPORT_LIST in ffi/shim/00-libc.c.
 const IMPORTS = [
@@ -45,13 +43,11 @@ const SYMBOLS = {
   shim_end_group: { args: [], returns: FFIType.void },
 } as const;
 
-export const SHIM_BUILT = new URL("../../ffi/build/cxagent_shim.so", import.meta.url).pathname;
-
 function isCompiled(): boolean {
   return import.meta.url.includes("$bunfs") || Bun.main.startsWith("/$bunfs/");
 }
 
-async function openShim() {
+async function openShim(built: string | null) {
   if (isCompiled()) {
     const embedded = (await import("./_shim-embedded.ts")).default;
     try {
@@ -61,13 +57,14 @@ async function openShim() {
       return compileShim(await Bun.file(embedded.source).text());
     }
   }
-  if (existsSync(SHIM_BUILT) && statSync(SHIM_BUILT).mtimeMs >= newestPart()) {
-    return { lib: dlopen(SHIM_BUILT, SYMBOLS), how: "built" };
-  }
-  return compileShim(joinShim());
+  if (built !== null) return { lib: dlopen(built, SYMBOLS), how: "built" };
+  const source = await import("../shim-source.ts");
+  if (source.builtShimIsFresh()) return { lib: dlopen(source.SHIM_BUILT, SYMBOLS), how: "built" };
+  return compileShim(source.joinShim());
 }
 
-function compileShim(source: string) {
+async function compileShim(source: string) {
+  const [{ mkdtempSync, rmSync, writeFileSync }, { tmpdir }, { join }] = await Promise.all([import("node:fs"), import("node:os"), import("node:path")]);
   // TinyCC cannot read from the compiled binary's virtual file system, so the text goes to disk.
   const dir = mkdtempSync(join(tmpdir(), "cxagent-shim-"));
   try {
@@ -79,8 +76,9 @@ function compileShim(source: string) {
   }
 }
 
-export async function loadShim(libc: Libc) {
-  const { lib, how } = await openShim();
+/** `built`: the built shim the parent found fresh (protocol/host-args.ts), or null to look here. */
+export async function loadShim(libc: Libc, built: string | null = null) {
+  const { lib, how } = await openShim(built);
   const s = lib.symbols;
   if (s.shim_import_count() !== IMPORTS.length) {
     throw new Error(`the shim expects ${s.shim_import_count()} imports, the loader has ${IMPORTS.length}`);

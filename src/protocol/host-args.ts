@@ -19,7 +19,11 @@
  * A prepared host (host/prepared.ts) is started as `cxagent __host --await --parent-pid N`, before
  * the parent knows its plugin; its first request line is then `{"argv": [...], "cwd": DIR}`, the
  * command line above, and fd 3 its sealed copy.
+ *
+ * Run from a checkout (not the compiled binary), either may begin with `--shim=PATH`: the built
+ * shim, which the parent found newer than its source, for the host to load without looking.
  */
+export const SHIM_OPTION = "--shim=";
 export const PLUGIN_KINDS = ["native", "cortex", "module"] as const;
 export type PluginKind = (typeof PLUGIN_KINDS)[number];
 

@@ -7,6 +7,7 @@
 import { describe, expect, test } from "bun:test";
 import { closeSync, existsSync, openSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { SHIM_OPTION } from "../../src/protocol/host-args.ts";
 import { hostCommand } from "../../src/session/host-command.ts";
 import { pluginHostEnv } from "../../src/session/host-env.ts";
 import { alive, approve, CONFIG_DIR, copyFixture, fixture, fixtureLibrary, STATE_DIR, tempDir, until } from "../helpers.ts";
@@ -64,7 +65,8 @@ describe("cxagent invoke's prepared plugin host", () => {
       host = hostsOf(proc.pid).find((h) => readMaps(h.pid).some((m) => m.includes("memfd:cxagent:library")));
       return host !== undefined;
     }, 10_000, "the plugin host to map the library");
-    expect(host!.argv.slice(host!.argv.indexOf("__host") + 1)).toEqual(["--await", "--parent-pid", String(proc.pid)]);
+    // (from a checkout, the built shim's path comes first: protocol/host-args.ts)
+    expect(host!.argv.slice(host!.argv.indexOf("__host") + 1).filter((a) => !a.startsWith(SHIM_OPTION))).toEqual(["--await", "--parent-pid", String(proc.pid)]);
     const maps = readMaps(host!.pid);
     expect(maps.some((m) => m.includes("/memfd:cxagent:library"))).toBe(true);
     expect(maps.some((m) => m.includes(fixtureLibrary("slow-invoke")))).toBe(false); // never the file itself

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { Connection } from "../../src/host/connection.ts";
 import { CxError } from "../../src/index.ts";
 import { CONTRACT_CURRENT } from "../../src/protocol/manifest.ts";
+import { SHIM_OPTION } from "../../src/protocol/host-args.ts";
 import { hostCommand } from "../../src/session/host-command.ts";
 import { pluginHostEnv } from "../../src/session/host-env.ts";
 import { CALCULATOR, fixture, fixtureLibrary, freeCounts, openSession, refusal, tempDir } from "../helpers.ts";
@@ -336,3 +337,11 @@ test.skipIf(process.platform !== "linux")("the hand-off monitor wakes about once
   // The pool thread serving the calls carries its name too.
   expect(readdirSync(`/proc/${pid}/task`).some((t) => readFileSync(`/proc/${pid}/task/${t}/comm`, "latin1").trim() === "cxagent-pool")).toBe(true);
 }, 20_000);
+
+// A host started without --shim= (by hand, say) looks for itself whether the built shim is fresh.
+test("a plugin host started without the parent naming its shim finds it itself and answers ready", () => {
+  const command = hostCommand().filter((a) => !a.startsWith(SHIM_OPTION));
+  const run = Bun.spawnSync([...command, fixtureLibrary("noop")], { stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  const lines = run.stdout.toString().trim().split("\n");
+  expect(JSON.parse(lines.at(-1)!)).toMatchObject({ ready: true, manifest: { name: "noop" } });
+});
