@@ -15,6 +15,11 @@ const run = (cmd: string[]) => {
 };
 
 run([process.execPath, "scripts/build-native.ts", "shim"]);
+// --splitting: each dynamic import becomes a chunk of its own inside the executable, loaded only
+// when reached. src/main.ts imports the plugin host or the CLI that way, so a plugin host no
+// longer loads the CLI's code and dependencies (node:fs among them) to start. `cxagent __host`
+// with the noop plugin, 30 paired runs: CPU 20 -> 9 ms (median ratio 0.42), peak RSS 43.6 -> 33.8
+// MiB; `--version` 22 -> 16 ms CPU.
 run([
   process.execPath, "build", "--compile",
   "src/main.ts",
@@ -23,5 +28,5 @@ run([
   "--no-compile-autoload-dotenv", "--no-compile-autoload-bunfig",
   // A module plugin's packages (node_modules in its folder) resolve by their package.json, as under `bun run`.
   "--compile-autoload-package-json",
-  "--minify", "--bytecode", "--format=esm",
+  "--minify", "--bytecode", "--format=esm", "--splitting",
 ]);
