@@ -6,6 +6,7 @@ import { CxError } from "../errors.ts";
 import { inertBlock } from "../inert.ts";
 import { colorWanted } from "../log.ts";
 import { cliHint } from "./_hints.ts";
+import { err, isTTY, out, stderrOutput } from "./_stdio.ts";
 
 export interface CommandResult {
   /** The document printed with --json. */
@@ -22,10 +23,10 @@ export interface CommandResult {
  * themselves, wherever they go.
  */
 export function printResult(result: CommandResult, json: boolean) {
-  if (json && result.json !== undefined) process.stdout.write(JSON.stringify(result.json, null, 2) + "\n");
+  if (json && result.json !== undefined) out(JSON.stringify(result.json, null, 2) + "\n");
   else if (result.text) {
-    const text = process.stdout.isTTY ? inertBlock(result.text) : result.text;
-    process.stdout.write(text.endsWith("\n") ? text : text + "\n");
+    const text = isTTY(1) ? inertBlock(result.text) : result.text;
+    out(text.endsWith("\n") ? text : text + "\n");
   }
 }
 
@@ -43,18 +44,18 @@ export function errorJson(error: CxError) {
  */
 export function printError(error: CxError, mode: OutputMode, document: (error: CxError) => unknown = (e) => ({ error: errorJson(e) })) {
   if (mode !== "text") {
-    process.stdout.write(JSON.stringify(document(error), null, mode === "json" ? 2 : undefined) + "\n");
+    out(JSON.stringify(document(error), null, mode === "json" ? 2 : undefined) + "\n");
     return;
   }
   const hint = cliHint(error);
   const red = useColor() ? (s: string) => `\x1b[31m${s}\x1b[39m` : (s: string) => s;
   const dim = useColor() ? (s: string) => `\x1b[2m${s}\x1b[22m` : (s: string) => s;
   // Messages quote plugin text (its error, its stderr tail): inert, whatever stderr is.
-  process.stderr.write(`${red("error")} ${inertBlock(error.message)}\n`);
-  if (hint) process.stderr.write(dim(`hint: ${inertBlock(hint)}`) + "\n");
+  err(`${red("error")} ${inertBlock(error.message)}\n`);
+  if (hint) err(dim(`hint: ${inertBlock(hint)}`) + "\n");
 }
 
-export function useColor(stream: { isTTY?: boolean } = process.stderr): boolean {
+export function useColor(stream: { isTTY?: boolean } = stderrOutput): boolean {
   return colorWanted(stream);
 }
 

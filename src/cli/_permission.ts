@@ -8,6 +8,7 @@ import { inert } from "../inert.ts";
 import { askedBecause } from "../host/tool-policy.ts";
 import { join } from "node:path";
 import { selfCommand, shellWord } from "./_hints.ts";
+import { err } from "./_stdio.ts";
 
 /** The plugin's wording of a call, inert; its later lines indented so none can pass for our legend. */
 export function shownDisplay(display: string | null): string {
@@ -24,7 +25,7 @@ export function cliPermission(allow: boolean, place: GrantPlace): PermissionHand
   if (isInteractive()) return askOnTerminal(place);
   if (allow) {
     return ({ decision }) => {
-      process.stderr.write(`allowed by --allow: ${shownDisplay(decision.display)}\n`);
+      err(`allowed by --allow: ${shownDisplay(decision.display)}\n`);
       return "once";
     };
   }
@@ -42,10 +43,10 @@ const askOnTerminal = (place: GrantPlace): PermissionHandler => async ({ decisio
     ? `y = allow once, a = always allow ${decision.rule} in this project, n = deny`
     : "y = allow once, n = deny";
   const why = decision.forcedBy ? `this tool ${inert(askedBecause(decision.forcedBy))}\n` : "";
-  process.stderr.write(`${shownDisplay(decision.display)}\n${why}${legend}\n`);
+  err(`${shownDisplay(decision.display)}\n${why}${legend}\n`);
   const answer = await choose("Allow this call?", choices, "deny");
   if (answer === "always" && decision.rule) {
-    process.stderr.write(`always: stored '${decision.rule}' for ${inert(place.project)} in ${join(place.stateDir, "permissions.json")}; '${selfCommand()} grants --revoke ${shellWord(decision.rule)}' removes it\n`);
+    err(`always: stored '${decision.rule}' for ${inert(place.project)} in ${join(place.stateDir, "permissions.json")}; '${selfCommand()} grants --revoke ${shellWord(decision.rule)}' removes it\n`);
   }
   return answer;
 };

@@ -7,6 +7,7 @@
 import type { CallEvent } from "../host/connection.ts";
 import { LEVEL_NAMES } from "../log.ts";
 import { inert, inertBlock } from "../inert.ts";
+import { stderrOutput } from "./_stdio.ts";
 
 export interface ProgressView {
   onEvent(event: CallEvent): void;
@@ -20,7 +21,7 @@ interface Output {
   write(text: string): unknown;
 }
 
-export function progressView(label: string, verbose: boolean, out: Output = process.stderr, options: { stream?: boolean } = {}): ProgressView | null {
+export function progressView(label: string, verbose: boolean, out: Output = stderrOutput, options: { stream?: boolean } = {}): ProgressView | null {
   if (out.isTTY) return terminalView(label, verbose, out);
   return options.stream ? plainView(label, verbose, out) : null;
 }

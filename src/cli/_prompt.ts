@@ -6,6 +6,7 @@
  * nobody to answer it would hang), so callers check isInteractive() first.
  */
 import { inert } from "../inert.ts";
+import { err, isTTY } from "./_stdio.ts";
 
 
 export interface Choice<T extends string> {
@@ -15,7 +16,7 @@ export interface Choice<T extends string> {
 }
 
 export function isInteractive(): boolean {
-  return process.stdin.isTTY === true && process.stderr.isTTY === true;
+  return isTTY(0) && isTTY(2);
 }
 
 export async function choose<T extends string>(question: string, choices: Choice<T>[], fallback: T): Promise<T> {
@@ -25,7 +26,7 @@ export async function choose<T extends string>(question: string, choices: Choice
   // Raw mode before the question: a key pressed the moment it shows is read, not echoed.
   stdin.setRawMode(true);
   stdin.resume();
-  process.stderr.write(`${question} [${keys}] `);
+  err(`${question} [${keys}] `);
   try {
     const answer = await new Promise<T>((resolve) => {
       const onData = (data: Buffer) => {
@@ -41,12 +42,12 @@ export async function choose<T extends string>(question: string, choices: Choice
           // Said on the screen, so a key that does nothing is never a mystery; then asked again.
           const allowed = choices.map((c) => c.key.toLowerCase());
           const list = allowed.length > 1 ? `${allowed.slice(0, -1).join(", ")} or ${allowed.at(-1)}` : allowed[0];
-          process.stderr.write(`\n'${inert(key)}' answers nothing here: press ${list} (Enter: ${choices.find((c) => c.value === fallback)?.label ?? fallback})\n${question} [${keys}] `);
+          err(`\n'${inert(key)}' answers nothing here: press ${list} (Enter: ${choices.find((c) => c.value === fallback)?.label ?? fallback})\n${question} [${keys}] `);
           return;
         }
         stdin.off("data", onData);
         const label = choices.find((c) => c.value === value)?.label ?? value;
-        process.stderr.write(`${key === "\x03" ? "^C → " : ""}${label}\n`);
+        err(`${key === "\x03" ? "^C → " : ""}${label}\n`);
         resolve(value);
       };
       stdin.on("data", onData);

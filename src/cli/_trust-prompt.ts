@@ -10,6 +10,7 @@ import type { ConfirmTrust, TrustRequest } from "../index.ts";
 import { describeChanges, otherFolderSentence } from "../session/inspect.ts";
 import { selfCommand, shellWord } from "./_hints.ts";
 import { choose } from "./_prompt.ts";
+import { err } from "./_stdio.ts";
 
 /**
  * The trust prompt, for a session whose approvals live in `stateDir`. A yes is recorded there by
@@ -17,13 +18,13 @@ import { choose } from "./_prompt.ts";
  */
 export function trustPrompt(stateDir: string): ConfirmTrust {
   return async (request) => {
-    process.stderr.write(`${describeTrustRequest(request)}\n`);
+    err(`${describeTrustRequest(request)}\n`);
     const answer = await choose("Approve these exact files?", [
       { key: "y", label: "yes", value: "yes" },
       { key: "n", label: "no", value: "no" },
     ], "no");
     if (answer === "yes") {
-      process.stderr.write(`approved: ${inert(request.manifest.name)} ${inert(request.manifest.version)} at ${inert(request.realFolder)} (hash ${request.hash.slice(0, 12)}…), stored in ${join(stateDir, "approvals.json")}; '${selfCommand()} revoke ${shellWord(request.realFolder)}' withdraws it\n`);
+      err(`approved: ${inert(request.manifest.name)} ${inert(request.manifest.version)} at ${inert(request.realFolder)} (hash ${request.hash.slice(0, 12)}…), stored in ${join(stateDir, "approvals.json")}; '${selfCommand()} revoke ${shellWord(request.realFolder)}' withdraws it\n`);
     }
     return answer === "yes";
   };

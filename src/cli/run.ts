@@ -14,6 +14,7 @@ import { globalArgs } from "./_args.ts";
 import { selfCommand } from "./_hints.ts";
 import { type CommandResult, type OutputMode, printError, printResult, stripAnsi, useColor } from "./_output.ts";
 import { flagRequested, parseCommandLine } from "./_parse.ts";
+import { isTTY, out } from "./_stdio.ts";
 
 /** A command's module: its definition, and optionally the JSON shape of its failures. */
 export interface CommandModule {
@@ -162,10 +163,10 @@ async function topLevel(rest: string[], mode: OutputMode): Promise<number> {
   const parsed = parseCommandLine(rest, root.args as ArgsDef, { command: "", self: selfCommand() });
   if (parsed.version === true) {
     const info = { name: "cxagent", version: pkg.version, contract: CONTRACT_CURRENT, oldestContract: CONTRACT_OLDEST, bun: Bun.version, platform: `${process.platform}-${process.arch}` };
-    if (mode !== "text") process.stdout.write(JSON.stringify(info, null, mode === "json" ? 2 : undefined) + "\n");
+    if (mode !== "text") out(JSON.stringify(info, null, mode === "json" ? 2 : undefined) + "\n");
     else if (parsed.verbose === true) {
-      process.stdout.write(`cxagent ${info.version}\nplugin contract ${info.contract} (loads ${info.oldestContract} to ${info.contract})\nbun ${info.bun}\nplatform ${info.platform}\n`);
-    } else process.stdout.write(`${info.version}\n`);
+      out(`cxagent ${info.version}\nplugin contract ${info.contract} (loads ${info.oldestContract} to ${info.contract})\nbun ${info.bun}\nplatform ${info.platform}\n`);
+    } else out(`${info.version}\n`);
     return 0;
   }
   if (parsed.help === true) return printUsage(root, undefined, null, mode);
@@ -188,9 +189,9 @@ async function help(rest: string[], mode: OutputMode): Promise<number> {
 async function printUsage(command: CommandDef<ArgsDef>, parent: CommandDef<ArgsDef> | undefined, name: string | null, mode: OutputMode): Promise<number> {
   const usage = await renderUsage(command, parent);
   if (mode !== "text") {
-    process.stdout.write(JSON.stringify({ command: name, usage: stripAnsi(usage) }, null, mode === "json" ? 2 : undefined) + "\n");
+    out(JSON.stringify({ command: name, usage: stripAnsi(usage) }, null, mode === "json" ? 2 : undefined) + "\n");
   } else {
-    process.stdout.write((useColor(process.stdout) ? usage : stripAnsi(usage)) + "\n");
+    out((useColor({ isTTY: isTTY(1) }) ? usage : stripAnsi(usage)) + "\n");
   }
   return 0;
 }

@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { copyFileSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { checkManifest } from "../../src/protocol/manifest.ts";
-import { approve, CALCULATOR, cli, copyFixture, fixture, hostsOf, ROOT, tempDir, tty, until } from "../helpers.ts";
+import { approve, CALCULATOR, cli, CONFIG_DIR, copyFixture, fixture, HOME, hostsOf, ROOT, STATE_DIR, tempDir, tty, until } from "../helpers.ts";
 
 beforeAll(async () => {
   for (const name of ["handshake-99", "crash-in-invoke", "invoke-replies", "slow-invoke"]) await approve(fixture(name));
@@ -218,6 +218,17 @@ describe("help and version", () => {
   test("--version prints the package version", async () => {
     const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
     expect(await cli(["--version"])).toMatchObject({ code: 0, stdout: `${pkg.version}\n` });
+  });
+
+  // `| head` and the like close their end early: the output just stops (it used to end in an
+  // EPIPE stack trace and exit 1). `true` is gone long before cxagent has started.
+  test.each([["--version"], ["--help"], ["list", "--json"]])("a reader that has gone: %s ends quietly with its own exit code", async (...args) => {
+    const command = [process.execPath, join(ROOT, "src/main.ts"), ...args].map((a) => `'${a}'`).join(" ");
+    const run = Bun.spawnSync(["bash", "-c", `${command} 2>"$0" | true; echo "\${PIPESTATUS[0]}"`, join(HOME, `epipe-${args[0]}.txt`)], {
+      env: { ...process.env, CXAGENT_CONFIG_DIR: CONFIG_DIR, CXAGENT_STATE_DIR: STATE_DIR },
+    });
+    expect(run.stdout.toString().trim()).toBe("0");
+    expect(readFileSync(join(HOME, `epipe-${args[0]}.txt`), "utf8")).toBe("");
   });
 });
 

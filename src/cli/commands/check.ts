@@ -14,6 +14,7 @@ import { choose } from "../_prompt.ts";
 import type { TrustRequest } from "../../trust/check.ts";
 import { selfCommand, shellWord } from "../_hints.ts";
 import { inert } from "../../inert.ts";
+import { err } from "../_stdio.ts";
 
 export default defineCommand({
   meta: {
@@ -57,12 +58,12 @@ export default defineCommand({
 
 /** The trust prompt, for this check's run only: nothing of it is recorded where a later load would find it. */
 async function askForThisCheck(request: TrustRequest): Promise<boolean> {
-  process.stderr.write(`${describeTrustRequest(request)}\n`);
+  err(`${describeTrustRequest(request)}\n`);
   const answer = await choose("Approve these exact files for this check?", [
     { key: "y", label: "yes", value: "yes" },
     { key: "n", label: "no", value: "no" },
   ], "no");
-  if (answer === "yes") process.stderr.write(`approved for this check only; nothing was recorded ('${selfCommand()} approve' approves it for use)\n`);
+  if (answer === "yes") err(`approved for this check only; nothing was recorded ('${selfCommand()} approve' approves it for use)\n`);
   return answer === "yes";
 }
 

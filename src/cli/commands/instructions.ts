@@ -7,6 +7,7 @@ import type { Inspection } from "../../session/inspect.ts";
 import { globalOptions } from "../_args.ts";
 import type { CommandResult } from "../_output.ts";
 import { openSession } from "../_session.ts";
+import { err } from "../_stdio.ts";
 
 export default defineCommand({
   meta: {
@@ -60,7 +61,7 @@ export default defineCommand({
       const { hidden } = inspected.selection.policy;
       chosen.push({ manifest: inspected.manifest, tools: inspected.manifest.tools.filter((t) => !hidden.has(t.name)) });
     }
-    for (const s of skipped) if (!options.json) process.stderr.write(`skipped ${inert(s.plugin)}: ${s.why}\n`);
+    for (const s of skipped) if (!options.json) err(`skipped ${inert(s.plugin)}: ${s.why}\n`);
     const text = composeInstructions(chosen);
     return { json: { instructions: text, plugins: chosen.map((c) => c.manifest.name), skipped }, text };
   },

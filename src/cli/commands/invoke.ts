@@ -10,6 +10,7 @@ import { openSession } from "../_session.ts";
 import { cliPermission } from "../_permission.ts";
 import { projectScope } from "../../trust/grants.ts";
 import { progressView } from "../_progress.ts";
+import { err, out, stderrOutput } from "../_stdio.ts";
 
 /**
  * The one envelope of invoke, in --json and --jsonl alike: `ok` is false exactly when the exit code
@@ -57,9 +58,9 @@ export default defineCommand({
     const interrupted = new AbortController();
     const onSigint = () => interrupted.abort();
     process.once("SIGINT", onSigint);
-    const view = jsonl ? null : progressView(plugin.name, options.verbose, process.stderr, { stream: args.stream === true });
+    const view = jsonl ? null : progressView(plugin.name, options.verbose, stderrOutput, { stream: args.stream === true });
     const onEvent = (event: CallEvent) => {
-      if (jsonl) process.stdout.write(JSON.stringify(event) + "\n");
+      if (jsonl) out(JSON.stringify(event) + "\n");
       view?.onEvent(event);
     };
     let result: JobResult;
@@ -77,7 +78,7 @@ export default defineCommand({
     const denied = isDeniedByHost(result) ? denial(result, plugin.name, args.tool) : null;
     const doc = envelope(result, denied);
     if (jsonl) {
-      process.stdout.write(JSON.stringify(doc) + "\n");
+      out(JSON.stringify(doc) + "\n");
       return { json: undefined, exitCode };
     }
     if (denied) {
@@ -86,7 +87,7 @@ export default defineCommand({
     }
     if (!result.success && result.errorMessage && !options.json) {
       const claim = result.permissionDenied ? " (the tool reports that permission was denied; cxagent did not deny it)" : "";
-      process.stderr.write(`${args.tool} failed${claim}: ${inertBlock(result.errorMessage)}\n`);
+      err(`${args.tool} failed${claim}: ${inertBlock(result.errorMessage)}\n`);
     }
     return { json: doc, text: contentOf(result), exitCode };
   },

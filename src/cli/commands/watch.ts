@@ -5,6 +5,7 @@ import { globalOptions, pluginArg } from "../_args.ts";
 import type { CommandResult } from "../_output.ts";
 import type { Submit } from "../../protocol/result.ts";
 import { openSession } from "../_session.ts";
+import { err, isTTY, out } from "../_stdio.ts";
 
 export default defineCommand({
   meta: {
@@ -51,8 +52,8 @@ export default defineCommand({
       const watching = (async () => {
         for await (const submit of plugin.submits(stop.signal)) {
           submits.push(submit);
-          if (jsonl) process.stdout.write(JSON.stringify(submit) + "\n");
-          else if (!options.json) process.stdout.write(`${process.stdout.isTTY ? inert(submit.goal) : submit.goal}\n`);
+          if (jsonl) out(JSON.stringify(submit) + "\n");
+          else if (!options.json) out(`${isTTY(1) ? inert(submit.goal) : submit.goal}\n`);
           if (submits.length >= limit) stop.abort();
         }
       })();
@@ -62,7 +63,7 @@ export default defineCommand({
         const name = space < 0 ? line : line.slice(0, space);
         const result = await plugin.command(name, space < 0 ? "" : line.slice(space));
         ran = { name, ...result };
-        process.stderr.write(`/${inert(name)}: ${result.status}${result.message ? `: ${inertBlock(result.message)}` : ""}\n`);
+        err(`/${inert(name)}: ${result.status}${result.message ? `: ${inertBlock(result.message)}` : ""}\n`);
       }
       await watching;
     } finally {
@@ -70,7 +71,7 @@ export default defineCommand({
       process.off("SIGINT", onSigint);
     }
     const count = submits.length;
-    if (!options.json) process.stderr.write(`watched ${plugin.name}: ${count} submit${count === 1 ? "" : "s"}\n`);
+    if (!options.json) err(`watched ${plugin.name}: ${count} submit${count === 1 ? "" : "s"}\n`);
     return { json: options.json ? { plugin: plugin.name, command: ran, submits, interrupted } : undefined, exitCode: interrupted ? 130 : 0 };
   },
 });
