@@ -456,7 +456,7 @@ export const GUARDS: Guard[] = [
     id: "text-result",
     area: "text",
     file: "src/cli/_output.ts",
-    find: `const text = process.stdout.isTTY ? inertBlock(result.text) : result.text;`,
+    find: `const text = isTTY(1) ? inertBlock(result.text) : result.text;`,
     replace: `const text = result.text;`,
     tests: [INERT],
     why: "a tool's output on a terminal is shown inert",
