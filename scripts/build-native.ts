@@ -16,10 +16,10 @@
  *
  * Usage: bun scripts/build-native.ts [shim|examples|all]. Only what changed is rebuilt.
  */
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { buildCrate, findCargo } from "./_cargo.ts";
-import { joinShim } from "../src/shim-source.ts";
+import { builtShimIsFresh, joinShim } from "../src/shim-source.ts";
 import { parseCortexManifest } from "../src/discovery/cortex.ts";
 
 const root = join(import.meta.dir, "..");
@@ -59,6 +59,11 @@ compile(join(root, "ffi/build/cxagent_shim.so"), [shimSource], [
   "-shared", "-fPIC", "-O2", ...WARN, "-nostdlib", "-fno-builtin", "-fno-tree-loop-distribute-patterns",
   "-fno-stack-protector", "-fvisibility=hidden",
 ]);
+// A part touched but not changed (a checkout, a stash) leaves the joined source and the library as
+// they were, and the library older than that part. It is still what the parts say: mark it so, or
+// plugin hosts run from this checkout would compile the source with TinyCC (src/shim-source.ts).
+const shimLibrary = join(root, "ffi/build/cxagent_shim.so");
+if (!builtShimIsFresh(shimLibrary, join(root, "ffi/shim"))) utimesSync(shimLibrary, new Date(), new Date());
 // The shim's copy of the host table against the public header: a mismatch fails the build.
 compile(join(root, "ffi/build/check-layout.o"), ["ffi/check-layout.c"], ["-c", "-std=c11", ...WARN, "-I", "ffi"], [
   join(root, "ffi/cxagent_plugin.h"),

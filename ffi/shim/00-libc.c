@@ -45,6 +45,13 @@ struct shim_dirent { u64 d_ino; i64 d_off; unsigned short d_reclen; unsigned cha
 #define SHIM_POLLOUT 4
 #define SHIM_O_RDONLY 0
 #define SHIM_O_WRONLY 1
+/* Every file the shim opens is close-on-exec: a plugin thread's fork and exec at that moment must
+ * not pass it on. Linux's value; the files it opens are all under /proc. */
+#if defined(__APPLE__)
+#define SHIM_O_CLOEXEC 0x01000000
+#else
+#define SHIM_O_CLOEXEC 02000000
+#endif
 #define SHIM_CLOCK_REALTIME 0
 #define SHIM_CLOCK_MONOTONIC 1
 #define SHIM_SIGKILL 9

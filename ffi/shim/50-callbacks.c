@@ -66,7 +66,7 @@ static size_t read_stat(i64 pid, char *text, size_t cap) {
   buf_str(&path, "/proc/");
   buf_i64(&path, pid);
   buf_str(&path, "/stat");
-  int fd = path.failed ? -1 : x_open(path.p, SHIM_O_RDONLY);
+  int fd = path.failed ? -1 : x_open(path.p, SHIM_O_RDONLY | SHIM_O_CLOEXEC);
   buf_free(&path);
   if (fd < 0) return 0;
   size_t n = 0;

@@ -69,7 +69,7 @@ static int g_cpu_free, g_cpus;
 
 /* Reads a small file into `text` (NUL-terminated); returns its length, or -1. */
 static int read_small_file(const char *path, char *text, int cap) {
-  int fd = x_open(path, SHIM_O_RDONLY);
+  int fd = x_open(path, SHIM_O_RDONLY | SHIM_O_CLOEXEC);
   if (fd < 0) return -1;
   int n = 0;
   for (;;) {
@@ -249,7 +249,7 @@ static char *next_line(size_t *out_len) {
 
 /* Names the calling thread (/proc/<pid>/task/<tid>/comm, what top -H shows); best effort. */
 static void name_this_thread(const char *name) {
-  int fd = x_open("/proc/thread-self/comm", SHIM_O_WRONLY);
+  int fd = x_open("/proc/thread-self/comm", SHIM_O_WRONLY | SHIM_O_CLOEXEC);
   if (fd < 0) return;
   (void)x_write(fd, name, str_len(name));
   x_close(fd);

@@ -8,7 +8,7 @@ import { mkdirSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { SHIM_OPTION } from "../../src/protocol/host-args.ts";
 import { hostCommand } from "../../src/session/host-command.ts";
-import { builtShimIsFresh, SHIM_BUILT } from "../../src/shim-source.ts";
+import { builtShimIsFresh, joinShim, SHIM_BUILT } from "../../src/shim-source.ts";
 import { tempDir } from "../helpers.ts";
 
 function layout(dir: string, times: { built?: number; parts: Record<string, number> }) {
@@ -44,4 +44,12 @@ test("from a checkout, the host command names the built shim while it is fresh (
   const command = hostCommand();
   expect(command.at(-2)).toBe("__host");
   expect(command.at(-1)).toBe(`${SHIM_OPTION}${SHIM_BUILT}`);
+});
+
+// A plugin thread may fork and exec at any moment; a file the shim has open then (a /proc file it
+// reads, its thread's name it writes) must not pass to that program. Every open says so.
+test("every file the shim opens is opened close-on-exec", () => {
+  const opens = [...joinShim().matchAll(/\bx_open\(([^;]*)\);/g)].map((m) => m[1]!);
+  expect(opens.length).toBeGreaterThan(2);
+  expect(opens.filter((args) => !args.includes("SHIM_O_CLOEXEC"))).toEqual([]);
 });
