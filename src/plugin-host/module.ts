@@ -139,8 +139,9 @@ function endOnUnhandled() {
 
 /**
  * Bun keeps its own copy of fd 1 for process.stdout (and of fd 0 for process.stdin) from the
- * moment the stream is first touched, which in the compiled binary is before main.ts moved them:
- * writes would then reach the protocol, reads take the requests. Every descriptor still open on
+ * moment the stream is first touched. Anything that touches it before main.ts moved them (the
+ * compiled binary did, until it was built with --splitting; a preload can) leaves a copy on the
+ * protocol: writes would then reach it, reads take the requests. Every descriptor still open on
  * the protocol's stdout is pointed at stderr, every one on its stdin at /dev/null, but the
  * protocol's own two.
  */

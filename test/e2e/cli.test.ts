@@ -285,8 +285,8 @@ describe("the compiled binary", () => {
     expect(invoked.json().result.output).toEqual({ content: "22 / 7 = 3.1429", answer: 22 / 7 });
     // and the snapshot it imported from is gone with its plugin host
     expect(readdirSync(dir.path).filter((n) => n.startsWith("cxagent-module-"))).toEqual([]);
-    // A module's output, process.stdout's included, is its log: never the protocol (the binary
-    // touches process.stdout before the plugin host moves fd 1, which Bun would keep a copy of).
+    // A module's output, process.stdout's included, is its log: never the protocol, also from the
+    // binary (module-plugins.test.ts has a host touch process.stdout before it moves fd 1).
     const probe = join(ROOT, "test/fixtures/modules/probe");
     const probeHash = (await cli(["describe", probe, "--json"], { bin: [copy], cwd: dir.path, env })).json().hash;
     expect((await cli(["approve", probe, "--hash", probeHash], { bin: [copy], cwd: dir.path, env })).code).toBe(0);

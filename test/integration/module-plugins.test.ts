@@ -154,8 +154,14 @@ describe("a module plugin", () => {
     expect((await probe.invoke("echo", { text: "once more" })).output.content).toBe("echo: once more");
   });
 
-  test("console output and process.stdout never reach the protocol: they arrive as the plugin's output", async () => {
-    const { session, logs, output } = await watched();
+  // Bun keeps a copy of fd 1 for process.stdout from the moment the stream is first touched. The
+  // second case touches it before the plugin host moves fd 1 away from the protocol (a preload,
+  // through BUN_OPTIONS in the host's environment): the host must still seal the protocol.
+  test.each([
+    ["the host as it starts", {}],
+    ["process.stdout touched before the host moves fd 1", { BUN_OPTIONS: `--preload=${join(ROOT, "test/fixtures/preload-touch-stdout.ts")}` }],
+  ])("console output and process.stdout never reach the protocol, %s: they arrive as the plugin's output", async (_what, env) => {
+    const { session, logs, output } = await watched({ env });
     await using _ = session;
     const probe = await session.load(PROBE);
     expect((await probe.invoke("noisy")).output.content).toBe("noisy");
