@@ -34,8 +34,9 @@ function write(fd: 1 | 2, text: string): void {
       bytes = bytes.subarray(writeSync(fd, bytes));
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
-      if (code === "EAGAIN" || code === "EINTR") {
-        Bun.sleepSync(1);
+      if (code === "EINTR") continue;
+      if (code === "EAGAIN") {
+        Bun.sleepSync(1); // a full pipe: its reader is behind
         continue;
       }
       if (code === "EPIPE") return;

@@ -43,6 +43,16 @@ const SIGKILL = 9;
 
 type Calls = ReturnType<typeof dlopen<typeof SYMBOLS>>["symbols"];
 
+/** read(2) through `c`, again after an interruption: the bytes read, 0 at the end, or -errno. */
+function readSome(c: Calls, fd: number, into: Uint8Array): number {
+  for (;;) {
+    const n = Number(c.read(fd, ptr(into), into.length));
+    if (n >= 0) return n;
+    const errno = read.i32(c.__errno_location() as Pointer, 0);
+    if (errno !== EINTR) return -errno;
+  }
+}
+
 /** The whole of a small file (a /proc file, say), read through `c`; null if it cannot be read. */
 function readText(c: Calls, path: string): string | null {
   const fd = c.open(path, O_RDONLY | O_CLOEXEC);
@@ -51,8 +61,7 @@ function readText(c: Calls, path: string): string | null {
   try {
     for (;;) {
       const chunk = Buffer.allocUnsafe(16384);
-      const n = Number(c.read(fd, ptr(chunk), chunk.length));
-      if (n < 0 && errnoOf(c) === EINTR) continue;
+      const n = readSome(c, fd, chunk);
       if (n < 0) return null;
       if (n === 0) return Buffer.concat(chunks).toString("utf8");
       chunks.push(chunk.subarray(0, n));
@@ -60,10 +69,6 @@ function readText(c: Calls, path: string): string | null {
   } finally {
     c.close(fd);
   }
-}
-
-function errnoOf(c: Calls): number {
-  return read.i32(c.__errno_location() as Pointer, 0);
 }
 
 /**
@@ -137,11 +142,8 @@ export function openLibc() {
     close: (fd: number) => libc.symbols.close(fd),
     /** The whole of a small file (a /proc file, say), read on this thread; null if it cannot be read. */
     readText: (path: string) => readText(libc.symbols, path),
-    /** read(2) on `fd` into `into`: the bytes read, 0 at its end, or -errno. */
-    read(fd: number, into: Uint8Array): number {
-      const n = Number(libc.symbols.read(fd, ptr(into), into.length));
-      return n < 0 ? -errnoOf(libc.symbols) : n;
-    },
+    /** read(2) on `fd` into `into`, again after an interruption: the bytes read, 0 at its end, or -errno. */
+    read: (fd: number, into: Uint8Array) => readSome(libc.symbols, fd, into),
     /**
      * The kernel kills this process when the thread that spawned it goes away: the guard until
      * the shim's watcher takes over (see shim_guard), and cleared then.

@@ -99,8 +99,8 @@ export async function runPluginHost(args: string[]): Promise<void> {
   return startNative(start);
 }
 
-const EINTR = 4;
-const EAGAIN = process.platform === "darwin" ? 35 : 11;
+/** Linux's, like the C library the host opens (libc.ts). */
+const EAGAIN = 11;
 
 /** Where a prepared host finds the copy of the approved bytes (the parent passed it at spawn). */
 const PREPARED_LIBRARY_FD = 3;
@@ -116,7 +116,6 @@ function firstLine(libc: Libc, fd: number): string | null {
   const one = new Uint8Array(1);
   for (;;) {
     const n = libc.read(fd, one);
-    if (n === -EINTR) continue;
     if (n === -EAGAIN) {
       Bun.sleepSync(1);
       continue;
