@@ -1022,7 +1022,7 @@ export const GUARDS: Guard[] = [
     id: "iso-parent-nondumpable",
     area: "isolation",
     file: "src/host/nondumpable.ts",
-    find: `done = libc.symbols.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) === 0;`,
+    find: `done = libc !== null && libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) === 0;`,
     replace: `done = true;`,
     tests: [DESCRIPTORS],
     why: "the parent is non-dumpable, so plugin code cannot take its descriptors (pidfd_getfd, /proc/<pid>/fd)",

@@ -9,6 +9,7 @@ import { dlopen, FFIType } from "bun:ffi";
 import { closeSync, constants, fstatSync, mkdirSync, openSync, readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { CxError } from "./errors.ts";
+import { linuxLibc } from "./libc.ts";
 
 const LOCK_EX = 2;
 const LOCK_NB = 4;
@@ -19,9 +20,10 @@ let flock: ((fd: number, operation: number) => number) | null | undefined;
 
 function flockFunction(): ((fd: number, operation: number) => number) | null {
   if (flock !== undefined) return flock;
-  const names = process.platform === "darwin" ? ["libSystem.B.dylib"] : process.platform === "linux" ? ["libc.so.6", "libc.musl-x86_64.so.1", "libc.musl-aarch64.so.1"] : [];
+  const libc = linuxLibc(); // Linux: the C library every other binding uses (libc.ts)
+  if (libc) return (flock = (fd, operation) => libc.flock(fd, operation));
   flock = null;
-  for (const name of names) {
+  for (const name of process.platform === "darwin" ? ["libSystem.B.dylib"] : []) {
     try {
       const lib = dlopen(name, { flock: { args: [FFIType.i32, FFIType.i32], returns: FFIType.i32 } });
       flock = (fd, operation) => lib.symbols.flock(fd, operation);

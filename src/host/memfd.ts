@@ -2,22 +2,13 @@
  * A sealed in-memory copy of a library (Linux memfd): the plugin host loads exactly the bytes that
  * were hashed and approved, even if the file on disk is replaced or rewritten meanwhile.
  */
-import { dlopen, FFIType } from "bun:ffi";
 import { closeSync, writeSync } from "node:fs";
+import { linuxLibc } from "../libc.ts";
 
 const MFD_CLOEXEC = 1;
 const MFD_ALLOW_SEALING = 2;
 const F_ADD_SEALS = 1033;
 const SEALS = 1 | 2 | 4 | 8; // seal, shrink, grow, write
-
-let libc: ReturnType<typeof openLibc> | null | undefined;
-
-function openLibc() {
-  return dlopen("libc.so.6", {
-    memfd_create: { args: [FFIType.cstring, FFIType.u32], returns: FFIType.i32 },
-    fcntl: { args: [FFIType.i32, FFIType.i32, FFIType.i32], returns: FFIType.i32 },
-  });
-}
 
 /** Returns an fd holding `bytes`, sealed against change, or null where memfd is unavailable. */
 export function sealedCopy(bytes: Uint8Array, name: string): number | null {
@@ -30,16 +21,9 @@ export function sealedCopy(bytes: Uint8Array, name: string): number | null {
 
 /** An empty memfd that can be sealed later (see fillAndSeal), or null where memfd is unavailable. */
 export function sealableFile(name: string): number | null {
-  if (process.platform !== "linux") return null;
-  if (libc === undefined) {
-    try {
-      libc = openLibc();
-    } catch {
-      libc = null;
-    }
-  }
+  const libc = linuxLibc();
   if (!libc) return null;
-  const fd = libc.symbols.memfd_create(Buffer.from(`cxagent:${name}\0`), MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  const fd = libc.memfd_create(Buffer.from(`cxagent:${name}\0`), MFD_CLOEXEC | MFD_ALLOW_SEALING);
   return fd < 0 ? null : fd;
 }
 
@@ -48,7 +32,7 @@ export function fillAndSeal(fd: number, bytes: Uint8Array): boolean {
   try {
     let done = 0;
     while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done);
-    return libc!.symbols.fcntl(fd, F_ADD_SEALS, SEALS) === 0;
+    return linuxLibc()!.fcntl(fd, F_ADD_SEALS, SEALS) === 0;
   } catch {
     return false;
   }

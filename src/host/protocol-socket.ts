@@ -16,10 +16,10 @@
  * Linux only, like the memfds (the pair is made through the C library); elsewhere, or if it
  * cannot be made, the host's stdout is a pipe read as before (lines.ts readLines).
  */
-import { dlopen, FFIType, ptr } from "bun:ffi";
+import { ptr } from "bun:ffi";
 import { closeSync } from "node:fs";
 import { type Line, LineSplitter, readLines } from "./lines.ts";
-import { libcPath } from "./nondumpable.ts";
+import { linuxLibc } from "../libc.ts";
 
 const AF_UNIX = 1;
 const SOCK_STREAM = 1;
@@ -29,58 +29,28 @@ const SO_SNDBUF = 7;
 /** What the host's end asks for (the kernel doubles it, up to twice net.core.wmem_max). */
 export const SEND_BUFFER = 4 << 20;
 
-type Pointer = ReturnType<typeof ptr>;
-let libc:
-  | {
-      symbols: {
-        socketpair: (domain: number, type: number, protocol: number, fds: Pointer) => number;
-        poll: (fds: Pointer, n: number, timeoutMs: number) => number;
-        setsockopt: (fd: number, level: number, name: number, value: Pointer, size: number) => number;
-        getsockopt: (fd: number, level: number, name: number, value: Pointer, size: Pointer) => number;
-      };
-    }
-  | null
-  | undefined;
-
-function loadLibc() {
-  if (libc === undefined) {
-    try {
-      libc = dlopen(libcPath(), {
-        socketpair: { args: [FFIType.i32, FFIType.i32, FFIType.i32, FFIType.ptr], returns: FFIType.i32 },
-        poll: { args: [FFIType.ptr, FFIType.u64, FFIType.i32], returns: FFIType.i32 },
-        setsockopt: { args: [FFIType.i32, FFIType.i32, FFIType.i32, FFIType.ptr, FFIType.u32], returns: FFIType.i32 },
-        getsockopt: { args: [FFIType.i32, FFIType.i32, FFIType.i32, FFIType.ptr, FFIType.ptr], returns: FFIType.i32 },
-      });
-    } catch {
-      libc = null;
-    }
-  }
-  return libc;
-}
-
 /**
  * A connected pair, close-on-exec: [this process's end, the plugin host's end], the host's end with
  * a send buffer of SEND_BUFFER where the kernel allows it (a refusal leaves its default); null
  * where there is no pair.
  */
 export function socketPair(): { parent: number; child: number } | null {
-  if (process.platform !== "linux") return null;
-  const c = loadLibc();
+  const c = linuxLibc();
   if (!c) return null;
   const fds = new Int32Array(2);
-  if (c.symbols.socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ptr(fds)) !== 0) return null;
+  if (c.socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ptr(fds)) !== 0) return null;
   const size = new Int32Array([SEND_BUFFER]);
-  c.symbols.setsockopt(fds[1]!, SOL_SOCKET, SO_SNDBUF, ptr(size), 4);
+  c.setsockopt(fds[1]!, SOL_SOCKET, SO_SNDBUF, ptr(size), 4);
   return { parent: fds[0]!, child: fds[1]! };
 }
 
 /** The send buffer the kernel gave socket `fd`, in bytes (what SO_SNDBUF reads back); null if it cannot say. */
 export function sendBufferOf(fd: number): number | null {
-  const c = loadLibc();
+  const c = linuxLibc();
   if (!c) return null;
   const value = new Int32Array(1);
   const size = new Uint32Array([4]);
-  return c.symbols.getsockopt(fd, SOL_SOCKET, SO_SNDBUF, ptr(value), ptr(size)) === 0 ? value[0]! : null;
+  return c.getsockopt(fd, SOL_SOCKET, SO_SNDBUF, ptr(value), ptr(size)) === 0 ? value[0]! : null;
 }
 
 // One struct pollfd ({ int fd; short events; short revents; }), reused: this thread only.
@@ -94,7 +64,7 @@ const POLLIN = 1;
  * event loop next looks, at once, instead of after this thread has been woken from its sleep.
  */
 export function pollReadable(fd: number, budgetNs: number): boolean {
-  const c = loadLibc();
+  const c = linuxLibc();
   if (!c) return false;
   const p = ptr(pollFd);
   const until = Bun.nanoseconds() + budgetNs;
@@ -102,7 +72,7 @@ export function pollReadable(fd: number, budgetNs: number): boolean {
     pollFd[0] = fd;
     pollEvents[0] = POLLIN;
     pollEvents[1] = 0;
-    if (c.symbols.poll(p, 1, 0) !== 0) return true;
+    if (c.poll(p, 1, 0) !== 0) return true;
     if (Bun.nanoseconds() >= until) return false;
   }
 }
