@@ -69,6 +69,7 @@ const LOCKS = "test/integration/state-locks.test.ts";
 const MCP = "test/mcp/stdio.test.ts";
 const MCP_HTTP = "test/mcp/http.test.ts";
 const CORTEX = "test/integration/cortex.test.ts";
+const CHECKED = "test/unit/checked-schemas.test.ts";
 
 export const GUARDS: Guard[] = [
   // ---- trust: no plugin byte runs before a person approved exactly those bytes, at that folder ----
@@ -1318,6 +1319,24 @@ export const GUARDS: Guard[] = [
     replace: `while (false) {`,
     tests: [LOCKS],
     why: "a state file's lock is held by one writer at a time",
+  },
+  {
+    id: "state-checked-schemas-checker",
+    area: "state",
+    file: "src/json-schema/checked.ts",
+    find: `if (record.checker !== CHECKER || !Array.isArray(record.schemas)) return new Set();`,
+    replace: `if (!Array.isArray(record.schemas)) return new Set();`,
+    tests: [CHECKED],
+    why: "an inputSchema recorded as valid by another cxagent version or check revision is checked again",
+  },
+  {
+    id: "state-checked-schemas-valid-only",
+    area: "state",
+    file: "src/discovery/sidecar.ts",
+    find: `if (!found.length) known?.remember(tool.inputSchema);`,
+    replace: `known?.remember(tool.inputSchema);`,
+    tests: [CHECKED],
+    why: "only an inputSchema found valid is recorded, so an invalid one is refused at every load",
   },
 
   // ---- mcp: `cxagent mcp` adds no way around any of the above ----

@@ -6,6 +6,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname, extname, join } from "node:path";
 import { CxError } from "../errors.ts";
 import { schemaProblems } from "../json-schema/check.ts";
+import type { CheckedSchemas } from "../json-schema/checked.ts";
 import type { Problem } from "../protocol/issues.ts";
 import { checkManifest, describeProblems, type Manifest } from "../protocol/manifest.ts";
 
@@ -60,8 +61,11 @@ export function noSidecar(path: string, library: string): CxError {
   });
 }
 
-/** Checks a sidecar's text (read once, by the load-set hash, when loading). */
-export function parseSidecar(text: string, path: string): Manifest {
+/**
+ * Checks a sidecar's text (read once, by the load-set hash, when loading). With `checked`, an
+ * inputSchema this build found valid before is not checked again (json-schema/checked.ts).
+ */
+export function parseSidecar(text: string, path: string, known?: CheckedSchemas): Manifest {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -69,7 +73,7 @@ export function parseSidecar(text: string, path: string): Manifest {
     throw new CxError("E_MANIFEST", `the sidecar ${path} is not valid JSON: ${(error as Error).message}`);
   }
   const checked = checkManifest(parsed);
-  const problems = checked.ok ? inputSchemaProblems(checked.manifest) : checked.problems;
+  const problems = checked.ok ? inputSchemaProblems(checked.manifest, known) : checked.problems;
   if (!checked.ok || problems.length) {
     const n = problems.length;
     throw new CxError("E_MANIFEST", `the sidecar ${path} has ${n} problem${n === 1 ? "" : "s"}:\n${describeProblems(problems)}`, {
@@ -84,11 +88,16 @@ export function parseSidecar(text: string, path: string): Manifest {
  * Each tool's inputSchema must be a valid JSON Schema (draft 2020-12, or draft-07 by its
  * `$schema`): arguments are checked against it before the plugin sees them.
  */
-function inputSchemaProblems(manifest: Manifest): Problem[] {
-  return manifest.tools.flatMap((tool, i) =>
-    schemaProblems(tool.inputSchema).map((p) => {
+function inputSchemaProblems(manifest: Manifest, known: CheckedSchemas | undefined): Problem[] {
+  const problems = manifest.tools.flatMap((tool, i) => {
+    if (known?.has(tool.inputSchema)) return [];
+    const found = schemaProblems(tool.inputSchema);
+    if (!found.length) known?.remember(tool.inputSchema);
+    return found.map((p) => {
       const at = `tools[${i}].inputSchema${p.path ? (p.path.startsWith("[") ? p.path : `.${p.path}`) : ""}`;
       return { path: at, message: `${at}: ${p.message.replace(/^[^:]*: /, "")} — not a valid JSON Schema (tool '${tool.name}')` };
-    }),
-  );
+    });
+  });
+  known?.save();
+  return problems;
 }

@@ -14,6 +14,7 @@ import { CxError, isCxError } from "../errors.ts";
 import type { Config, PluginConfig } from "../discovery/config.ts";
 import { configuredLocation, type Resolved, resolveReference, type SearchFolder } from "../discovery/discover.ts";
 import type { PluginLocation } from "../discovery/resolve.ts";
+import { checkedSchemas } from "../json-schema/checked.ts";
 import { LIBRARY_EXTENSIONS, MODULE_EXTENSIONS, noSidecar, parseSidecar, SIDECAR_SUFFIX } from "../discovery/sidecar.ts";
 import { checkManifest, CONTRACT_CURRENT, type Manifest, PLUGIN_NAME_RULE } from "../protocol/manifest.ts";
 import type { PluginKind } from "../protocol/host-args.ts";
@@ -106,7 +107,7 @@ export function inspectLocation(location: Resolved, context: InspectContext): In
   if (location.kind === "cortex") requireCortexLibrary(location);
   // A module plugin imports from the bytes read here, so every file of its folder is kept.
   const loadSet = loadSetHash(location.folder, location.library, { keepAll: location.kind === "module" });
-  const { manifest, cortex } = location.kind === "cortex" ? cortexFactsOf(location, loadSet) : { manifest: parseSidecar(sidecarText(location, loadSet), location.sidecar), cortex: null };
+  const { manifest, cortex } = location.kind === "cortex" ? cortexFactsOf(location, loadSet) : { manifest: parseSidecar(sidecarText(location, loadSet), location.sidecar, checkedSchemas(context.stateDir)), cortex: null };
   if (location.configName !== null && location.configName !== manifest.name) {
     const namedBy = cortex ? (cortex.manifest ? `the Cortex manifest ${cortex.manifest}` : `the file name of ${location.library}`) : `the sidecar ${location.sidecar}`;
     throw new CxError("E_CONFIG", `config.json configures plugin '${location.configName}', but ${namedBy} names it '${manifest.name}'`, {

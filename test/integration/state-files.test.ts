@@ -42,7 +42,8 @@ describe("a state file is replaced, never rewritten in place", () => {
     expect(inode(permissions)).not.toBe(granted);
     expect(JSON.parse(readFileSync(permissions, "utf8")).grants.length).toBe(2);
     // the lock files are kept on purpose (see src/lock.ts); nothing else may be left beside the state
-    expect(readdirSync(state).filter((f) => !f.endsWith(".lock")).sort()).toEqual(["approvals.json", "permissions.json", "sessions"]);
+    // but the cache of schemas found valid (json-schema/checked.ts), replaced the same way
+    expect(readdirSync(state).filter((f) => !f.endsWith(".lock")).sort()).toEqual(["approvals.json", "checked-schemas.json", "permissions.json", "sessions"]);
     expect(readdirSync(join(state, "sessions")).filter((f) => !f.endsWith(".lock"))).toEqual([basename(record!)]);
   });
 

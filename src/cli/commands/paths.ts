@@ -63,6 +63,7 @@ export default defineCommand({
         approvals: state("approvals.json"),
         permissions: state("permissions.json"),
         sessions: state("sessions"),
+        checkedSchemas: state("checked-schemas.json"),
       },
       plugins: searchFolders(config, project, folders.configDir).map((f) => ({ ...stateOf(f.path), origin: f.origin })),
     };
@@ -78,6 +79,7 @@ export default defineCommand({
       `  approvals    ${json.state.approvals.path}  (${word(json.state.approvals, "none yet")})`,
       `  permissions  ${json.state.permissions.path}  (${word(json.state.permissions, "none yet")})`,
       `  sessions     ${json.state.sessions.path}  (${word(json.state.sessions, "none yet")})`,
+      `  schemas      ${json.state.checkedSchemas.path}  (${word(json.state.checkedSchemas, "none yet")}; a cache of inputSchemas found valid)`,
       "plugin folders, searched in this order:",
       ...json.plugins.map((p, i) => `  ${i + 1}. ${p.path}  (${origins[p.origin]}; ${word(p, "missing")})`),
     ];
