@@ -1264,6 +1264,15 @@ export const GUARDS: Guard[] = [
     tests: ["test/integration/resilience.test.ts"],
     why: "a caller's deadline ends the call with E_TIMEOUT",
   },
+  {
+    id: "protocol-settings-line-only",
+    area: "protocol",
+    file: "src/plugin-host/main.ts",
+    find: `else want = window.subarray(0, ahead).indexOf(10) + 1 || ahead;`,
+    replace: `else want = ahead;`,
+    tests: [PREPARED],
+    why: "a prepared host takes its settings line and nothing after it: the requests that follow are the shim's",
+  },
 
   // ---- state: files are replaced whole, under a lock, and a corrupt one is reported, never replaced ----
   {

@@ -15,6 +15,8 @@ const SYMBOLS = {
   fcntl: { args: [FFIType.i32, FFIType.i32, FFIType.i32], returns: FFIType.i32 },
   open: { args: [FFIType.cstring, FFIType.i32], returns: FFIType.i32 },
   read: { args: [FFIType.i32, FFIType.ptr, FFIType.u64], returns: FFIType.i64 },
+  recv: { args: [FFIType.i32, FFIType.ptr, FFIType.u64, FFIType.i32], returns: FFIType.i64 },
+  poll: { args: [FFIType.ptr, FFIType.u64, FFIType.i32], returns: FFIType.i32 },
   close: { args: [FFIType.i32], returns: FFIType.i32 },
   __errno_location: { args: [], returns: FFIType.ptr },
   getppid: { args: [], returns: FFIType.i32 },
@@ -38,19 +40,26 @@ const O_RDONLY = 0;
 const O_RDWR = 2;
 const O_CLOEXEC = 0o2000000;
 const EINTR = 4;
+const MSG_PEEK = 2;
+const POLLIN = 1;
 const PR_SET_PDEATHSIG = 1;
 const SIGKILL = 9;
 
 type Calls = ReturnType<typeof dlopen<typeof SYMBOLS>>["symbols"];
 
-/** read(2) through `c`, again after an interruption: the bytes read, 0 at the end, or -errno. */
-function readSome(c: Calls, fd: number, into: Uint8Array): number {
+/** A system call through `c`, again after an interruption: its result, or -errno. */
+function again(c: Calls, call: () => number | bigint): number {
   for (;;) {
-    const n = Number(c.read(fd, ptr(into), into.length));
+    const n = Number(call());
     if (n >= 0) return n;
     const errno = read.i32(c.__errno_location() as Pointer, 0);
     if (errno !== EINTR) return -errno;
   }
+}
+
+/** read(2) through `c`: the bytes read, 0 at the end, or -errno. */
+function readSome(c: Calls, fd: number, into: Uint8Array): number {
+  return again(c, () => c.read(fd, ptr(into), into.length));
 }
 
 /** The whole of a small file (a /proc file, say), read through `c`; null if it cannot be read. */
@@ -144,6 +153,13 @@ export function openLibc() {
     readText: (path: string) => readText(libc.symbols, path),
     /** read(2) on `fd` into `into`, again after an interruption: the bytes read, 0 at its end, or -errno. */
     read: (fd: number, into: Uint8Array) => readSome(libc.symbols, fd, into),
+    /** What a socket holds to be read, copied into `into` and left there (recv MSG_PEEK): as read, or -errno (-ENOTSOCK for a pipe). */
+    peek: (fd: number, into: Uint8Array) => again(libc.symbols, () => libc.symbols.recv(fd, ptr(into), into.length, MSG_PEEK)),
+    /** Waits, without a deadline, until `fd` has something to read or has ended. */
+    waitReadable(fd: number) {
+      const pollFd = new Int32Array([fd, POLLIN]); // struct pollfd { int fd; short events; short revents; }
+      again(libc.symbols, () => libc.symbols.poll(ptr(pollFd), 1, -1));
+    },
     /**
      * The kernel kills this process when the thread that spawned it goes away: the guard until
      * the shim's watcher takes over (see shim_guard), and cleared then.

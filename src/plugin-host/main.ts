@@ -101,6 +101,7 @@ export async function runPluginHost(args: string[]): Promise<void> {
 
 /** Linux's, like the C library the host opens (libc.ts). */
 const EAGAIN = 11;
+const ENOTSOCK = 88;
 
 /** Where a prepared host finds the copy of the approved bytes (the parent passed it at spawn). */
 const PREPARED_LIBRARY_FD = 3;
@@ -108,22 +109,39 @@ const PREPARED_LIBRARY_FD = 3;
 const SETTINGS_LINE_CAP = 64 * 1024;
 
 /**
- * Reads one line from `fd`, a byte at a time, so that nothing after it is taken from the shim,
- * which reads the requests that follow. Null at the end of input.
+ * Reads one line from `fd` and nothing after it: the requests that follow are the shim's to read.
+ * A socket (as the parent's pipes are on Linux) is looked into first, so the line is taken in one
+ * read; anything else is read a byte at a time. While nothing has come, it waits in poll(2).
+ * Null at the end of input.
  */
 function firstLine(libc: Libc, fd: number): string | null {
-  const bytes: number[] = [];
-  const one = new Uint8Array(1);
+  const parts: Uint8Array[] = [];
+  let size = 0;
+  const window = new Uint8Array(4096);
+  let peeking = true;
   for (;;) {
-    const n = libc.read(fd, one);
+    let want = 1;
+    if (peeking) {
+      const ahead = libc.peek(fd, window);
+      if (ahead === -ENOTSOCK) peeking = false;
+      else if (ahead === -EAGAIN) {
+        libc.waitReadable(fd);
+        continue;
+      } else if (ahead <= 0) return null;
+      else want = window.subarray(0, ahead).indexOf(10) + 1 || ahead;
+    }
+    const n = libc.read(fd, window.subarray(0, want));
     if (n === -EAGAIN) {
-      Bun.sleepSync(1);
+      libc.waitReadable(fd);
       continue;
     }
     if (n <= 0) return null;
-    if (one[0] === 10) return Buffer.from(bytes).toString("utf8");
-    if (bytes.length >= SETTINGS_LINE_CAP) return "";
-    bytes.push(one[0]!);
+    const got = window.slice(0, n);
+    const end = got.indexOf(10);
+    parts.push(end < 0 ? got : got.subarray(0, end));
+    size += n;
+    if (end >= 0) return Buffer.concat(parts).toString("utf8");
+    if (size >= SETTINGS_LINE_CAP) return "";
   }
 }
 

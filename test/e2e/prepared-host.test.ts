@@ -4,9 +4,11 @@
  * runs nothing of an unapproved plugin, refuses a copy that is not sealed, and ends when nobody
  * takes it. Real CLI processes, a real plugin host, real /proc.
  */
+import type { FileSink } from "bun";
 import { describe, expect, test } from "bun:test";
-import { closeSync, existsSync, openSync, readdirSync, readFileSync } from "node:fs";
+import { closeSync, constants, existsSync, openSync, readdirSync, readFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
+import { sealedCopy } from "../../src/host/memfd.ts";
 import { SHIM_OPTION } from "../../src/protocol/host-args.ts";
 import { hostCommand } from "../../src/session/host-command.ts";
 import { pluginHostEnv } from "../../src/session/host-env.ts";
@@ -28,14 +30,16 @@ function hostsOf(parent: number): { pid: number; argv: string[] }[] {
   return found;
 }
 
-/** Starts `cxagent __host --await` as a parent would, with `fd` as its fd 3; its first stdout line. */
-async function awaitingHost(fd: number, env: Record<string, string> = {}) {
+/** Starts `cxagent __host --await` as a parent would, with `fd` as its fd 3 (and `stdin`, if given, as its fd 0); its first stdout line. */
+async function awaitingHost(fd: number, env: Record<string, string> = {}, stdin?: number) {
   const proc = Bun.spawn({
     cmd: [...hostCommand(), "--await", "--parent-pid", String(process.pid)],
     env: pluginHostEnv(process.env, env),
-    stdio: ["pipe", "pipe", "pipe", fd],
+    stdio: [stdin ?? "pipe", "pipe", "pipe", fd],
   });
   closeSync(fd);
+  if (stdin !== undefined) closeSync(stdin);
+  const input = proc.stdin as FileSink; // unused when `stdin` was given
   // The first line only (or "" at the end of output): a host that went on to serve would never end it.
   const firstLine = async () => {
     const reader = proc.stdout.getReader();
@@ -48,7 +52,7 @@ async function awaitingHost(fd: number, env: Record<string, string> = {}) {
     reader.releaseLock();
     return text.split("\n")[0] ?? "";
   };
-  return { proc, firstLine };
+  return { proc, input, firstLine };
 }
 
 describe("cxagent invoke's prepared plugin host", () => {
@@ -97,9 +101,9 @@ describe("cxagent invoke's prepared plugin host", () => {
     using dir = tempDir();
     const marker = join(dir.path, "marker");
     const library = fixtureLibrary("ctor-marker");
-    const { proc, firstLine } = await awaitingHost(openSync(library, "r"), { CXAGENT_FX_MARKER: marker });
-    proc.stdin.write(JSON.stringify({ argv: [library, "--library-fd", "3", "--parent-pid", String(process.pid)], cwd: dir.path }) + "\n");
-    proc.stdin.flush();
+    const { proc, input, firstLine } = await awaitingHost(openSync(library, "r"), { CXAGENT_FX_MARKER: marker });
+    input.write(JSON.stringify({ argv: [library, "--library-fd", "3", "--parent-pid", String(process.pid)], cwd: dir.path }) + "\n");
+    input.flush();
     const line = JSON.parse(await firstLine());
     expect(line).toMatchObject({ ready: false, reason: "load" });
     expect(line.error).toContain("descriptor 3, which should hold a sealed copy of its approved bytes, is not sealed");
@@ -108,18 +112,55 @@ describe("cxagent invoke's prepared plugin host", () => {
   });
 
   test("a settings line that is not one is refused, naming what it must be", async () => {
-    const { proc, firstLine } = await awaitingHost(openSync("/dev/null", "r"));
-    proc.stdin.write("{\"argv\": 3}\n");
-    proc.stdin.flush();
+    const { proc, input, firstLine } = await awaitingHost(openSync("/dev/null", "r"));
+    input.write("{\"argv\": 3}\n");
+    input.flush();
     const line = JSON.parse(await firstLine());
     expect(line.ready).toBe(false);
     expect(line.error).toContain('its settings line must be {"argv": [strings], "cwd": string}');
     expect(await proc.exited).toBe(1);
   });
 
+  // The host reads its settings line and nothing after it: what follows is the shim's. On a socket
+  // (the parent's pipes, on Linux) it looks ahead and takes the line in one read; on a pipe it reads
+  // a byte at a time. Either way, requests written together with the line are served, not lost.
+  for (const channel of ["socket", "pipe"] as const) {
+    test(`requests written with the settings line in one write are served (stdin a ${channel})`, async () => {
+      using dir = tempDir();
+      const library = fixtureLibrary("echo");
+      const copy = sealedCopy(readFileSync(library), "library")!;
+      let fifo: { write: number; read: number } | null = null;
+      if (channel === "pipe") {
+        const path = join(dir.path, "fifo");
+        expect(Bun.spawnSync(["mkfifo", path]).exitCode).toBe(0);
+        // Non-blocking, as the parent's end may be: the host waits in poll(2) until the line comes.
+        const read = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+        fifo = { read, write: openSync(path, "w") };
+      }
+      const { proc, input } = await awaitingHost(copy, {}, fifo?.read);
+      const settings = JSON.stringify({ argv: [library, "--library-fd", "3", "--parent-pid", String(process.pid)], cwd: dir.path });
+      const start = JSON.stringify({ id: 1, kind: "start", context: { workingDirectory: dir.path, settings: {}, hostContract: 4 } });
+      const invoke = JSON.stringify({ id: 2, kind: "invoke", tool: "echo_this", arguments: { said: "after the settings" } });
+      const text = [settings, start, invoke, ""].join("\n");
+      if (fifo) {
+        writeSync(fifo.write, text);
+        closeSync(fifo.write);
+      } else {
+        input.write(text);
+        input.end();
+      }
+      const lines = (await new Response(proc.stdout).text()).split("\n").filter(Boolean).map((l) => JSON.parse(l));
+      const replies = lines.filter((l) => "id" in l);
+      expect(lines.find((l) => "ready" in l)?.ready).toBe(true);
+      expect(replies.map((r) => [r.id, r.ok])).toEqual([[1, true], [2, true]]);
+      expect(JSON.stringify(replies[1].result)).toContain("after the settings");
+      expect(await proc.exited).toBe(0);
+    });
+  }
+
   test("one nobody takes ends at the end of its input, having written nothing", async () => {
-    const { proc, firstLine } = await awaitingHost(openSync("/dev/null", "r"));
-    proc.stdin.end();
+    const { proc, input, firstLine } = await awaitingHost(openSync("/dev/null", "r"));
+    input.end();
     expect(await firstLine()).toBe("");
     expect(await proc.exited).toBe(0);
   });
