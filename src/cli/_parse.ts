@@ -41,8 +41,8 @@ export interface ParseOptions {
   command: string;
   /** The last positional takes every further word (command TEXT..., instructions PLUGIN...). */
   variadic?: boolean;
-  /** How the user runs cxagent, for the hints' commands. */
-  self: string;
+  /** How the user runs cxagent, for the hints' commands (asked only for a hint: finding it reads PATH). */
+  self: () => string;
 }
 
 /** Parses `tokens` against `args`: flags by name or alias, then positionals in their order. */
@@ -59,7 +59,7 @@ export function parseCommandLine(tokens: readonly string[], args: ArgsDef, optio
     const aliases = "alias" in def && def.alias ? (Array.isArray(def.alias) ? def.alias : [def.alias]) : [];
     for (const alias of aliases) flags.set(alias, { key, type });
   }
-  const helpHint = `see ${options.self}${options.command ? ` ${options.command}` : ""} --help`;
+  const helpHint = () => `see ${options.self()}${options.command ? ` ${options.command}` : ""} --help`;
   const label = `cxagent${options.command ? ` ${options.command}` : ""}`;
   const out: Parsed = { _: [] };
   for (const [key, def] of Object.entries(args)) {
@@ -90,11 +90,11 @@ export function parseCommandLine(tokens: readonly string[], args: ArgsDef, optio
     if (!flag || (!long && name.length !== 1)) {
       const known = [...flags.keys()].map((k) => (k.length === 1 ? `-${k}` : `--${k}`));
       const shown = eq < 0 ? token : token.slice(0, eq);
-      throw new CxError("E_USAGE", `unknown option '${shown}' for '${label}'${didYouMean(shown, known)}`, { hint: helpHint });
+      throw new CxError("E_USAGE", `unknown option '${shown}' for '${label}'${didYouMean(shown, known)}`, { hint: helpHint() });
     }
     if (flag.type === "boolean") {
       const value = negated ? (inline === undefined ? false : undefined) : booleanValue(inline);
-      if (value === undefined) throw new CxError("E_USAGE", `option '${token}' is a switch: give it alone, or as =true or =false`, { hint: helpHint });
+      if (value === undefined) throw new CxError("E_USAGE", `option '${token}' is a switch: give it alone, or as =true or =false`, { hint: helpHint() });
       out[flag.key] = value;
       continue;
     }
@@ -102,7 +102,7 @@ export function parseCommandLine(tokens: readonly string[], args: ArgsDef, optio
     if (value === undefined) {
       const next = tokens[i + 1];
       if (next === undefined || (next.startsWith("-") && next !== "-" && !/^-\d/.test(next))) {
-        throw new CxError("E_USAGE", `option '${token}' needs a value`, { hint: helpHint });
+        throw new CxError("E_USAGE", `option '${token}' needs a value`, { hint: helpHint() });
       }
       value = next;
       i++;
@@ -122,12 +122,12 @@ export function parseCommandLine(tokens: readonly string[], args: ArgsDef, optio
   if (words.length > positionals.length && !(options.variadic && positionals.length)) {
     const extra = words[positionals.length]!;
     const expected = positionals.length ? positionals.map((p) => `<${p}>`).join(" ") : "no arguments";
-    throw new CxError("E_USAGE", `unexpected argument '${extra}' for '${label}', which takes ${expected}`, { hint: helpHint });
+    throw new CxError("E_USAGE", `unexpected argument '${extra}' for '${label}', which takes ${expected}`, { hint: helpHint() });
   }
   for (const key of positionals) {
     const def = args[key]!;
     if (def.required && (out[key] === undefined || out[key] === "")) {
-      throw new CxError("E_USAGE", `'${label}' needs <${key}>`, { hint: helpHint });
+      throw new CxError("E_USAGE", `'${label}' needs <${key}>`, { hint: helpHint() });
     }
   }
   return out;

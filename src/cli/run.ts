@@ -100,7 +100,7 @@ export async function main(argv: string[]): Promise<number> {
     const args = { ...globalArgs, ...((await resolveValue(command.args)) ?? {}) } as ArgsDef;
     const full = defineCommand({ ...command, meta: { ...(await resolveValue(command.meta)), name } });
     if (wantsHelp(rest)) return await printUsage({ ...full, args }, rootCommand(), name, mode);
-    const parsed = parseCommandLine(rest, args, { command: name, variadic: VARIADIC.has(name), self: selfCommand() });
+    const parsed = parseCommandLine(rest, args, { command: name, variadic: VARIADIC.has(name), self: selfCommand });
     const result = (await command.run?.({ rawArgs: rest, args: parsed as never, cmd: full })) as CommandResult;
     printResult(result, mode === "json");
     return result.exitCode ?? 0;
@@ -160,7 +160,7 @@ function splitCommand(argv: string[]): { name: string | null; rest: string[] } {
 /** No command: --version, --help, or a usage error. Global flags are still checked strictly. */
 async function topLevel(rest: string[], mode: OutputMode): Promise<number> {
   const root = rootCommand();
-  const parsed = parseCommandLine(rest, root.args as ArgsDef, { command: "", self: selfCommand() });
+  const parsed = parseCommandLine(rest, root.args as ArgsDef, { command: "", self: selfCommand });
   if (parsed.version === true) {
     const info = { name: "cxagent", version: pkg.version, contract: CONTRACT_CURRENT, oldestContract: CONTRACT_OLDEST, bun: Bun.version, platform: `${process.platform}-${process.arch}` };
     if (mode !== "text") out(JSON.stringify(info, null, mode === "json" ? 2 : undefined) + "\n");
@@ -175,7 +175,7 @@ async function topLevel(rest: string[], mode: OutputMode): Promise<number> {
 
 /** `help`, `help <command>`. */
 async function help(rest: string[], mode: OutputMode): Promise<number> {
-  const parsed = parseCommandLine(rest, { ...globalArgs, command: { type: "positional", required: false } }, { command: "help", self: selfCommand() });
+  const parsed = parseCommandLine(rest, { ...globalArgs, command: { type: "positional", required: false } }, { command: "help", self: selfCommand });
   const name = typeof parsed.command === "string" ? parsed.command : null;
   if (name === null || name === "help") return printUsage(rootCommand(), undefined, null, mode);
   if (!(name in COMMANDS) || HIDDEN.has(name)) {
