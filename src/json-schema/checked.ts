@@ -9,12 +9,13 @@
  * schema whose text differs, or a record made by another checker, is checked again. Only a valid
  * schema is recorded: one with problems is checked, and its problems reported, every time.
  *
- * It is a cache. A missing, unreadable or corrupt file counts as empty, and a write that fails is
+ * It is a cache. A missing, unreadable or corrupt file counts as empty (and anything but a regular
+ * file of a sane size: a FIFO there is not waited on), and a write that fails is
  * skipped, as is one where the state folder does not exist yet. Two processes writing at once may drop each other's additions; a dropped schema is just
  * checked once more. Deleting the file is always safe. Whoever can write it can write approvals.json
  * beside it, which decides far more: it widens no one's reach.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { closeSync, constants, existsSync, fstatSync, openSync, readSync } from "node:fs";
 import { join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
 import { writeJsonAtomic } from "../files.ts";
@@ -31,6 +32,9 @@ export const CHECKER = `cxagent ${pkg.version}, schema check ${SCHEMA_CHECK_REVI
 
 /** At most this many schemas are kept, the most recently found valid last. */
 export const CHECKED_LIMIT = 1000;
+
+/** A record of CHECKED_LIMIT schemas is about 70 KB; a file larger than this is not one. */
+const FILE_CAP = 1 << 20;
 
 export function checkedSchemasPath(stateDir: string): string {
   return join(stateDir, "checked-schemas.json");
@@ -76,10 +80,29 @@ function keyOf(schema: unknown): string {
 
 function readRecord(path: string): Set<string> {
   try {
-    const record = JSON.parse(readFileSync(path, "utf8")) as { checker?: unknown; schemas?: unknown };
+    const record = JSON.parse(readSmall(path)) as { checker?: unknown; schemas?: unknown };
     if (record.checker !== CHECKER || !Array.isArray(record.schemas)) return new Set();
     return new Set(record.schemas.filter((s): s is string => typeof s === "string" && /^[0-9a-f]{64}$/.test(s)));
   } catch {
     return new Set();
+  }
+}
+
+/** A regular file's text, up to FILE_CAP; throws for anything else (a FIFO is not waited on). */
+function readSmall(path: string): string {
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile() || stat.size > FILE_CAP) throw new Error("not a record");
+    const buffer = Buffer.alloc(stat.size);
+    let length = 0;
+    while (length < buffer.length) {
+      const n = readSync(fd, buffer, length, buffer.length - length, length);
+      if (n === 0) break;
+      length += n;
+    }
+    return buffer.toString("utf8", 0, length);
+  } finally {
+    closeSync(fd);
   }
 }

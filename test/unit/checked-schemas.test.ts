@@ -48,6 +48,20 @@ describe("schemas found valid before", () => {
     expect(() => parseSidecar(sidecar(INVALID), "p.plugin.json")).toThrow(/not a valid JSON Schema/);
   });
 
+  test("a FIFO or a folder in its place is not waited on: counted as empty, and replaced by a file", () => {
+    using state = tempDir();
+    const path = checkedSchemasPath(state.path);
+    expect(Bun.spawnSync(["mkfifo", path]).exitCode).toBe(0);
+    const known = checkedSchemas(state.path);
+    expect(known.has(VALID)).toBe(false); // returns at once: nothing opened it for writing
+    parseSidecar(sidecar(VALID), "p.plugin.json", known);
+    expect(record(state.path)).toEqual({ checker: CHECKER, schemas: [sha(VALID)] });
+
+    using other = tempDir();
+    mkdirSync(checkedSchemasPath(other.path));
+    expect(parseSidecar(sidecar(VALID), "p.plugin.json", checkedSchemas(other.path)).name).toBe("p"); // the write fails; the check does not
+  });
+
   test("a corrupt or foreign record counts as empty and is replaced at the next write", () => {
     for (const text of ["{not json", JSON.stringify({ checker: CHECKER, schemas: "x" }), JSON.stringify({ checker: CHECKER, schemas: ["../../etc", 7] }), "null"]) {
       using state = tempDir();
