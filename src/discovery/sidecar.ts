@@ -62,7 +62,7 @@ export function noSidecar(path: string, library: string): CxError {
 }
 
 /**
- * Checks a sidecar's text (read once, by the load-set hash, when loading). With `checked`, an
+ * Checks a sidecar's text (read once, by the load-set hash, when loading). With `known`, an
  * inputSchema this build found valid before is not checked again (json-schema/checked.ts).
  */
 export function parseSidecar(text: string, path: string, known?: CheckedSchemas): Manifest {

@@ -9,11 +9,12 @@
  * schema whose text differs, or a record made by another checker, is checked again. Only a valid
  * schema is recorded: one with problems is checked, and its problems reported, every time.
  *
- * It is a cache. A missing, unreadable or corrupt file counts as empty (and anything but a regular
- * file of a sane size: a FIFO there is not waited on), and a write that fails is
- * skipped, as is one where the state folder does not exist yet. Two processes writing at once may drop each other's additions; a dropped schema is just
- * checked once more. Deleting the file is always safe. Whoever can write it can write approvals.json
- * beside it, which decides far more: it widens no one's reach.
+ * It is a cache. A missing, unreadable or corrupt file counts as empty, as does anything but a
+ * regular file of a sane size (a FIFO there is not waited on). A write that fails is skipped, and
+ * so is one where the state folder does not exist yet. Two processes writing at once may drop each
+ * other's additions; a dropped schema is just checked once more. Deleting the file is always safe.
+ * Whoever can write it can write approvals.json beside it, which decides far more: it widens no
+ * one's reach.
  */
 import { closeSync, constants, existsSync, fstatSync, openSync, readSync } from "node:fs";
 import { join } from "node:path";
