@@ -2,7 +2,7 @@
  * Files cxagent owns: written atomically (a temp file beside the target, then rename) and read
  * strictly. A corrupt file is reported by path and left alone for inspection, never replaced.
  */
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, constants, fstatSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import * as v from "valibot";
 import { CxError } from "./errors.ts";
@@ -65,6 +65,40 @@ export function updateJsonLocked<S extends v.GenericSchema>(
     writeJsonAtomic(path, next);
     return next;
   });
+}
+
+/**
+ * A regular file's text, read only if it is one and at most `cap` bytes: opened non-blocking, so a
+ * FIFO in its place is not waited on, and read to one byte past the cap whatever its size said (it
+ * may grow meanwhile). Otherwise why not: there is none, it cannot be opened, it is not a regular
+ * file, or it is too large.
+ */
+export type SmallFile = { text: string } | { missing: true } | { unreadable: string } | { notFile: true } | { tooLarge: true };
+
+export function readSmallFile(path: string, cap: number): SmallFile {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return { missing: true };
+    return { unreadable: (error as Error).message };
+  }
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) return { notFile: true };
+    const buffer = Buffer.alloc(Math.min(stat.size, cap) + 1);
+    let length = 0;
+    while (length < buffer.length) {
+      const n = readSync(fd, buffer, length, buffer.length - length, length);
+      if (n === 0) break;
+      length += n;
+    }
+    if (length > cap) return { tooLarge: true };
+    return { text: buffer.toString("utf8", 0, length) };
+  } finally {
+    closeSync(fd);
+  }
 }
 
 function corrupt(path: string, what: string, why: string): CxError {

@@ -12,10 +12,10 @@
  * `tools.allow`, `pluginPaths`, `settings`, `file`, `path`, a raised limit, any unknown key. It
  * never holds grants or approvals, and nothing is ever written to it.
  */
-import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { join } from "node:path";
 import * as v from "valibot";
 import { CxError } from "../errors.ts";
+import { readSmallFile } from "../files.ts";
 import { formatPath, type Problem, toProblems } from "../protocol/issues.ts";
 import { describeProblems } from "../protocol/manifest.ts";
 import { type Config, isPlainObject, MillisecondsSchema, type PluginConfig } from "./config.ts";
@@ -68,7 +68,7 @@ export function projectConfigPath(projectDir: string): string {
  */
 export function readProjectConfig(projectDir: string, user: { config: Config; path: string; gateMs: number }): ProjectConfig | null {
   const path = projectConfigPath(projectDir);
-  const text = readSmallFile(path);
+  const text = readProjectFile(path);
   if (text === null) return null;
   let raw: unknown;
   try {
@@ -143,29 +143,11 @@ function refused(path: string, problems: Problem[]): CxError {
  * The file's text, or null when there is none. A project folder is not ours: a FIFO there must
  * not hang us, nor a huge file fill memory, so only a regular file of a sane size is read.
  */
-function readSmallFile(path: string): string | null {
-  let fd: number;
-  try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "ENOTDIR") return null;
-    throw refused(path, [{ path: "", message: `it cannot be read (${(error as Error).message})` }]);
-  }
-  try {
-    const stat = fstatSync(fd);
-    if (!stat.isFile()) throw refused(path, [{ path: "", message: "it is not a regular file" }]);
-    // Read at most one byte past the cap, whatever the size said: the file may grow meanwhile.
-    const buffer = Buffer.alloc(Math.min(stat.size, SIZE_CAP) + 1);
-    let length = 0;
-    while (length < buffer.length) {
-      const n = readSync(fd, buffer, length, buffer.length - length, length);
-      if (n === 0) break;
-      length += n;
-    }
-    if (length > SIZE_CAP) throw refused(path, [{ path: "", message: `it is larger than the ${SIZE_CAP} bytes a config file may be` }]);
-    return buffer.subarray(0, length).toString("utf8");
-  } finally {
-    closeSync(fd);
-  }
+function readProjectFile(path: string): string | null {
+  const read = readSmallFile(path, SIZE_CAP);
+  if ("text" in read) return read.text;
+  if ("missing" in read) return null;
+  const message =
+    "unreadable" in read ? `it cannot be read (${read.unreadable})` : "notFile" in read ? "it is not a regular file" : `it is larger than the ${SIZE_CAP} bytes a config file may be`;
+  throw refused(path, [{ path: "", message }]);
 }

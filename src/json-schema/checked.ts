@@ -16,10 +16,10 @@
  * Whoever can write it can write approvals.json beside it, which decides far more: it widens no
  * one's reach.
  */
-import { closeSync, constants, existsSync, fstatSync, openSync, readSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
-import { writeJsonAtomic } from "../files.ts";
+import { readSmallFile, writeJsonAtomic } from "../files.ts";
 
 /**
  * Raise it whenever what `schemaProblems` (check.ts) accepts changes: its code, the meta-schemas
@@ -80,30 +80,13 @@ function keyOf(schema: unknown): string {
 }
 
 function readRecord(path: string): Set<string> {
+  const read = readSmallFile(path, FILE_CAP); // a FIFO in its place is not waited on
+  if (!("text" in read)) return new Set();
   try {
-    const record = JSON.parse(readSmall(path)) as { checker?: unknown; schemas?: unknown };
+    const record = JSON.parse(read.text) as { checker?: unknown; schemas?: unknown };
     if (record.checker !== CHECKER || !Array.isArray(record.schemas)) return new Set();
     return new Set(record.schemas.filter((s): s is string => typeof s === "string" && /^[0-9a-f]{64}$/.test(s)));
   } catch {
     return new Set();
-  }
-}
-
-/** A regular file's text, up to FILE_CAP; throws for anything else (a FIFO is not waited on). */
-function readSmall(path: string): string {
-  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
-  try {
-    const stat = fstatSync(fd);
-    if (!stat.isFile() || stat.size > FILE_CAP) throw new Error("not a record");
-    const buffer = Buffer.alloc(stat.size);
-    let length = 0;
-    while (length < buffer.length) {
-      const n = readSync(fd, buffer, length, buffer.length - length, length);
-      if (n === 0) break;
-      length += n;
-    }
-    return buffer.toString("utf8", 0, length);
-  } finally {
-    closeSync(fd);
   }
 }

@@ -14,7 +14,7 @@ import { CxError, isCxError } from "../errors.ts";
 import type { Config, PluginConfig } from "../discovery/config.ts";
 import { configuredLocation, type Resolved, resolveReference, type SearchFolder } from "../discovery/discover.ts";
 import type { PluginLocation } from "../discovery/resolve.ts";
-import { checkedSchemas } from "../json-schema/checked.ts";
+import type { CheckedSchemas } from "../json-schema/checked.ts";
 import { LIBRARY_EXTENSIONS, MODULE_EXTENSIONS, noSidecar, parseSidecar, SIDECAR_SUFFIX } from "../discovery/sidecar.ts";
 import { checkManifest, CONTRACT_CURRENT, type Manifest, PLUGIN_NAME_RULE } from "../protocol/manifest.ts";
 import type { PluginKind } from "../protocol/host-args.ts";
@@ -47,6 +47,8 @@ export interface InspectContext {
   env: Record<string, string | undefined>;
   /** The manifests of the plugins the session has loaded: the names they hold. */
   loaded: readonly Manifest[];
+  /** The inputSchemas found valid before (json-schema/checked.ts), one record per session. */
+  checkedSchemas: CheckedSchemas;
 }
 
 /** The config entry whose settings a plugin receives: its name and its settings' keys, never values. */
@@ -107,7 +109,7 @@ export function inspectLocation(location: Resolved, context: InspectContext): In
   if (location.kind === "cortex") requireCortexLibrary(location);
   // A module plugin imports from the bytes read here, so every file of its folder is kept.
   const loadSet = loadSetHash(location.folder, location.library, { keepAll: location.kind === "module" });
-  const { manifest, cortex } = location.kind === "cortex" ? cortexFactsOf(location, loadSet) : { manifest: parseSidecar(sidecarText(location, loadSet), location.sidecar, checkedSchemas(context.stateDir)), cortex: null };
+  const { manifest, cortex } = location.kind === "cortex" ? cortexFactsOf(location, loadSet) : { manifest: parseSidecar(sidecarText(location, loadSet), location.sidecar, context.checkedSchemas), cortex: null };
   if (location.configName !== null && location.configName !== manifest.name) {
     const namedBy = cortex ? (cortex.manifest ? `the Cortex manifest ${cortex.manifest}` : `the file name of ${location.library}`) : `the sidecar ${location.sidecar}`;
     throw new CxError("E_CONFIG", `config.json configures plugin '${location.configName}', but ${namedBy} names it '${manifest.name}'`, {

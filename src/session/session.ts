@@ -23,6 +23,7 @@ import type { Plugin, PluginEventHooks } from "../host/plugin.ts";
 import { reap, type ReapEntry, type ReapReport } from "../reaper/reap.ts";
 import type { Owned } from "../reaper/ours.ts";
 import { SessionRecord } from "../reaper/record.ts";
+import { type CheckedSchemas, checkedSchemas } from "../json-schema/checked.ts";
 import { type Inspection, inspect, inspectLocation, recordInspected, refusalOf, trustRequestOf } from "./inspect.ts";
 import { composeInstructions } from "./instructions.ts";
 import { pluginHostEnv } from "./host-env.ts";
@@ -150,6 +151,8 @@ export class Session implements AsyncDisposable {
   private readonly loaded = new Map<string, Plugin>();
   private closed = false;
   private record: SessionRecord | null = null;
+  /** Read at the first sidecar this session checks, then kept (json-schema/checked.ts). */
+  private schemas: CheckedSchemas | null = null;
   /** What reaping found when this session opened. */
   reaped: ReapReport = { entries: [], live: [], corrupt: [], refused: [] };
 
@@ -260,6 +263,7 @@ export class Session implements AsyncDisposable {
       stateDir: this.folders.stateDir,
       env: this.hostEnv,
       loaded: this.plugins.map((p) => p.manifest),
+      checkedSchemas: (this.schemas ??= checkedSchemas(this.folders.stateDir)),
     };
   }
 
