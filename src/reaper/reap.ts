@@ -45,7 +45,8 @@ function refusal(record: SessionRecordData, lineage: Lineage): string | null {
 
 export async function reap(options: { stateDir: string; dryRun?: boolean; graceMs?: number; skip?: string }): Promise<ReapReport> {
   const report: ReapReport = { entries: [], live: [], corrupt: [], refused: [] };
-  const lineage = ownLineage();
+  // Read from /proc only when a dead session's record is found: most runs find none.
+  let lineage: Lineage | null = null;
   for (const path of recordFiles(options.stateDir)) {
     if (path === options.skip) continue;
     let record: SessionRecordData;
@@ -59,7 +60,7 @@ export async function reap(options: { stateDir: string; dryRun?: boolean; graceM
       report.live.push(path);
       continue;
     }
-    const refused = refusal(record, lineage);
+    const refused = refusal(record, (lineage ??= ownLineage()));
     if (refused) {
       report.refused.push({ path, problem: `the session record ${path} was not acted on: ${refused}` });
       continue;

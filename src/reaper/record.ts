@@ -65,10 +65,12 @@ export function ownedOf(p: RecordedProcess): Owned {
 export class SessionRecord {
   readonly path: string;
   private data: SessionRecordData | null = null;
+  /** This process's start time, read once. */
+  private readonly startTime: string;
 
   constructor(stateDir: string) {
-    const startTime = startTimeOf(process.pid) ?? "0";
-    this.path = join(sessionsDir(stateDir), `${process.pid}-${startTime}-${Math.random().toString(36).slice(2, 8)}.json`);
+    this.startTime = startTimeOf(process.pid) ?? "0";
+    this.path = join(sessionsDir(stateDir), `${process.pid}-${this.startTime}-${Math.random().toString(36).slice(2, 8)}.json`);
   }
 
   get processes(): readonly RecordedProcess[] {
@@ -78,7 +80,7 @@ export class SessionRecord {
   /** Records a process whose identity the caller has read from /proc (see proveDescent). */
   add(owned: Owned, plugin: string, kind: RecordedProcess["kind"]): void {
     const fresh = this.data ?? {
-      owner: { pid: process.pid, startTime: startTimeOf(process.pid) ?? "0" },
+      owner: { pid: process.pid, startTime: this.startTime },
       createdAt: new Date().toISOString(),
       processes: [],
     };
@@ -87,24 +89,26 @@ export class SessionRecord {
     this.data = this.update(fresh, (data) => ({ ...data, processes: [...data.processes.filter((p) => p.pid !== pid), entry] }));
   }
 
+  /** Forgets processes that are gone; a record left with none is removed, as by close. */
   remove(pids: readonly number[]): void {
     if (!this.data || pids.length === 0) return;
     this.data = this.update(this.data, (data) => {
       const processes = data.processes.filter((p) => !pids.includes(p.pid));
-      return processes.length === data.processes.length ? null : { ...data, processes };
+      return processes.length === data.processes.length ? data : processes.length === 0 ? null : { ...data, processes };
     });
   }
 
   /**
    * Read → modify → rename under the lock all session records share (sessions/.records.lock, one
-   * file that is never removed); `fallback` when the record is not there yet.
+   * file that is never removed); `fallback` when the record is not there yet. `modify` returns the
+   * record unchanged to leave the file alone, or null to remove it (nothing left to reap).
    */
-  private update(fallback: SessionRecordData, modify: (data: SessionRecordData) => SessionRecordData | null): SessionRecordData {
+  private update(fallback: SessionRecordData, modify: (data: SessionRecordData) => SessionRecordData | null): SessionRecordData | null {
     return withFileLock(join(dirname(this.path), "records"), () => {
       const current = readJsonStrict(this.path, SessionRecordSchema, fallback, "session record");
       const next = modify(current);
-      if (next === null) return current;
-      writeJsonAtomic(this.path, next);
+      if (next === null) rmSync(this.path, { force: true });
+      else if (next !== current) writeJsonAtomic(this.path, next);
       return next;
     });
   }

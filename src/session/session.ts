@@ -22,7 +22,7 @@ import { sweepSnapshots } from "../host/child-transport.ts";
 import type { Plugin, PluginEventHooks } from "../host/plugin.ts";
 import { reap, type ReapEntry, type ReapReport } from "../reaper/reap.ts";
 import type { Owned } from "../reaper/ours.ts";
-import { SessionRecord } from "../reaper/record.ts";
+import { recordFiles, SessionRecord } from "../reaper/record.ts";
 import { type CheckedSchemas, checkedSchemas } from "../json-schema/checked.ts";
 import { type Inspection, inspect, inspectLocation, recordInspected, refusalOf, trustRequestOf } from "./inspect.ts";
 import { composeInstructions } from "./instructions.ts";
@@ -184,12 +184,16 @@ export class Session implements AsyncDisposable {
     // every plugin host) with pidfd_getfd or /proc/<pid>/fd.
     makeNonDumpable();
     if (options.reap !== false) {
+      // A session that dies leaves its record (removed only once its plugin hosts are gone, each
+      // after its snapshot): with no record there is no snapshot to look for either, and the
+      // temporary folder, which may hold thousands of names, is not read.
+      const records = recordFiles(session.folders.stateDir).length;
       session.reaped = await reap({ stateDir: session.folders.stateDir });
       for (const e of session.reaped.entries) session.logger.warn(describeReaped(e));
       for (const c of session.reaped.corrupt) session.logger.warn(`a session record could not be read and was kept: ${c.problem}`);
       for (const r of session.reaped.refused) session.logger.warn(`${r.problem}; it was kept for you to inspect and remove`);
       // What a TypeScript plugin's host imported from, left behind with it.
-      for (const path of sweepSnapshots()) session.logger.debug(`removed ${path}, a plugin's snapshot its dead session left`);
+      if (records > 0) for (const path of sweepSnapshots()) session.logger.debug(`removed ${path}, a plugin's snapshot its dead session left`);
     }
     return session;
   }

@@ -282,7 +282,7 @@ describe("a live session", () => {
     for (const pid of pids) expect(alive(pid)).toBe(false);
   });
 
-  test("a plugin's stop ends its registered children; a clean close removes the record", async () => {
+  test("a plugin's stop ends its registered children; the record goes once it names nothing, and a clean close removes it", async () => {
     using dir = tempDir();
     const state = join(dir.path, "state");
     const session = await openSession({ stateDir: state });
@@ -291,6 +291,13 @@ describe("a live session", () => {
     for (const pid of pids) expect(alive(pid)).toBe(true);
     await session.unload("spawns-children");
     for (const pid of pids) expect(alive(pid)).toBe(false);
+    // Every process it named is gone: the record is removed at once, not rewritten empty.
+    expect(sessionRecords(state)).toEqual([]);
+    // The next plugin host is recorded again, in a whole record.
+    const again = await session.load(fixture("spawns-children"), { settings: { count: 1 } });
+    const record = readSessionRecord(state);
+    expect(record.owner as unknown).toEqual({ pid: process.pid, startTime: startTimeOf(process.pid) });
+    expect(record.processes.filter((p) => p.kind === "host").map((p) => p.pid)).toEqual([again.pid!]);
     await session.close();
     expect(sessionRecords(state)).toEqual([]);
   });

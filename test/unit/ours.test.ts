@@ -1,11 +1,13 @@
 /**
  * The proofs that a process or a group is ours (SPEC §8), as pure functions of a lineage and a
  * process table: what they refuse is refused whatever called them. The same rules through real
- * processes are in test/integration/reap.test.ts and registration.test.ts.
+ * processes are in test/integration/reap.test.ts and registration.test.ts; endProcesses, which acts
+ * on them, is at the end here with real children.
  */
 import { describe, expect, test } from "bun:test";
 import { forbiddenGroup, forbiddenPid, type Lineage, type Owned, provenGroup } from "../../src/reaper/ours.ts";
-import type { ProcStat } from "../../src/reaper/proc.ts";
+import { endProcesses } from "../../src/reaper/escalate.ts";
+import { type ProcStat, startTimeOf } from "../../src/reaper/proc.ts";
 
 /** This process (its real pid), its parent 50 and grandparent 40; its group 70, its session 60. */
 const lineage: Lineage = { pids: new Set([process.pid, 50, 40]), pgid: 70, sid: 60 };
@@ -67,5 +69,29 @@ describe("a group is ours only while it is provably the one we made", () => {
 
   test("a group with no living member is nothing to signal", () => {
     expect(provenGroup(host, lineage, table(proc(300, { state: "Z" })))).toBeNull();
+  });
+});
+
+describe("endProcesses with real processes", () => {
+  const owned = (pid: number): Owned => ({ pid, startTime: startTimeOf(pid)!, pgid: pid, sid: pid });
+
+  test("targets that have all ended: each reported gone, and one that can never be ours is left out", async () => {
+    const done = Bun.spawn(["true"], { detached: true });
+    const target = owned(done.pid);
+    await done.exited;
+    // pid 0 is never probed or signalled; it is dropped as it is when something is still running
+    const endings = await endProcesses([target, { pid: 0, startTime: "1" }], { graceMs: 0 });
+    expect(endings).toEqual([{ target, outcome: "gone", members: [] }]);
+  });
+
+  test("one still running among ended ones: it is ended, the others are reported gone", async () => {
+    const done = Bun.spawn(["true"], { detached: true });
+    const gone = owned(done.pid);
+    await done.exited;
+    const sleeper = Bun.spawn(["sleep", "60"], { detached: true });
+    const running = owned(sleeper.pid);
+    const endings = await endProcesses([gone, running], { graceMs: 1000 });
+    expect(endings.map((e) => [e.target.pid, e.outcome])).toEqual([[gone.pid, "gone"], [running.pid, "ended"]]);
+    expect(await sleeper.exited).not.toBe(0);
   });
 });
