@@ -162,7 +162,10 @@ function buildFixture(name: string, source: string, manifest: string, out: strin
  *   dependency-without-soname  the library beside it, RUNPATH $ORIGIN, but no soname;
  * and two that need only a system library (libgcc_s.so.1), built from echo.c:
  *   system-dependency          found in the loader's cache, as usual;
- *   stale-rpath                with an absolute RPATH to a folder outside (that does not exist).
+ *   stale-rpath                with an absolute RPATH to a folder outside (that does not exist);
+ * and one, from echo.c too, that needs only what the plugin host has loaded (libc.so.6), so the
+ * loader never searches its absolute RPATH:
+ *   rpath-host-only
  * Plus build/greeting-swapped/libgreeting.so, a look-alike with other text, to swap in.
  */
 function buildDependencyFixtures(deps: string, build: string, header: string) {
@@ -182,6 +185,7 @@ function buildDependencyFixtures(deps: string, build: string, header: string) {
   const gcc = ["-Wl,--no-as-needed", "-l:libgcc_s.so.1"];
   buildFixture("system-dependency", echo, sidecar("system-dependency"), join(build, "system-dependency"), header, gcc);
   buildFixture("stale-rpath", echo, sidecar("stale-rpath"), join(build, "stale-rpath"), header, ["-Wl,--disable-new-dtags", `-Wl,-rpath,${join(build, "stale-rpath-folder")}`, ...gcc]);
+  buildFixture("rpath-host-only", echo, sidecar("rpath-host-only"), join(build, "rpath-host-only"), header, ["-Wl,--disable-new-dtags", `-Wl,-rpath,${join(build, "stale-rpath-folder")}`]);
   const bare = lib(join(build, "dependency-without-soname"), []);
   buildFixture("dependency-without-soname", plugin, sidecar("dependency-without-soname"), join(build, "dependency-without-soname"), header, [`-L${join(build, "dependency-without-soname")}`, "-lgreeting", "-Wl,-rpath,$ORIGIN"], [bare]);
 }

@@ -69,10 +69,20 @@ function realOrNull(path: string): string | null {
 }
 
 /**
+ * The compiled binary's own DT_NEEDED, read by scripts/compile.ts from the Bun executable it is
+ * built on (`bun build --compile` keeps that dynamic section as it is) and checked there against
+ * the binary it wrote. Not defined when cxagent runs from a checkout.
+ */
+declare const CXAGENT_EXECUTABLE_NEEDS: readonly string[] | undefined;
+
+/**
  * The libraries the executable that runs every plugin host links (Bun's, or the compiled
- * cxagent's, which is the same program): they are mapped before any plugin.
+ * cxagent's, which is the same program): they are mapped before any plugin. The compiled binary
+ * knows its own: reading them from its 110 MiB file made a one-shot invoke about 2 ms slower
+ * (without against with, 30 paired runs: wall ratio 0.71 / 0.88 / 1.14).
  */
 function executableNeeds(): Set<string> {
+  if (typeof CXAGENT_EXECUTABLE_NEEDS !== "undefined") return new Set(CXAGENT_EXECUTABLE_NEEDS);
   let fd: number | null = null;
   try {
     fd = openSync(process.execPath, "r");

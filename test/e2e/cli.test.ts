@@ -253,6 +253,21 @@ describe("the compiled binary", () => {
     expect(invoked.json().result.output).toEqual({ content: "6 * 7 = 42", answer: 42 });
   }, 30_000);
 
+  test("knows the libraries it links itself: a plugin needing only those loads despite an absolute RPATH outside its folder", async () => {
+    // glibc matches libc.so.6 against what the plugin host has loaded and never searches the
+    // RPATH; had the binary's own needs been wrong, that folder would be searched, and refused.
+    using dir = tempDir();
+    const plugin = copyFixture("rpath-host-only", dir.path);
+    const env = { CXAGENT_STATE_DIR: join(dir.path, "state"), CXAGENT_CONFIG_DIR: join(dir.path, "config") };
+    const bin = [join(ROOT, "dist/cxagent")];
+    const hash = (await cli(["describe", plugin, "--json"], { bin, env })).json().hash;
+    expect((await cli(["approve", plugin, "--hash", hash], { bin, env })).code).toBe(0);
+    const invoked = await cli(["invoke", plugin, "echo_this", "--args", '{"x": 1}', "--json"], { bin, env });
+    expect(invoked.stderr).toBe("");
+    expect(invoked.code).toBe(0);
+    expect(invoked.json().ok).toBe(true);
+  }, 30_000);
+
   test("copied alone to another folder, with no C compiler on PATH, loads and calls a Cortex native plugin", async () => {
     using dir = tempDir();
     const copy = join(dir.path, "cxagent");

@@ -138,6 +138,14 @@ describe("a plugin that ships a library of its own", () => {
     expect(existsSync(marker)).toBe(false);
   });
 
+  test("a library the plugin host has loaded already is matched by its soname, never searched for: an RPATH outside does not matter", async () => {
+    using dir = tempDir();
+    await using session = await isolated(dir.path, {}, true);
+    const plugin = copyFixture("rpath-host-only", dir.path);
+    expect(session.inspect(plugin).dependencies.plan?.system).toEqual([{ name: "libc.so.6", path: "(already loaded by the plugin host)" }]);
+    expect((await (await session.load(plugin)).invoke("echo_this")).success).toBe(true);
+  });
+
   test("system libraries stay allowed; an RPATH folder outside, searched before them, is refused even while empty", async () => {
     using dir = tempDir();
     {
