@@ -840,9 +840,9 @@ export const GUARDS: Guard[] = [
   {
     id: "reap-clean-close-forgets",
     area: "reaping",
-    file: "src/session/session.ts",
-    find: `    this.record?.close();`,
-    replace: ``,
+    file: "src/reaper/record.ts",
+    find: `if (next === null) rmSync(this.path, { force: true });`,
+    replace: `if (next === null) writeJsonAtomic(this.path, { ...current, processes: [] });`,
     tests: [REAP],
     why: "a session that closed cleanly leaves no record to reap",
   },

@@ -3,7 +3,9 @@
  * every process it is responsible for — each plugin host it spawned and each process a plugin
  * registered — by pid and start time, with the process group and session each had when it was
  * recorded, so a later run can end them, and what they left in the groups they made, if this one
- * dies. Every change is written atomically before the caller goes on.
+ * dies. Every change is written atomically before the caller goes on, and the record is removed
+ * once it names nothing: a session that ends cleanly leaves none, and one whose process survived
+ * SIGKILL leaves it for the next reap to try again.
  *
  * Records written before `pgid` and `sid` existed are still read: a plugin host has always been
  * spawned in a session of its own (pgid = sid = its pid), and a child without them is treated as
@@ -89,7 +91,7 @@ export class SessionRecord {
     this.data = this.update(fresh, (data) => ({ ...data, processes: [...data.processes.filter((p) => p.pid !== pid), entry] }));
   }
 
-  /** Forgets processes that are gone; a record left with none is removed, as by close. */
+  /** Forgets processes verified gone; a record left naming none is removed. */
   remove(pids: readonly number[]): void {
     if (!this.data || pids.length === 0) return;
     this.data = this.update(this.data, (data) => {
@@ -111,11 +113,5 @@ export class SessionRecord {
       else if (next !== current) writeJsonAtomic(this.path, next);
       return next;
     });
-  }
-
-  /** A clean end: nothing is left to reap. */
-  close(): void {
-    rmSync(this.path, { force: true });
-    this.data = null;
   }
 }

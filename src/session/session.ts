@@ -389,8 +389,9 @@ export class Session implements AsyncDisposable {
     this.closed = true;
     const plugins = this.plugins.reverse();
     this.loaded.clear();
+    // Each plugin host's end removes what it verified gone from the session record, and the
+    // record itself once it names nothing; what survived SIGKILL stays for the next reap.
     await Promise.all(plugins.map((p) => p.stop()));
-    this.record?.close();
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
