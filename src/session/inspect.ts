@@ -20,7 +20,7 @@ import { checkManifest, CONTRACT_CURRENT, type Manifest, PLUGIN_NAME_RULE } from
 import type { PluginKind } from "../protocol/host-args.ts";
 import { type CortexManifest, nameFromLibrary, parseCortexManifest, sameFile } from "../discovery/cortex.ts";
 import { kindOfBytes } from "../discovery/kind.ts";
-import { approvedElsewhere, readApprovals, recordApproval, type Trust, trustOf } from "../trust/approvals.ts";
+import { approvedElsewhere, readApprovalsOf, recordApproval, type Trust, trustOf } from "../trust/approvals.ts";
 import type { TrustRequest } from "../trust/check.ts";
 
 /** How a trust state reads to a person: what changed, and where else a same-named plugin is approved. */
@@ -116,7 +116,7 @@ export function inspectLocation(location: Resolved, context: InspectContext): In
       hint: `rename the entry in config.json to '${manifest.name}'`,
     });
   }
-  const approvals = readApprovals(context.stateDir);
+  const approvals = readApprovalsOf(context.stateDir, manifest.name);
   const entry = context.config.plugins.get(manifest.name);
   const binding = entry ? bindingOf(manifest.name, entry, loadSet.realFolder, context) : { settings: null, shadowing: null };
   // By name, also for a plugin that shadows the entry: taking tools away is never the wrong plugin's gain.

@@ -245,4 +245,24 @@ describe("list, load, instructions", () => {
     }
     expect(readFileSync(file, "utf8")).toBe('{"approvals": [{"plugin": "echo"}]}');
   });
+
+  test("a corrupt entry of another plugin: this one loads and runs; revoking, which rewrites the file, refuses it", async () => {
+    using dir = tempDir();
+    const { env, plugins } = world(dir.path);
+    copyFixture("echo", plugins);
+    const hash = (await cli(["describe", "echo", "--json"], { env })).json().hash;
+    expect((await cli(["approve", "echo", "--hash", hash], { env })).code).toBe(0);
+    const file = join(dir.path, "state", "approvals.json");
+    const approvals = JSON.parse(readFileSync(file, "utf8")).approvals;
+    const text = JSON.stringify({ approvals: [...approvals, { plugin: "other", hash: "not a hash" }] });
+    writeFileSync(file, text);
+    const invoked = await cli(["invoke", "echo", "echo_this", "--json"], { env });
+    expect(invoked.code).toBe(0);
+    expect(invoked.json().ok).toBe(true);
+    // ...while this plugin's own entry is still held to the whole schema (the test above)
+    const revoked = await cli(["revoke", "echo", "--json"], { env });
+    expect(revoked.code).toBe(3);
+    expect(revoked.json().error.message).toContain(`the approvals file ${file} is corrupt`);
+    expect(readFileSync(file, "utf8")).toBe(text);
+  });
 });
