@@ -3,6 +3,7 @@
  * plugin or reading config.json: the standing grants, and the records reaping works from.
  */
 import { resolveFolders } from "../discovery/paths.ts";
+import { sweepSnapshots } from "../host/child-transport.ts";
 import { reap, type ReapReport } from "../reaper/reap.ts";
 import { type Grant, projectScope, readGrants, revokeGrant } from "../trust/grants.ts";
 
@@ -23,7 +24,13 @@ export function revokeGrants(rule: string, scope: string | null, options: StateO
   return revokeGrant(resolveFolders(options).stateDir, rule, scope);
 }
 
-/** Ends what sessions that died left behind (SPEC §8); `dryRun` signals nothing. */
-export function reapLeftovers(options: StateOptions & { dryRun?: boolean } = {}): Promise<ReapReport> {
-  return reap({ stateDir: resolveFolders(options).stateDir, dryRun: options.dryRun });
+/**
+ * Ends what sessions that died left behind (SPEC §8), and removes the snapshots of TypeScript
+ * plugins their hosts left (Session.open does that only when it finds a session record); `dryRun`
+ * signals and removes nothing.
+ */
+export async function reapLeftovers(options: StateOptions & { dryRun?: boolean } = {}): Promise<ReapReport> {
+  const report = await reap({ stateDir: resolveFolders(options).stateDir, dryRun: options.dryRun });
+  if (!options.dryRun) sweepSnapshots();
+  return report;
 }

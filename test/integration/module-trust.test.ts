@@ -235,6 +235,26 @@ describe("a module plugin's code runs only as approved", () => {
     expect(next.plugins).toEqual([]);
   });
 
+  test("a snapshot whose maker is gone and left no session record: a session's start leaves it, cxagent reap removes it", async () => {
+    using dir = tempDir();
+    const tmp = join(dir.path, "tmp");
+    mkdirSync(tmp);
+    // the folder a module's host would have had from a parent that is gone (its pid and start time)
+    const gone = Bun.spawn(["true"]);
+    await gone.exited;
+    const start = readFileSync(`/proc/${process.pid}/stat`, "utf8").split(") ")[1]!.split(" ")[19]!;
+    const snapshot = join(tmp, `cxagent-module-${gone.pid}.${start}-abcdef`);
+    mkdirSync(join(snapshot, "plugin"), { recursive: true, mode: 0o700 });
+    const env = { TMPDIR: tmp, CXAGENT_STATE_DIR: join(dir.path, "state") };
+    // no record of a dead session: Session.open does not read the temporary folder
+    expect((await cli(["list", "--json"], { env })).code).toBe(0);
+    expect(existsSync(snapshot)).toBe(true);
+    expect((await cli(["reap", "--dry-run", "--json"], { env })).code).toBe(0);
+    expect(existsSync(snapshot)).toBe(true);
+    expect((await cli(["reap", "--json"], { env })).code).toBe(0);
+    expect(existsSync(snapshot)).toBe(false);
+  });
+
   test("after kill -9 of the session, what its plugin started goes with its plugin host's group", async () => {
     using dir = tempDir();
     const folder = writeModule(
