@@ -49,13 +49,15 @@ export async function reap(options: { stateDir: string; dryRun?: boolean; graceM
   let lineage: Lineage | null = null;
   for (const path of recordFiles(options.stateDir)) {
     if (path === options.skip) continue;
-    let record: SessionRecordData;
+    let record: SessionRecordData | null;
     try {
       record = readRecord(path);
     } catch (error) {
       report.corrupt.push({ path, problem: isCxError(error) ? error.message : String(error) });
       continue;
     }
+    // Removed since it was listed: its session ended cleanly meanwhile (or it was a dangling link).
+    if (record === null) continue;
     if (identify(record.owner.pid, record.owner.startTime) === "same") {
       report.live.push(path);
       continue;

@@ -54,8 +54,12 @@ export function recordFiles(stateDir: string): string[] {
   }
 }
 
-export function readRecord(path: string): SessionRecordData {
-  return readJsonStrict(path, SessionRecordSchema, null as never, "session record");
+/** What readJsonStrict answers for a record that is not there. */
+const GONE = null as unknown as SessionRecordData;
+
+/** The record at `path`, or null when it is gone: its session removed it since it was listed. */
+export function readRecord(path: string): SessionRecordData | null {
+  return readJsonStrict(path, SessionRecordSchema, GONE, "session record");
 }
 
 /** A recorded process as the reaper sees it (older records filled in, see above). */

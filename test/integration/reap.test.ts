@@ -3,7 +3,7 @@
  * sessions, real plugin hosts and real children, and nothing unrelated ever signalled.
  */
 import { describe, expect, test } from "bun:test";
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startTimeOf } from "../../src/reaper/proc.ts";
 import { alive, approve, cli, fixture, fixtureLibrary, hostsOf, openSession, ROOT, tempDir, until, within } from "../helpers.ts";
@@ -158,6 +158,20 @@ describe("nothing that is not provably ours", () => {
     expect(r.code).toBe(0);
     expect(r.json().corrupt).toEqual([{ path: file, problem: expect.stringContaining(`the session record ${file} is corrupt`) }]);
     expect(readFileSync(file, "utf8")).toBe('{"owner": {"pid": "not a number"}}');
+  });
+
+  test("a record gone between listing and reading (another session closing): skipped, and every command runs", async () => {
+    // A dangling link is listed and then not there to read, as a record its session removed
+    // after this reap listed the folder; a hundred sessions closing at once cannot be timed.
+    using dir = tempDir();
+    const state = join(dir.path, "state");
+    mkdirSync(join(state, "sessions"), { recursive: true });
+    symlinkSync(join(dir.path, "nothing-here"), join(state, "sessions", "closed.json"));
+    const r = await cli(["reap", "--json"], { env: { CXAGENT_STATE_DIR: state } });
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.json()).toEqual({ dryRun: false, entries: [], live: [], corrupt: [], refused: [] });
+    expect((await cli(["list", "--json"], { env: { CXAGENT_STATE_DIR: state } })).code).toBe(0);
   });
 });
 
