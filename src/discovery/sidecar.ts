@@ -65,6 +65,14 @@ export function noSidecar(path: string, library: string): CxError {
  * Checks a sidecar's text (read once, by the load-set hash, when loading). With `known`, an
  * inputSchema this build found valid before is not checked again (json-schema/checked.ts).
  */
+/** What each sidecar's manifest was checked from, for sidecarJson. */
+const parsedFrom = new WeakMap<Manifest, unknown>();
+
+/** The JSON a manifest parseSidecar returned was checked from (see protocol/manifest.ts, KnownManifest). */
+export function sidecarJson(manifest: Manifest): string | undefined {
+  return parsedFrom.has(manifest) ? JSON.stringify(parsedFrom.get(manifest)) : undefined;
+}
+
 export function parseSidecar(text: string, path: string, known?: CheckedSchemas): Manifest {
   let parsed: unknown;
   try {
@@ -81,6 +89,7 @@ export function parseSidecar(text: string, path: string, known?: CheckedSchemas)
       details: { path, problems },
     });
   }
+  parsedFrom.set(checked.manifest, parsed);
   return checked.manifest;
 }
 

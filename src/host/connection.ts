@@ -8,7 +8,7 @@
 import * as v from "valibot";
 import { CxError, type ErrorCode } from "../errors.ts";
 import { preview } from "../protocol/issues.ts";
-import { checkDescribed, type Manifest } from "../protocol/manifest.ts";
+import { checkDescribed, type KnownManifest, type Manifest } from "../protocol/manifest.ts";
 import { HOST_DEFAULTS, type PluginKind } from "../protocol/host-args.ts";
 import {
   CORTEX_EXPORT_OF,
@@ -84,6 +84,8 @@ export interface ConnectOptions extends ProcessHooks {
   startupMs?: number;
   poolCap?: number;
   stuckMs?: number;
+  /** The manifest the plugin should describe, checked already (its sidecar's): see KnownManifest. */
+  expected?: KnownManifest;
 }
 
 export interface SpawnOptions extends ConnectOptions {
@@ -257,7 +259,7 @@ export class Connection {
         hint: refusalHint(host.kind, line.reason),
       });
     }
-    const described = checkDescribed(line, host.kind);
+    const described = checkDescribed(line, host.kind, options.expected);
     if (!described.ok) {
       await host.kill();
       throw new CxError("E_MANIFEST", `plugin '${host.label}' was refused: ${described.error}`, {

@@ -10,7 +10,7 @@ import { ARGUMENTS_DEPTH_LIMIT, ArgumentsValidator } from "../json-schema/check.
 import { tooDeep } from "../protocol/contract.ts";
 import { describeValue } from "../protocol/issues.ts";
 import type { Manifest, Tool } from "../protocol/manifest.ts";
-import { CONTRACT_CURRENT } from "../protocol/manifest.ts";
+import { CONTRACT_CURRENT, type KnownManifest } from "../protocol/manifest.ts";
 import * as v from "valibot";
 import { type CommandResult, CommandResultSchema, deniedResult, type JobResult, type Submit, toJobResult } from "../protocol/result.ts";
 import { Submits } from "./submits.ts";
@@ -57,6 +57,8 @@ export interface PluginSpec {
   grants: GrantStore;
   /** Checks each manifest the plugin host describes, at the first start and at every restart. */
   accept: AcceptManifest;
+  /** The manifest it should describe, checked already (its sidecar's; see KnownManifest). */
+  expected?: KnownManifest;
   /**
    * Which tools are hidden (never listed, never called), which ask on every call, and the limits
    * on its calls, with the rule behind each (default: every tool, as its manifest says).
@@ -163,6 +165,7 @@ export class Plugin {
       sessionId: spec.sessionId ?? null,
       cwd: spec.cwd,
       startupMs: spec.startupMs,
+      expected: spec.expected,
       pollMs: spec.pollMs,
       poolCap: spec.poolCap,
       stuckMs: spec.stuckMs,

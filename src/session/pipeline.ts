@@ -12,7 +12,8 @@
 import { CxError } from "../errors.ts";
 import { type AcceptManifest, type GrantStore, Plugin, type PluginEventHooks, type PluginSpec } from "../host/plugin.ts";
 import type { PermissionAnswer, PermissionHandler } from "../host/gate.ts";
-import type { Manifest } from "../protocol/manifest.ts";
+import type { KnownManifest, Manifest } from "../protocol/manifest.ts";
+import { sidecarJson } from "../discovery/sidecar.ts";
 import type { Resolved } from "../discovery/discover.ts";
 import { addGrant, hasGrant, projectScope } from "../trust/grants.ts";
 import { type ConfirmTrust, confirmTrusted } from "../trust/check.ts";
@@ -112,6 +113,7 @@ export async function runLoadPipeline(ref: string, options: PipelineOptions, con
     cwd: context.cwd,
     grants: grantStore(context.stateDir, projectScope(context.cwd), loadSet.realFolder),
     accept: acceptFor(sidecar, location.sidecar),
+    expected: expectedOf(sidecar),
     ...context.runtime,
     // From the sidecar, which describe must match tool for tool before anything is served.
     policy: narrowSelection(sidecar.tools, inspection.selection, narrowing).policy,
@@ -162,6 +164,12 @@ function grantStore(stateDir: string, scope: string, folder: string): GrantStore
   };
 }
 
+/** The sidecar's manifest with the JSON it was checked from; none for a Cortex plugin, which has no sidecar. */
+function expectedOf(sidecar: Manifest): KnownManifest | undefined {
+  const json = sidecarJson(sidecar);
+  return json === undefined ? undefined : { json, manifest: sidecar };
+}
+
 /**
  * At the first start, what the plugin describes must say what its sidecar said (SPEC §4.2); after
  * a restart, exactly what it said when it was loaded (the library must not change under a session).
@@ -169,6 +177,7 @@ function grantStore(stateDir: string, scope: string, folder: string): GrantStore
 function acceptFor(sidecar: Manifest, sidecarPath: string): AcceptManifest {
   return (described, previous) => {
     if (previous === null) {
+      if (described === sidecar) return; // it described the sidecar's very JSON (KnownManifest)
       const difference = firstDifference(sidecar, described);
       if (difference) {
         throw new CxError("E_MISMATCH", `plugin '${sidecar.name}' was refused: ${difference}`, {
