@@ -1121,6 +1121,15 @@ export const GUARDS: Guard[] = [
     why: "what a native plugin host describes (unvalidated there) meets the manifest schema in the parent",
   },
   {
+    id: "protocol-known-manifest-exact",
+    area: "protocol",
+    file: "src/protocol/manifest.ts",
+    find: "const known = expected !== undefined && JSON.stringify(ready.manifest) === expected.json;",
+    replace: "const known = expected !== undefined;",
+    tests: [TRUST],
+    why: "only a description that is exactly its sidecar's JSON skips the check and the comparison with the sidecar",
+  },
+  {
     id: "protocol-describe-depth",
     area: "protocol",
     file: "src/plugin-host/native.ts",
