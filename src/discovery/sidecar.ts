@@ -61,10 +61,6 @@ export function noSidecar(path: string, library: string): CxError {
   });
 }
 
-/**
- * Checks a sidecar's text (read once, by the load-set hash, when loading). With `known`, an
- * inputSchema this build found valid before is not checked again (json-schema/checked.ts).
- */
 /** What each sidecar's manifest was checked from, for sidecarJson. */
 const parsedFrom = new WeakMap<Manifest, unknown>();
 
@@ -73,6 +69,10 @@ export function sidecarJson(manifest: Manifest): string | undefined {
   return parsedFrom.has(manifest) ? JSON.stringify(parsedFrom.get(manifest)) : undefined;
 }
 
+/**
+ * Checks a sidecar's text (read once, by the load-set hash, when loading). With `known`, an
+ * inputSchema this build found valid before is not checked again (json-schema/checked.ts).
+ */
 export function parseSidecar(text: string, path: string, known?: CheckedSchemas): Manifest {
   let parsed: unknown;
   try {

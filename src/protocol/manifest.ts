@@ -94,7 +94,8 @@ export function checkManifest(input: unknown): ManifestCheck {
 /**
  * A manifest already checked, with the JSON it was checked from (JSON.stringify of what JSON.parse
  * made of its file): a plugin host that describes exactly that JSON describes exactly that
- * manifest, and is not checked again. Checking it again, cold, cost a one-shot invoke about 0.5 ms.
+ * manifest, and is not checked again. Checking and comparing it again, cold, took 0.5-0.8 ms of a
+ * one-shot invoke (timestamps in the process); the whole invoke was about 10 % faster without.
  */
 export interface KnownManifest {
   json: string;
