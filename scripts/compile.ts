@@ -3,9 +3,8 @@
  * Builds the single executable dist/cxagent with `bun build --compile`. The native shim is built
  * first and embedded, so the binary needs no C compiler and no C headers where it runs.
  */
-import { closeSync, openSync } from "node:fs";
 import { join } from "node:path";
-import { fileSource, readDynamic } from "../src/trust/elf.ts";
+import { neededBy } from "../src/trust/loader.ts";
 
 const root = join(import.meta.dir, "..");
 const run = (cmd: string[]) => {
@@ -19,15 +18,7 @@ const run = (cmd: string[]) => {
 run([process.execPath, "scripts/build-native.ts", "shim"]);
 // The binary's own DT_NEEDED, which src/trust/loader.ts would otherwise read from the binary at
 // every plugin load: the same as the Bun it is built on, checked against the result below.
-const needs = (file: string) => {
-  const fd = openSync(file, "r");
-  try {
-    return readDynamic(fileSource(fd), { executable: true }).needed;
-  } finally {
-    closeSync(fd);
-  }
-};
-const executableNeeds = needs(process.execPath);
+const executableNeeds = neededBy(process.execPath);
 // --splitting: each dynamic import becomes a chunk of its own inside the executable, loaded only
 // when reached. src/main.ts imports the plugin host or the CLI that way, so a plugin host no
 // longer loads the CLI's code and dependencies (node:fs among them) to start. `cxagent __host`
@@ -44,7 +35,7 @@ run([
   "--minify", "--bytecode", "--format=esm", "--splitting",
   "--define", `CXAGENT_EXECUTABLE_NEEDS=${JSON.stringify(executableNeeds)}`,
 ]);
-const built = needs(join(root, "dist/cxagent"));
+const built = neededBy(join(root, "dist/cxagent"));
 if (JSON.stringify(built) !== JSON.stringify(executableNeeds)) {
   console.error(`compile: dist/cxagent needs ${built.join(", ")}, not ${executableNeeds.join(", ")} as the Bun it was built on: it was built on another executable; build it with the Bun that runs this script`);
   process.exit(1);

@@ -850,7 +850,7 @@ export const GUARDS: Guard[] = [
     id: "reap-on-open",
     area: "reaping",
     file: "src/session/session.ts",
-    find: `if (options.reap !== false) {`,
+    find: `if (options.reap !== false && recordFiles(session.folders.stateDir).length > 0) {`,
     replace: `if (false) {`,
     tests: [REAP],
     why: "every session starts by reaping what dead sessions left",

@@ -183,17 +183,16 @@ export class Session implements AsyncDisposable {
     // Before any plugin runs: plugin code must not take this process's descriptors (the pipes to
     // every plugin host) with pidfd_getfd or /proc/<pid>/fd.
     makeNonDumpable();
-    if (options.reap !== false) {
-      // A session that dies leaves its record (removed only once its plugin hosts are gone, each
-      // after its snapshot): with no record there is no snapshot to look for either, and the
-      // temporary folder, which may hold thousands of names, is not read.
-      const records = recordFiles(session.folders.stateDir).length;
+    // A session that dies leaves its record (removed only once its plugin hosts are gone, each
+    // after its snapshot): with no record there is nothing to reap and no snapshot to look for,
+    // and the temporary folder, which may hold thousands of names, is not read.
+    if (options.reap !== false && recordFiles(session.folders.stateDir).length > 0) {
       session.reaped = await reap({ stateDir: session.folders.stateDir });
       for (const e of session.reaped.entries) session.logger.warn(describeReaped(e));
       for (const c of session.reaped.corrupt) session.logger.warn(`a session record could not be read and was kept: ${c.problem}`);
       for (const r of session.reaped.refused) session.logger.warn(`${r.problem}; it was kept for you to inspect and remove`);
       // What a TypeScript plugin's host imported from, left behind with it.
-      if (records > 0) for (const path of sweepSnapshots()) session.logger.debug(`removed ${path}, a plugin's snapshot its dead session left`);
+      for (const path of sweepSnapshots()) session.logger.debug(`removed ${path}, a plugin's snapshot its dead session left`);
     }
     return session;
   }

@@ -83,14 +83,20 @@ declare const CXAGENT_EXECUTABLE_NEEDS: readonly string[] | undefined;
  */
 function executableNeeds(): Set<string> {
   if (typeof CXAGENT_EXECUTABLE_NEEDS !== "undefined") return new Set(CXAGENT_EXECUTABLE_NEEDS);
-  let fd: number | null = null;
   try {
-    fd = openSync(process.execPath, "r");
-    return new Set(readDynamic(fileSource(fd), { executable: true }).needed);
+    return new Set(neededBy(process.execPath));
   } catch {
     return new Set(); // nothing assumed loaded: every name is then searched for, which is stricter
+  }
+}
+
+/** The DT_NEEDED of the program at `path`, read with positioned reads; throws if it cannot be read. */
+export function neededBy(path: string): string[] {
+  const fd = openSync(path, "r");
+  try {
+    return readDynamic(fileSource(fd), { executable: true }).needed;
   } finally {
-    if (fd !== null) closeSync(fd);
+    closeSync(fd);
   }
 }
 
