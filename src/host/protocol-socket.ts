@@ -26,6 +26,7 @@ const SOCK_STREAM = 1;
 const SOCK_CLOEXEC = 0o2000000;
 const SOL_SOCKET = 1;
 const SO_SNDBUF = 7;
+const MSG_DONTWAIT = 0x40;
 /** What the host's end asks for (the kernel doubles it, up to twice net.core.wmem_max). */
 export const SEND_BUFFER = 4 << 20;
 
@@ -95,7 +96,11 @@ export function closePair(pair: { parent?: number | null; child?: number | null 
  * buffer of its own, so the splitter may keep pieces of a long line without copying them.
  */
 export function readSocketLines(fd: number, cap: number, onLine: (line: Line) => void, onBroken: (why: string) => void): Promise<void> {
-  const splitter = new LineSplitter(cap);
+  const c = linuxLibc();
+  // A long line is read on from the descriptor itself (LineSplitter.drain). Only this thread reads
+  // it, between the socket's own reads, so the bytes stay in order; what ends or fails there is
+  // left for the socket's reader to find, as it would have.
+  const splitter = new LineSplitter(cap, c ? (into) => Number(c.recv(fd, ptr(into), into.length, MSG_DONTWAIT)) : undefined);
   return new Promise<void>((resolve) => {
     let finished = false;
     const finish = () => {

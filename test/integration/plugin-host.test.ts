@@ -260,12 +260,30 @@ test("64 concurrent invokes each answering 1 MiB: every reply whole and matched 
   const results = await Promise.all(Array.from({ length: 64 }, (_, tag) => plugin.invoke("big_reply", { tag })));
   results.forEach((result, tag) => {
     expect(result.output.tag).toBe(tag);
-    const content = result.output.content as string;
-    expect(content.length).toBe(1 << 20);
-    expect(content.slice(0, 3)).toBe([0, 1, 2].map((i) => String.fromCharCode(97 + ((tag + i) % 26))).join(""));
-    expect(content.at(-1)).toBe(String.fromCharCode(97 + ((tag + (1 << 20) - 1) % 26)));
+    expect(result.output.content === bigContent(tag, 1 << 20)).toBe(true);
   });
 });
+
+// The parent reads the rest of a long line straight from the socket (LineSplitter.drain) up to
+// 8 MiB, and as chunks past that; replies of every size, all in flight at once, arrive whole.
+test("replies of 5 bytes to 20 MiB in flight together, small ones between big ones: every byte in place", async () => {
+  await using session = await openSession();
+  const plugin = await session.load(fixture("big-reply"));
+  const sizes = [5, 3 << 20, 100, 20 << 20, 9 << 20, 4097, 64 << 10, 1 << 20, (8 << 20) - 40, 7, 2 << 20, 600 << 10];
+  const results = await Promise.all(sizes.map((bytes, tag) => plugin.invoke("big_reply", { bytes, tag }, { timeoutMs: 60_000 })));
+  results.forEach((result, tag) => {
+    expect(result.output.tag).toBe(tag);
+    const content = result.output.content as string;
+    expect(content.length).toBe(sizes[tag]!);
+    expect(content === bigContent(tag, sizes[tag]!)).toBe(true);
+  });
+});
+
+/** What big-reply.c answers for `tag` and `bytes`: letters from 'a' + tag, round the alphabet. */
+function bigContent(tag: number, bytes: number): string {
+  const round = Array.from({ length: 26 }, (_, i) => String.fromCharCode(97 + ((tag + i) % 26))).join("");
+  return round.repeat(Math.ceil(bytes / 26)).slice(0, bytes);
+}
 
 test("calls run at the same time: the first waits on a barrier only the second releases", async () => {
   await using session = await openSession();
