@@ -44,10 +44,12 @@ export function tooDeep(input: unknown, limit = MANIFEST_DEPTH_LIMIT, root = "(t
 }
 
 /**
- * How many objects and arrays deep `input` nests (0 for a scalar), without building a path: the
- * check above runs on every call's arguments, so the common answer costs no strings.
+ * How many levels of objects and arrays nest inside `input` (0 for a flat object or array, -1 for
+ * a scalar), without building a path: the check above runs on every call's arguments, so the
+ * common answer costs no strings, and a flat object (most arguments) no stack either.
  */
 function deepest(input: unknown): number {
+  if (input !== null && typeof input === "object" && isFlat(input)) return 0;
   const values: unknown[] = [input];
   const depths: number[] = [0];
   let most = 0;
@@ -69,6 +71,20 @@ function deepest(input: unknown): number {
     }
   }
   return most - 1;
+}
+
+/** Whether no member of the object or array `value` is itself an object or array. */
+function isFlat(value: object): boolean {
+  if (Array.isArray(value)) {
+    for (const child of value) if (child !== null && typeof child === "object") return false;
+    return true;
+  }
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
+    const child = (value as Record<string, unknown>)[key];
+    if (child !== null && typeof child === "object") return false;
+  }
+  return true;
 }
 
 function pathTooDeep(input: unknown, limit: number, root: string): string | null {
