@@ -12,6 +12,8 @@
  * 208 KiB, each a wake-up of the side that waited. Paired runs of 1 MiB replies on the 2-vCPU VM
  * (4 pairs): 1.0-1.57 ms → 0.92-1.24 ms per call, parent CPU 0.87-1.09 → 0.77-1.01 ms. The
  * buffer is a ceiling, not memory set aside: the kernel holds only what the parent has not read.
+ * (Since then, what follows the first read of a long line is read by the splitter itself: see
+ * readSocketLines.)
  *
  * Linux only, like the memfds (the pair is made through the C library); elsewhere, or if it
  * cannot be made, the host's stdout is a pipe read as before (lines.ts readLines).
