@@ -1211,6 +1211,15 @@ export const GUARDS: Guard[] = [
     why: "the parent never holds more than the line cap of one protocol line, whoever wrote it",
   },
   {
+    id: "protocol-drain-cap",
+    area: "protocol",
+    file: "src/host/lines.ts",
+    find: `    const limit = Math.min(this.cap, SCRATCH_MAX);`,
+    replace: `    const limit = SCRATCH_MAX;`,
+    tests: ["test/unit/lines.test.ts"],
+    why: "a long line read on from the socket directly (drain) stops at the line cap too: the rest is counted, not kept",
+  },
+  {
     id: "protocol-over-cap-dropped",
     area: "protocol",
     file: "src/host/connection.ts",
