@@ -11,7 +11,7 @@
  * spawned in a session of its own (pgid = sid = its pid), and a child without them is treated as
  * one that led no group, so only the process itself is signalled.
  */
-import { readdirSync, rmSync } from "node:fs";
+import { readdirSync, unlinkSync } from "node:fs";
 import { dirname, join } from "node:path";
 import * as v from "valibot";
 import { readJsonStrict, writeJsonAtomic } from "../files.ts";
@@ -95,9 +95,19 @@ export class SessionRecord {
     this.data = this.update(fresh, (data) => ({ ...data, processes: [...data.processes.filter((p) => p.pid !== pid), entry] }));
   }
 
-  /** Forgets processes verified gone; a record left naming none is removed. */
+  /**
+   * Forgets processes verified gone; a record left naming none is removed. When every process it
+   * names is gone, the file goes without being read again under the lock: only this session
+   * writes it, and reap leaves the record of a live session alone (reap.ts), so the file holds
+   * what `data` holds. That read cost a one-shot `cxagent invoke` 0.2 to 0.5 ms at its end.
+   */
   remove(pids: readonly number[]): void {
     if (!this.data || pids.length === 0) return;
+    if (this.data.processes.every((p) => pids.includes(p.pid))) {
+      removeFile(this.path);
+      this.data = null;
+      return;
+    }
     this.data = this.update(this.data, (data) => {
       const processes = data.processes.filter((p) => !pids.includes(p.pid));
       return processes.length === data.processes.length ? data : processes.length === 0 ? null : { ...data, processes };
@@ -113,9 +123,22 @@ export class SessionRecord {
     return withFileLock(join(dirname(this.path), "records"), () => {
       const current = readJsonStrict(this.path, SessionRecordSchema, fallback, "session record");
       const next = modify(current);
-      if (next === null) rmSync(this.path, { force: true });
+      if (next === null) removeFile(this.path);
       else if (next !== current) writeJsonAtomic(this.path, next);
       return next;
     });
+  }
+}
+
+/**
+ * Removes a file; one already gone is no error. unlinkSync, not rmSync: the first rmSync of a
+ * process cost 130-300 µs (its options are checked in JavaScript loaded on first use), the first
+ * unlinkSync 46-58 µs (Bun 1.4.5).
+ */
+function removeFile(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
   }
 }
