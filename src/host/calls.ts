@@ -66,10 +66,9 @@ interface Pending {
   cleanup: () => void;
 }
 
-/** At most this many requests are out at once, counting those sent ahead of the pool's cap. */
 /**
  * A request's line: the id first, then the body's fields. One JSON.stringify of a new object that
- * holds the body's members (not copies of their values): about 0.05-0.25 µs less per call than
+ * holds the body's members (not copies of their values): 0.02 to 0.2 µs less per call than
  * stringifying the body and splicing the id into the text, which also left a rope to flatten.
  */
 export function requestLine(id: number, body: object): string {
@@ -88,6 +87,7 @@ export function callsInFlightHere(): number {
   return inFlightHere;
 }
 
+/** At most this many requests are out at once, counting those sent ahead of the pool's cap. */
 export const PIPELINE_CAP = 256;
 /** Requests are sent ahead only while every call out has been out less than this long. */
 export const PIPELINE_MS = 2;

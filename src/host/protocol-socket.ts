@@ -101,7 +101,9 @@ export function readSocketLines(fd: number, cap: number, onLine: (line: Line) =>
   const c = linuxLibc();
   // A long line is read on from the descriptor itself (LineSplitter.drain). Only this thread reads
   // it, between the socket's own reads, so the bytes stay in order; what ends or fails there is
-  // left for the socket's reader to find, as it would have.
+  // left for the socket's reader to find, as it would have. What a pull leaves unread is still
+  // reported to the socket: Bun 1.4.5 watches it level-triggered (EPOLLIN, no EPOLLET, as strace
+  // shows). Were it edge-triggered, what a pull left would wait for the next bytes to arrive.
   const splitter = new LineSplitter(cap, c ? (into) => Number(c.recv(fd, ptr(into), into.length, MSG_DONTWAIT)) : undefined);
   return new Promise<void>((resolve) => {
     let finished = false;
