@@ -193,12 +193,18 @@ export class ChildTransport implements Transport {
     const stat = readStat(pid);
     this.process = stat ? { pid, startTime: stat.startTime, pgid: stat.pgid, sid: stat.sid } : { pid, startTime: "0" };
     const onBroken = (why: string) => sink.onBroken(why);
-    const protocol = outFd !== null
-      ? readSocketLines(outFd, LINE_CAP, (line) => sink.onLine(line), onBroken)
+    const socket = outFd !== null ? readSocketLines(outFd, LINE_CAP, (line) => sink.onLine(line), onBroken) : null;
+    const protocol = socket
+      ? socket.finished
       : readLines(this.proc.stdout, LINE_CAP, (line) => sink.onLine(line)).catch((error) => onBroken(`reading the plugin host's output failed: ${String(error)}`));
-    if (outFd !== null) {
+    if (socket && outFd !== null) {
       void protocol.finally(() => (this.outputDone = true));
-      this.awaitOutput = (budgetNs) => !this.outputDone && pollReadable(outFd, budgetNs);
+      // What the spin saw arrive is read at once, not on the event loop's next turn.
+      this.awaitOutput = (budgetNs) => {
+        if (this.outputDone || !pollReadable(outFd, budgetNs)) return false;
+        socket.readNow();
+        return true;
+      };
     }
     void readLines(this.proc.stderr, STDERR_LINE_CAP, (line) => sink.onStderr(line)).catch(() => {});
     this.exited = this.proc.exited.then(async () => {

@@ -41,8 +41,11 @@ export class LineSplitter {
     private readonly pull?: (into: Uint8Array) => number,
   ) {}
 
-  /** Feeds one chunk; calls `onLine` for every line it completes. */
-  push(chunk: Uint8Array, onLine: (line: Line) => void): void {
+  /**
+   * Feeds one chunk; calls `onLine` for every line it completes. A `transient` chunk's memory is
+   * reused by the caller once this returns: what is kept of it is copied.
+   */
+  push(chunk: Uint8Array, onLine: (line: Line) => void, transient = false): void {
     let start = 0;
     let view: Buffer | null = null;
     for (;;) {
@@ -58,7 +61,7 @@ export class LineSplitter {
       start = nl + 1;
     }
     if (start < chunk.length) {
-      this.take(chunk.subarray(start));
+      this.take(transient ? Buffer.from(chunk.subarray(start)) : chunk.subarray(start)); // (a Buffer's slice would not copy)
       if (this.pull && this.cut === 0 && this.size >= DRAIN_FROM) this.drain(onLine);
     }
   }

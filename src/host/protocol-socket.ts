@@ -92,21 +92,47 @@ export function closePair(pair: { parent?: number | null; child?: number | null 
   }
 }
 
+/** The reader of a protocol socket (readSocketLines). */
+export interface SocketLines {
+  /** Settles once the host's end is closed and every line has been handed over. */
+  finished: Promise<void>;
+  /**
+   * Reads what the socket holds now, at once, and hands over its lines, instead of leaving it to
+   * the next turn of the event loop: for the parent's spin (reply-spin.ts), which has just seen the
+   * reply arrive. Does nothing before the socket is adopted or once it has closed.
+   */
+  readNow(): void;
+}
+
 /**
  * Reads this process's end of the pair line by line until the host's end is closed (it and
  * every process holding it are gone); the socket then closes its descriptor. Each chunk is a
  * buffer of its own, so the splitter may keep pieces of a long line without copying them.
  */
-export function readSocketLines(fd: number, cap: number, onLine: (line: Line) => void, onBroken: (why: string) => void): Promise<void> {
+export function readSocketLines(fd: number, cap: number, onLine: (line: Line) => void, onBroken: (why: string) => void): SocketLines {
   const c = linuxLibc();
-  // A long line is read on from the descriptor itself (LineSplitter.drain). Only this thread reads
-  // it, between the socket's own reads, so the bytes stay in order; what ends or fails there is
-  // left for the socket's reader to find, as it would have. What a pull leaves unread is still
-  // reported to the socket: Bun 1.4.5 watches it level-triggered (EPOLLIN, no EPOLLET, as strace
-  // shows). Were it edge-triggered, what a pull left would wait for the next bytes to arrive.
-  const splitter = new LineSplitter(cap, c ? (into) => Number(c.recv(fd, ptr(into), into.length, MSG_DONTWAIT)) : undefined);
-  return new Promise<void>((resolve) => {
-    let finished = false;
+  // A long line is read on from the descriptor itself (LineSplitter.drain), and so is a reply the
+  // spin saw arrive (readNow). Only this thread reads it, between the socket's own reads, so the
+  // bytes stay in order; what ends or fails there is left for the socket's reader to find, as it
+  // would have. What these reads leave is still reported to the socket: Bun 1.4.5 watches it
+  // level-triggered (EPOLLIN, no EPOLLET, as strace shows). Were it edge-triggered, it would wait
+  // for the next bytes to arrive.
+  const recv = c ? (into: Uint8Array) => Number(c.recv(fd, ptr(into), into.length, MSG_DONTWAIT)) : null;
+  const splitter = new LineSplitter(cap, recv ?? undefined);
+  let adopted = false;
+  let finished = false;
+  let window: Buffer | null = null;
+  const readNow = () => {
+    if (!adopted || finished || !recv) return;
+    window ??= Buffer.allocUnsafeSlow(READ_NOW_BYTES);
+    for (;;) {
+      const got = recv(window);
+      if (got <= 0) return;
+      splitter.push(window.subarray(0, got), onLine, true);
+      if (got < window.length || finished) return;
+    }
+  };
+  const done = new Promise<void>((resolve) => {
     const finish = () => {
       if (finished) return;
       finished = true;
@@ -128,11 +154,18 @@ export function readSocketLines(fd: number, cap: number, onLine: (line: Line) =>
       },
     };
     // bun-types 1.4.5 declares FdSocketOptions without the overload of connect that takes it.
-    Bun.connect(options as unknown as Parameters<typeof Bun.connect>[0]).catch(() => {
-      // Not a socket this runtime can adopt: read the same descriptor as a stream instead.
-      readLines(Bun.file(fd).stream(), cap, onLine)
-        .catch((error: unknown) => onBroken(`reading the plugin host's output failed: ${String(error)}`))
-        .finally(finish);
-    });
+    Bun.connect(options as unknown as Parameters<typeof Bun.connect>[0]).then(
+      () => (adopted = true),
+      () => {
+        // Not a socket this runtime can adopt: read the same descriptor as a stream instead.
+        readLines(Bun.file(fd).stream(), cap, onLine)
+          .catch((error: unknown) => onBroken(`reading the plugin host's output failed: ${String(error)}`))
+          .finally(finish);
+      },
+    );
   });
+  return { finished: done, readNow };
 }
+
+/** What readNow reads at most per recv: far more than a batch of small replies. */
+const READ_NOW_BYTES = 64 << 10;

@@ -14,8 +14,12 @@
  *     more than the CPUs, looked at most every 50 ms; beside a build or a second busy plugin the
  *     spinning parent would delay the very host it waits for.
  * It never spins while other calls are in flight, to this host or any other of this process (their
- * replies wake the event loop anyway; calls.ts callsInFlightHere), and
- * a spin only looks: what arrives is read by the channel's own reader, in order.
+ * replies wake the event loop anyway; calls.ts callsInFlightHere). A spin that sees the reply
+ * arrive reads it at once (protocol-socket.ts readNow), from the same thread as the channel's own
+ * reader, so in order, instead of returning to the event loop to have it read. A sequential noop
+ * call's median latency per round was 0.87x the build before's (median of 12 alternating rounds
+ * of 5,000 calls in one process; once the rounds settled, 10.6-11.0 µs against 12.5-12.8 µs; the
+ * 2-vCPU VM, Bun 1.4.5).
  */
 import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
