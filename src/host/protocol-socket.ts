@@ -117,20 +117,11 @@ export function readSocketLines(fd: number, cap: number, onLine: (line: Line) =>
   // would have. What these reads leave is still reported to the socket: Bun 1.4.5 watches it
   // level-triggered (EPOLLIN, no EPOLLET, as strace shows). Were it edge-triggered, it would wait
   // for the next bytes to arrive.
-  const recv = c ? (into: Uint8Array) => Number(c.recv(fd, ptr(into), into.length, MSG_DONTWAIT)) : null;
-  const splitter = new LineSplitter(cap, recv ?? undefined);
+  const splitter = new LineSplitter(cap, c ? (into) => Number(c.recv(fd, ptr(into), into.length, MSG_DONTWAIT)) : undefined);
   let adopted = false;
   let finished = false;
-  let window: Buffer | null = null;
   const readNow = () => {
-    if (!adopted || finished || !recv) return;
-    window ??= Buffer.allocUnsafeSlow(READ_NOW_BYTES);
-    for (;;) {
-      const got = recv(window);
-      if (got <= 0) return;
-      splitter.push(window.subarray(0, got), onLine, true);
-      if (got < window.length || finished) return;
-    }
+    if (adopted && !finished) splitter.pullNow(onLine);
   };
   const done = new Promise<void>((resolve) => {
     const finish = () => {
@@ -167,5 +158,3 @@ export function readSocketLines(fd: number, cap: number, onLine: (line: Line) =>
   return { finished: done, readNow };
 }
 
-/** What readNow reads at most per recv: far more than a batch of small replies. */
-const READ_NOW_BYTES = 64 << 10;
