@@ -10,7 +10,9 @@
  *        npm run bench -- --only calls,payload   only these sections (see SECTIONS)
  *        npm run bench -- --baseline DIR     also measure the cxagent checkout in DIR, interleaved
  *                                            ("base"), for A/B comparisons of two builds
- *        npm run bench -- --json F           also write every run's raw figures
+ *        npm run bench -- --json F           also write every run's raw figures and per-round samples
+ *        npm run bench -- --aa               A/A check of the method: the "spin off" contenders run
+ *                                            as built, so every spin ratio should come out 1
  * Exits non-zero only when a run fails, never because of a figure.
  */
 import { readFileSync, writeFileSync } from "node:fs";
@@ -40,7 +42,7 @@ const SECTIONS: Record<string, (ctx: Context, fig: Figures) => unknown> = {
 };
 
 function parseArgs(argv: string[]) {
-  const options = { quick: false, runs: 0, rounds: 0, out: join(ROOT, "BENCHMARKS.md"), only: Object.keys(SECTIONS), baseline: "", json: "" };
+  const options = { quick: false, runs: 0, rounds: 0, out: join(ROOT, "BENCHMARKS.md"), only: Object.keys(SECTIONS), baseline: "", json: "", aa: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const value = () => {
@@ -49,6 +51,7 @@ function parseArgs(argv: string[]) {
       return v;
     };
     if (a === "--quick") options.quick = true;
+    else if (a === "--aa") options.aa = true;
     else if (a === "--runs") options.runs = Number(value());
     else if (a === "--rounds") options.rounds = Number(value());
     else if (a === "--out") options.out = resolve(value());
@@ -78,11 +81,12 @@ async function main() {
     const base = (await import(join(options.baseline, "src/index.ts"))) as { Session: Build["Session"] };
     builds.push({ name: "base", Session: base.Session });
   }
-  const ctx: Context = { ws, quick: options.quick, rounds: options.rounds, builds, log };
+  const ctx: Context = { ws, quick: options.quick, rounds: options.rounds, builds, aa: options.aa, samples: {}, log };
   const runs: RunRecord[] = [];
   for (let r = 0; r < options.runs; r++) {
     const figures: Figures = {};
-    const record: RunRecord = { figures, startedAt: new Date().toISOString(), seconds: 0, loadBefore: loadAverage(), loadAfter: "" };
+    ctx.samples = {};
+    const record: RunRecord = { figures, samples: ctx.samples, startedAt: new Date().toISOString(), seconds: 0, loadBefore: loadAverage(), loadAfter: "" };
     const began = performance.now();
     for (const name of options.only) {
       log(`run ${r + 1}/${options.runs}: ${name}`);
@@ -94,7 +98,7 @@ async function main() {
     log(`run ${r + 1} done in ${record.seconds.toFixed(0)} s`);
   }
   const command = ["npm run bench", ...(process.argv.length > 2 ? ["--", ...process.argv.slice(2)] : [])].join(" ");
-  writeFileSync(options.out, render(runs, { command, quick: options.quick, rounds: options.rounds, builds: builds.map((b) => b.name) }));
+  writeFileSync(options.out, render(runs, { command, quick: options.quick, aa: options.aa, rounds: options.rounds, builds: builds.map((b) => b.name) }));
   if (options.json) writeFileSync(options.json, JSON.stringify(runs, null, 1));
   console.log(targetTable(runs).join("\n"));
   console.log(`\nwritten to ${options.out}`);

@@ -20,6 +20,10 @@ export interface Context {
   /** Interleaved rounds within one run (the run's figure is their median). */
   rounds: number;
   builds: Build[];
+  /** A/A check of the method (--aa): the "spin off" contenders run as built, so every spin ratio should be 1. */
+  aa: boolean;
+  /** This run's per-round samples, by the figure's name (written to --json only). */
+  samples: Record<string, number[]>;
   log(text: string): void;
 }
 
@@ -34,7 +38,7 @@ export function cxagentVariants(ctx: Context): { name: string; Session: SessionC
   const asBuilt: Record<string, string> = {};
   return ctx.builds.flatMap((b) => [
     { name: b.name, Session: b.Session, env: asBuilt },
-    { name: `${b.name}-spin0`, Session: b.Session, env: { CXAGENT_HOST_SPIN_US: "0" } },
+    { name: `${b.name}-spin0`, Session: b.Session, env: ctx.aa ? asBuilt : { CXAGENT_HOST_SPIN_US: "0" } },
   ]);
 }
 

@@ -21,9 +21,10 @@ export const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / x
  * taken within a round leaves out what the machine did between rounds. It is the figure the
  * "no worse than spin off" targets read (targets.ts).
  */
-export function sectionFigures(samples: ReadonlyMap<string, readonly number[]>, into: Record<string, number>, prefix = ""): void {
+export function sectionFigures(samples: ReadonlyMap<string, readonly number[]>, into: Record<string, number>, prefix = "", kept?: Record<string, number[]>): void {
   for (const [key, values] of samples) {
     into[prefix + key] = median(values);
+    if (kept) kept[prefix + key] = [...values];
     const m = /^(.*?)\.([^.]+)-spin0\.([^.]+)$/.exec(key);
     const mine = m && samples.get(`${m[1]}.${m[2]}.${m[3]}`);
     if (!m || !mine || mine.length !== values.length) continue;
@@ -107,6 +108,41 @@ export async function sequential(call: Call, n: number, pids: readonly number[],
   return { meanUs: (wall * 1000) / n, medianUs: median(list) * 1000, p99Us: quantile(list, 0.99) * 1000, parentCpuUs: cpu.parent, childCpuUs: cpu.children };
 }
 
+/** One contender of those measured together by `alternating`: a turn makes `n` calls. */
+export interface Turns {
+  turn(n: number): Promise<void>;
+  /** The processes that serve it (their CPU is counted as its host's). */
+  pids: readonly number[];
+}
+
+/**
+ * Contenders open at the same time, measured in turns of `block` calls each until every one made
+ * `total`: the first goes first in even turns, last in odd ones. Each is timed over its own turns
+ * only, so all of them meet the same moments of a machine whose share for them changes from one
+ * millisecond to the next. Per contender: the time its turns took, ms; its host's CPU per call
+ * over the whole window, µs (a host idles while another's turn runs), and this process's during
+ * its turns.
+ */
+export async function alternating(parts: readonly Turns[], total: number, block: number) {
+  const done = parts.map(() => ({ ms: 0, parentCpuUs: 0, calls: 0 }));
+  const before = parts.map((p) => cpuSample(p.pids));
+  for (let turn = 0; done.some((d) => d.calls < total); turn++) {
+    for (const k of inTurn(parts.map((_, i) => i), turn)) {
+      const d = done[k]!;
+      const n = Math.min(block, total - d.calls);
+      if (n <= 0) continue;
+      const cpu = process.cpuUsage();
+      const t = now();
+      await parts[k]!.turn(n);
+      d.ms += now() - t;
+      const used = process.cpuUsage(cpu);
+      d.parentCpuUs += used.user + used.system;
+      d.calls += n;
+    }
+  }
+  return done.map((d, k) => ({ ms: d.ms, parentCpuUs: d.parentCpuUs / total, hostCpuUs: cpuPerCall(before[k]!, cpuSample(parts[k]!.pids), total).children }));
+}
+
 export interface ThroughputResult {
   callsPerSec: number;
   parentCpuUs: number;
@@ -116,17 +152,22 @@ export interface ThroughputResult {
 /** `total` calls with `width` of them in flight at all times. */
 export async function inFlight(call: Call, total: number, width: number, pids: readonly number[], warmup = 300): Promise<ThroughputResult> {
   for (let i = 0; i < warmup; i++) await call(i);
-  let next = 0;
   const before = cpuSample(pids);
   const began = now();
-  await Promise.all(
-    Array.from({ length: width }, async () => {
-      while (next < total) await call(next++);
-    }),
-  );
+  await inFlightCalls(call, total, width);
   const seconds = (now() - began) / 1000;
   const cpu = cpuPerCall(before, cpuSample(pids), total);
   return { callsPerSec: total / seconds, parentCpuUs: cpu.parent, childCpuUs: cpu.children };
+}
+
+/** `total` calls with `width` of them in flight until the last ones. */
+export async function inFlightCalls(call: Call, total: number, width: number): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(width, total) }, async () => {
+      while (next < total) await call(next++);
+    }),
+  );
 }
 
 /** Resident and proportional memory of a process, in KiB. */

@@ -7,7 +7,7 @@ import { cpus } from "node:os";
 import { runCLimit, startBurners } from "./c-limit.ts";
 import { type Contender, cxagent, floor, mcp } from "./contenders.ts";
 import { type Context, cxagentVariants, type Figures, scaled } from "./context.ts";
-import { cpuPerCall, cpuSample, inTurn, median, now, sectionFigures } from "./measure.ts";
+import { alternating, cpuPerCall, cpuSample, inTurn, median, now, sectionFigures } from "./measure.ts";
 
 export const COUNTS = [1, 8, 32] as const;
 
@@ -21,26 +21,21 @@ async function busy(c: Contender, tools: string[], total: number) {
   );
 }
 
-export async function pluginsSection(ctx: Context, fig: Figures, options: { prefix?: string; withPeers?: boolean; counts?: readonly number[]; split?: number } = {}) {
-  const prefix = options.prefix ?? "";
-  const counts = options.counts ?? COUNTS;
+export async function pluginsSection(ctx: Context, fig: Figures) {
   const { ws } = ctx;
   const folders = { stateDir: ws.stateDir, configDir: ws.configDir };
-  const split = options.split ?? 1; // as in calls.ts: more rounds, each shorter
-  const total = Math.round(scaled(ctx, 24_000, 3000) / split);
+  const total = scaled(ctx, 24_000, 3000);
   const samples = new Map<string, number[]>();
   const add = (key: string, value: number) => samples.set(key, [...(samples.get(key) ?? []), value]);
-  for (let round = 0; round < ctx.rounds * split; round++) {
-    for (const n of counts) {
+  for (let round = 0; round < ctx.rounds; round++) {
+    for (const n of COUNTS) {
       const tools = ws.many.slice(0, n).map((_, i) => `noop_${i}`);
       const makers: { name: string; open: () => Promise<Contender>; tools: string[]; total: number }[] = [
         ...cxagentVariants(ctx).map((v) => ({ name: v.name, open: () => cxagent(v.Session, folders, ws.many.slice(0, n), v.env), tools, total })),
       ];
-      if (options.withPeers ?? true) {
-        const libraries = Array.from({ length: n }, () => ws.noop.library);
-        makers.push({ name: "floor", open: () => floor(libraries), tools: libraries.map(() => "noop"), total });
-        makers.push({ name: "mcp", open: () => mcp(libraries, ["noop"]), tools: libraries.map(() => "noop"), total: Math.round(total / 3) });
-      }
+      const libraries = Array.from({ length: n }, () => ws.noop.library);
+      makers.push({ name: "floor", open: () => floor(libraries), tools: libraries.map(() => "noop"), total });
+      makers.push({ name: "mcp", open: () => mcp(libraries, ["noop"]), tools: libraries.map(() => "noop"), total: Math.round(total / 3) });
       for (const m of inTurn(makers, round)) {
         const c = await m.open();
         try {
@@ -62,19 +57,56 @@ export async function pluginsSection(ctx: Context, fig: Figures, options: { pref
       add(`plugins.${n}.c.cpu_parent_us`, r.parent_cpu_us / r.calls);
       add(`plugins.${n}.c.cpu_host_us`, r.child_cpu_us / r.calls);
     }
-    const last = counts[counts.length - 1]!;
-    ctx.log(`  ${prefix || ""}plugins round ${round + 1}/${ctx.rounds * split}: ${last} busy, cxagent ${median(samples.get(`plugins.${last}.cxagent.calls_s`)!).toFixed(0)}/s, spin off ${median(samples.get(`plugins.${last}.cxagent-spin0.calls_s`)!).toFixed(0)}/s`);
+    const last = COUNTS[COUNTS.length - 1];
+    ctx.log(`  plugins round ${round + 1}/${ctx.rounds}: ${last} busy, cxagent ${median(samples.get(`plugins.${last}.cxagent.calls_s`)!).toFixed(0)}/s, spin off ${median(samples.get(`plugins.${last}.cxagent-spin0.calls_s`)!).toFixed(0)}/s`);
   }
-  sectionFigures(samples, fig, prefix);
+  sectionFigures(samples, fig, "", ctx.samples);
 }
 
+/**
+ * 32 plugins busy beside a CPU-bound competitor on every core, cxagent's two builds and the C
+ * limit: as in calls.ts's contended variant, both builds are open at once (32 fresh hosts each,
+ * every round) and their calls alternate in turns of 4 per plugin (measure.ts alternating).
+ */
 export async function contendedPluginsSection(ctx: Context, fig: Figures) {
-  const stop = startBurners(ctx.ws.cLimit, cpus().length);
+  const { ws } = ctx;
+  const folders = { stateDir: ws.stateDir, configDir: ws.configDir };
+  const n = ws.many.length;
+  const tools = ws.many.map((_, i) => `noop_${i}`);
+  const total = scaled(ctx, 9000, 900);
+  const rounds = ctx.rounds * 4;
+  const samples = new Map<string, number[]>();
+  const add = (key: string, value: number) => samples.set(key, [...(samples.get(key) ?? []), value]);
+  const stop = startBurners(ws.cLimit, cpus().length);
   try {
-    await pluginsSection(ctx, fig, { prefix: "contended.", withPeers: false, counts: [32], split: 8 });
+    for (let round = 0; round < rounds; round++) {
+      const opened: { name: string; c: Contender }[] = [];
+      try {
+        for (const v of inTurn(cxagentVariants(ctx), round)) opened.push({ name: v.name, c: await cxagent(v.Session, folders, ws.many, v.env) });
+        for (const { c } of opened) await busy(c, tools, n * 50); // warm-up
+        const r = await alternating(
+          opened.map(({ c }) => ({ pids: c.pids, turn: (calls: number) => busy(c, tools, calls) })),
+          total,
+          n * 4,
+        );
+        opened.forEach(({ name }, k) => {
+          add(`plugins.${n}.${name}.calls_s`, total / (r[k]!.ms / 1000));
+          add(`plugins.${n}.${name}.cpu_parent_us`, r[k]!.parentCpuUs);
+          add(`plugins.${n}.${name}.cpu_host_us`, r[k]!.hostCpuUs);
+        });
+      } finally {
+        for (const o of opened) await o.c.close();
+      }
+      const c = await runCLimit(ws.cLimit, [ws.noop.library, "multi", total * 4, n]);
+      add(`plugins.${n}.c.calls_s`, c.calls / (c.wall_us / 1e6));
+      add(`plugins.${n}.c.cpu_parent_us`, c.parent_cpu_us / c.calls);
+      add(`plugins.${n}.c.cpu_host_us`, c.child_cpu_us / c.calls);
+      ctx.log(`  contended plugins round ${round + 1}/${rounds}: ${n} busy, cxagent ${median(samples.get(`plugins.${n}.cxagent.calls_s`)!).toFixed(0)}/s, spin off ${median(samples.get(`plugins.${n}.cxagent-spin0.calls_s`)!).toFixed(0)}/s`);
+    }
   } finally {
     await stop();
   }
+  sectionFigures(samples, fig, "contended.", ctx.samples);
 }
 
 /** 32 plugin hosts loaded and left idle: the CPU they (and the parent) use over 10 s. */

@@ -15,11 +15,14 @@ export interface RunRecord {
   seconds: number;
   loadBefore: string;
   loadAfter: string;
+  /** Per-round samples of the sections that keep them, by figure name. */
+  samples?: Record<string, number[]>;
 }
 
 export interface ReportOptions {
   command: string;
   quick: boolean;
+  aa?: boolean;
   rounds: number;
   /** Contenders named in the figures besides the fixed ones (e.g. "base" from --baseline). */
   builds: string[];
@@ -84,6 +87,7 @@ export function render(runs: RunRecord[], options: ReportOptions): string {
     "# Benchmarks",
     "",
     ...(options.quick ? ["> **Quick mode** (`--quick`): one short run, for development only. These figures are not results.", ""] : []),
+    ...(options.aa ? ["> **A/A check** (`--aa`): the contenders named \"spin off\" run as built. Every spin ratio below compares a build with itself; how far it is from 1 is the method's noise.", ""] : []),
     `Written by \`${options.command}\` (scripts/bench.ts, scripts/bench/*). ${runs.length} run${runs.length === 1 ? "" : "s"}, each of ${options.rounds} interleaved round${options.rounds === 1 ? "" : "s"} per`,
     "measurement; every figure below is the median over the runs with [min–max]; every ratio is computed",
     "within one run, and a target is met only if it is met in every run.",
@@ -210,15 +214,23 @@ const METHOD = [
   "  nothing); tool `take` gets arguments `{\"data\": N letters}`. MB/s = N ÷ mean time per call.",
   "- **Many plugins**: N separate plugin processes (cxagent: N copies of noop under their own names in one",
   "  session), one call in flight on each; aggregate calls/s; CPU of the parent and all hosts per call.",
-  "- **Contended**: one `c-limit burn` busy loop per core, at normal priority, for the whole section. A",
-  "  competitor's share of the CPUs varies from second to second, and a process can fall into a slow",
-  "  spell lasting seconds (its calls 5-10x slower, seen with the host's spin on and off alike), so",
-  "  this section alternates fresh contenders in eight times as many rounds, each with an eighth of",
-  "  the calls.",
-  "- **Spin comparisons** are paired: the ratio of as built to spin off within each round (the two",
-  "  measured one after the other, with fresh processes), its median over the rounds; they count as",
-  "  \"no worse\" within 5 % (0.95×): two equal builds differ by noise. The tables show each",
-  "  contender's own median over the rounds.",
+  "- **Contended**: one `c-limit burn` busy loop per core, at normal priority, for the whole section.",
+  "  There a process's share of the CPUs swings from one millisecond to the next, and each process",
+  "  keeps a luck of its own for its life (a host started beside the burners ran 0.5-2x as fast as its",
+  "  twin started next to it, whichever build either was). So cxagent's two builds are measured",
+  "  together: each of 4 × rounds rounds opens groups of fresh sessions, one of each build per group",
+  "  (6 groups a round with one plugin, 1 with 32), and each group's calls alternate between its",
+  "  members in turns (25 calls one at a time, 400 calls at 16 in flight, 4 calls per plugin with 32",
+  "  busy), the first member going first in every other turn, until each made its share; a build's",
+  "  figures in a group count its own turns only. The C limit runs by itself once a round.",
+  "- **Spin comparisons** are paired: the ratio of as built to spin off within each round (quiet: the",
+  "  two measured one after the other, with fresh processes) or each group (contended: measured",
+  "  together, as above), its median over the rounds or groups; they count as \"no worse\" within 5 %",
+  "  (0.95×). The tables show each contender's own median. An A/A run (`npm run bench -- --aa`: the",
+  "  \"spin off\" contenders run as built) checks the method: for the contended rows, 4 runs gave",
+  "  0.987-1.03 (sequential), 0.968-1.02 (16 in flight) and 0.981-1.01 (32 busy); measured one after",
+  "  the other in 24 rounds, as before 2026-12-05, three runs gave 0.836-1.01, 0.862-1.01 and",
+  "  0.979-1.07.",
   "- **TypeScript plugin**: scripts/bench/noop-module.ts, the noop tool as a module plugin in its own",
   "  plugin host, through the same library API; its calls are served on the host's event loop.",
   "- **Cold load**: spawn → ready → start answered, against a bare Bun child (scripts/bench/bare-child.ts)",

@@ -1,9 +1,10 @@
 /**
  * How the benchmark turns one section's rounds into figures (scripts/bench/measure.ts
- * sectionFigures), and how a "no worse than spin off" target reads them (targets.ts).
+ * sectionFigures), how a "no worse than spin off" target reads them (targets.ts), and how the
+ * contended variant takes turns between builds measured together (measure.ts alternating).
  */
 import { expect, test } from "bun:test";
-import { sectionFigures } from "../../scripts/bench/measure.ts";
+import { alternating, sectionFigures } from "../../scripts/bench/measure.ts";
 import { TARGETS } from "../../scripts/bench/targets.ts";
 
 // Three rounds; the machine was twice as fast in the last one, for both builds alike.
@@ -47,4 +48,13 @@ test("the no-worse targets read the paired figure, and the ratio of medians only
   expect(busy.ratio(fig)).toBeCloseTo(100 / 99, 12);
   const older = { "seq.cxagent.mean_us": 20, "seq.cxagent-spin0.mean_us": 21 };
   expect(seq.ratio(older)).toBeCloseTo(21 / 20, 12);
+});
+
+test("builds measured together take turns, the first going first in every other turn, until each made its share", async () => {
+  const turns: string[] = [];
+  const part = (name: string) => ({ pids: [], turn: async (n: number) => void turns.push(`${name}${n}`) });
+  const done = await alternating([part("a"), part("b")], 10, 3);
+  expect(turns).toEqual(["a3", "b3", "b3", "a3", "a3", "b3", "b1", "a1"]);
+  expect(done).toHaveLength(2);
+  for (const d of done) expect(d.hostCpuUs).toBe(0); // no processes named: nothing counted
 });
