@@ -7,7 +7,6 @@
  * live checks skipped.
  */
 import { mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CxError, isCxError } from "../errors.ts";
 import { Connection } from "../host/connection.ts";
@@ -30,6 +29,7 @@ import { checkDescriptions, checkExports, checkLibrary, checkNames, checkSchemas
 import { CheckContext } from "./context.ts";
 import { newObservations, type SpawnCheckHost } from "./host.ts";
 import { type CheckOutcome, type CheckReport, countOutcomes, type PluginKind, type Verdict } from "./report.ts";
+import { tempFolder } from "../files.ts";
 
 export interface Check {
   id: string;
@@ -115,7 +115,7 @@ export async function checkPlugin(session: Session, ref: string, options: CheckO
   }
   if (inspection?.shadowing) throw refusalOf(inspection)!;
   const kind = kindOf(location);
-  const scratch = realpathSync(mkdtempSync(join(tmpdir(), "cxagent-check-")));
+  const scratch = realpathSync(mkdtempSync(join(tempFolder(), "cxagent-check-")));
   const seen = newObservations();
   const env = pluginHostEnv(process.env, options.env);
   const spawn: SpawnCheckHost = (hooks) => Connection.spawn({

@@ -4,7 +4,6 @@
  */
 import { accessSync, constants, realpathSync } from "node:fs";
 import { delimiter, isAbsolute, join, relative } from "node:path";
-import { fileURLToPath } from "node:url";
 import type { CxError, NextStep } from "../errors.ts";
 import { isCompiled } from "../session/host-command.ts";
 
@@ -29,7 +28,7 @@ function findSelfCommand(env: NodeJS.ProcessEnv): string {
   }
   if (viaLauncher && env.npm_lifecycle_event === "npx" && env.npm_command === "exec") return "npx cxagent";
   // Through the launcher, the launcher is what the user typed (it may run dist/cxagent itself).
-  const program = viaLauncher ? launcher : isCompiled() ? process.execPath : fileURLToPath(new URL("../../bin/cxagent", import.meta.url));
+  const program = viaLauncher ? launcher : isCompiled() ? process.execPath : join(import.meta.dir, "../../bin/cxagent");
   if (onPath("cxagent", program, env)) return "cxagent";
   return shellWord(shortPath(program));
 }

@@ -7,7 +7,6 @@
  */
 import type { Subprocess } from "bun";
 import { closeSync, lstatSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CxError } from "../errors.ts";
 import { hostArgv, type HostArguments, type PluginKind } from "../protocol/host-args.ts";
@@ -22,6 +21,7 @@ import { closePair, pollReadable, readSocketLines, socketPair } from "./protocol
 import { withRuntimeTuning } from "./runtime-tuning.ts";
 import { takePrepared } from "./prepared.ts";
 import type { ExitInfo, Transport, TransportSink } from "./transport.ts";
+import { tempFolder } from "../files.ts";
 
 /** A library from the plugin's folder that its library needs, with the approved bytes. */
 export interface SealedDependency {
@@ -61,14 +61,14 @@ const SNAPSHOT = /^cxagent-module-(\d+)\.(\d+)-/;
 let ownStart: string | undefined;
 function snapshotFolder(): string {
   ownStart ??= readStat(process.pid)?.startTime ?? "0";
-  return mkdtempSync(join(tmpdir(), `cxagent-module-${process.pid}.${ownStart}-`));
+  return mkdtempSync(join(tempFolder(), `cxagent-module-${process.pid}.${ownStart}-`));
 }
 
 /**
  * Removes the snapshot folders in this process's temporary folder whose maker is gone (a parent
  * killed with kill -9 removes nothing): this user's folders only. Returns what it removed.
  */
-export function sweepSnapshots(folder = tmpdir()): string[] {
+export function sweepSnapshots(folder = tempFolder()): string[] {
   const removed: string[] = [];
   let names: string[];
   try {

@@ -22,7 +22,6 @@
  * 2-vCPU VM, Bun 1.4.5).
  */
 import { readFileSync } from "node:fs";
-import { availableParallelism } from "node:os";
 
 /** The parent's window, µs; a session's spinUs below it (CXAGENT_HOST_SPIN_US) lowers it, 0 turns it off. */
 export const PARENT_SPIN_US = 50;
@@ -61,7 +60,7 @@ function popcount8(x: number): number {
 
 let checkedAt = -Infinity;
 let free = false;
-const cpus = availableParallelism();
+const cpus = navigator.hardwareConcurrency; // the CPUs this process may run on, as availableParallelism() (node:os, not loaded here)
 
 /** No task waits for a CPU: runnable tasks ≤ CPUs (at most one look per 50 ms). */
 export function machineHasFreeCpu(): boolean {

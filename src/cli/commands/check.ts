@@ -1,6 +1,5 @@
 import { defineCommand } from "citty";
 import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { checkPlugin } from "../../check/run.ts";
 import type { CheckReport } from "../../check/report.ts";
@@ -15,6 +14,7 @@ import type { TrustRequest } from "../../trust/check.ts";
 import { selfCommand, shellWord } from "../_hints.ts";
 import { inert } from "../../inert.ts";
 import { err } from "../_stdio.ts";
+import { tempFolder } from "../../files.ts";
 
 export default defineCommand({
   meta: {
@@ -31,7 +31,7 @@ export default defineCommand({
     const hash = hashArg(args.hash);
     const only = typeof args.only === "string" ? args.only.split(",").map((s) => s.trim()).filter(Boolean) : undefined;
     // A state folder of its own: what check approves, records and leaves is thrown away with it.
-    const stateDir = mkdtempSync(join(tmpdir(), "cxagent-check-state-"));
+    const stateDir = mkdtempSync(join(tempFolder(), "cxagent-check-state-"));
     try {
       await using session = await openSession({ ...options, stateDir });
       if (hash !== undefined) {
