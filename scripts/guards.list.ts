@@ -1330,6 +1330,15 @@ export const GUARDS: Guard[] = [
     why: "a state file of the wrong shape is reported by path and left untouched",
   },
   {
+    id: "state-quick-check-no-looser",
+    area: "state",
+    file: "src/trust/approvals.ts",
+    find: `typeof e.hash !== "string" || !HEX64.test(e.hash)`,
+    replace: `typeof e.hash !== "string"`,
+    tests: ["test/unit/approvals-plain.test.ts"],
+    why: "the quick check of an approval accepts nothing its schema refuses: a spoiled entry still goes to the schema and is reported",
+  },
+  {
     id: "state-locked-update",
     area: "state",
     file: "src/files.ts",

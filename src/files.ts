@@ -36,8 +36,12 @@ export function writeJsonAtomic(path: string, value: unknown): void {
   }
 }
 
-/** Reads and validates a JSON file; `fallback` when it does not exist. */
-export function readJsonStrict<S extends v.GenericSchema>(path: string, schema: S, fallback: v.InferOutput<S>, what: string): v.InferOutput<S> {
+/**
+ * Reads and validates a JSON file; `fallback` when it does not exist. `plainlyValid`, when given,
+ * is a quicker check that accepts only what `schema` accepts (and has no transform to apply): what
+ * it accepts is returned as parsed, anything else is checked by `schema`, which names the problem.
+ */
+export function readJsonStrict<S extends v.GenericSchema>(path: string, schema: S, fallback: v.InferOutput<S>, what: string, plainlyValid?: (value: unknown) => boolean): v.InferOutput<S> {
   let text: string;
   try {
     text = readFileSync(path, "utf8");
@@ -51,6 +55,7 @@ export function readJsonStrict<S extends v.GenericSchema>(path: string, schema: 
   } catch (error) {
     throw corrupt(path, what, `it is not valid JSON (${(error as Error).message})`);
   }
+  if (plainlyValid?.(parsed)) return parsed as v.InferOutput<S>;
   const result = v.safeParse(schema, parsed);
   if (!result.success) throw corrupt(path, what, `it does not have the expected shape:\n${describeProblems(toProblems(result.issues, what))}`);
   return result.output;

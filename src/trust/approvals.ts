@@ -71,8 +71,36 @@ export function readApprovalsOf(stateDir: string, plugin: string): Approval[] {
   const schema = v.strictObject({
     approvals: v.array(v.lazy((entry) => (typeof entry === "object" && entry !== null && (entry as { plugin?: unknown }).plugin === plugin ? ApprovalSchema : OtherApprovalSchema))),
   });
-  return readJsonStrict(approvalsPath(stateDir), schema, EMPTY, "approvals file").approvals.filter((a): a is Approval => a.plugin === plugin);
+  const plainly = (file: unknown) => isRecord(file, ["approvals"]) && Array.isArray(file.approvals) && file.approvals.every((e) => isRecord(e) && typeof e.plugin === "string" && (e.plugin !== plugin || isPlainApproval(e)));
+  return readJsonStrict(approvalsPath(stateDir), schema, EMPTY, "approvals file", plainly).approvals.filter((a): a is Approval => a.plugin === plugin);
 }
+
+/*
+ * ApprovalSchema's check written out, for readApprovalsOf's quick path: the first use of valibot's
+ * schemas cost a one-shot invoke 1.1-1.9 ms in a fresh process, against 0.1 ms to read and parse
+ * the file. It accepts only what the schema accepts (test/unit/approvals-plain.test.ts holds it
+ * to that); whatever it refuses goes to the schema, which names the problem.
+ */
+const HEX64 = /^[0-9a-f]{64}$/;
+
+/** A plain object (not an array) whose own keys are all among `allowed`, when given. */
+function isRecord(value: unknown, allowed?: readonly string[]): value is Record<string, unknown> {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  return !allowed || Object.keys(value).every((k) => allowed.includes(k));
+}
+
+const APPROVAL_KEYS = ["plugin", "hash", "directory", "approvedAt", "files"];
+const FILE_KEYS = ["path", "size", "sha256"];
+
+function isPlainApproval(e: Record<string, unknown>): boolean {
+  if (!isRecord(e, APPROVAL_KEYS) || typeof e.plugin !== "string" || typeof e.hash !== "string" || !HEX64.test(e.hash)) return false;
+  if (typeof e.directory !== "string" || typeof e.approvedAt !== "string") return false;
+  if (!("files" in e)) return true;
+  return Array.isArray(e.files) && e.files.every((f) => isRecord(f, FILE_KEYS) && typeof f.path === "string" && Number.isInteger(f.size) && (f.size as number) >= 0 && typeof f.sha256 === "string" && HEX64.test(f.sha256));
+}
+
+/** For the test that holds the quick check to the schema. */
+export const plainApprovalForTest = (e: unknown) => isRecord(e) && isPlainApproval(e);
 
 /** Whether an approval is for the folder whose real path is `realFolder`. */
 export function isForFolder(approval: Approval, realFolder: string): boolean {
