@@ -234,7 +234,7 @@ const METHOD = [
   "- **TypeScript plugin**: scripts/bench/noop-module.ts, the noop tool as a module plugin in its own",
   "  plugin host, through the same library API; its calls are served on the host's event loop.",
   "- **Cold load**: spawn → ready → start answered, against a bare Bun child (scripts/bench/bare-child.ts)",
-  "  answering one line. One-shot: the compiled `dist/cxagent`, process start to exit, 20 pairs; the",
+  "  answering one line. One-shot: the compiled `dist/cxagent`, process start to exit, 40 pairs; the",
   "  calculator was approved through the CLI first, so its inputSchemas are in checked-schemas.json,",
   "  as after any approval (the first command after a new version checks them again).",
   "- **Memory**: VmRSS and Pss from /proc after 300 ms idle. Soak: test/fixtures/invoke-replies.c, a",

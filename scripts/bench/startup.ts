@@ -83,7 +83,10 @@ export function oneShotSection(ctx: Context, fig: Figures) {
   const env = { CXAGENT_STATE_DIR: ws.stateDir, CXAGENT_CONFIG_DIR: ws.configDir };
   const version: number[] = [];
   const invoke: number[] = [];
-  for (let i = 0; i < scaled(ctx, 20, 5); i++) {
+  // 40 pairs, alternating. With 20, this ratio ranged 2.27-2.56 over the 15 runs of three tables
+  // (2026-12-04/05), where four sets of 100 paired runs of the build of the last of them, outside
+  // the bench, gave medians of the per-pair ratio of 2.29-2.31.
+  for (let i = 0; i < scaled(ctx, 40, 5); i++) {
     let t = now();
     run([ws.binary, "--version"], env);
     version.push(now() - t);
