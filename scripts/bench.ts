@@ -4,7 +4,7 @@
  * floor (a Bun child answering lines) and the MCP SDK peer, all measured in the same run, repeated
  * over several runs; BENCHMARKS.md gives every ratio as min / median / max over the runs.
  *
- * Usage: npm run bench                       5 runs, writes BENCHMARKS.md (about 15 minutes)
+ * Usage: npm run bench                       5 runs, writes BENCHMARKS.md (about 22 minutes)
  *        npm run bench -- --quick            1 short run, for development (writes the table too)
  *        npm run bench -- --runs 3 --out F   another number of runs, another file
  *        npm run bench -- --only calls,payload   only these sections (see SECTIONS)
@@ -64,7 +64,7 @@ function parseArgs(argv: string[]) {
     } else throw new Error(`unknown option ${a} (see the comment at the top of scripts/bench.ts)`);
   }
   options.runs ||= options.quick ? 1 : 5;
-  options.rounds ||= options.quick ? 1 : 3;
+  options.rounds ||= options.quick ? 1 : 4;
   return options;
 }
 

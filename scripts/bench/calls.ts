@@ -99,7 +99,7 @@ export async function contendedCallSection(ctx: Context, fig: Figures) {
   const { ws } = ctx;
   const folders = { stateDir: ws.stateDir, configDir: ws.configDir };
   const variants = cxagentVariants(ctx);
-  const rounds = ctx.rounds * 4;
+  const rounds = scaled(ctx, 12, 2);
   const groups = scaled(ctx, 6, 2);
   const seqN = scaled(ctx, 3000, 300);
   const flightN = scaled(ctx, 12_000, 1200);

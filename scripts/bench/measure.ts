@@ -10,7 +10,12 @@ export function quantile(xs: readonly number[], q: number): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? NaN;
 }
-export const median = (xs: readonly number[]) => quantile(xs, 0.5);
+/** The median; of an even number of values, the mean of the middle two (not the upper one, which would favour whichever way is "better"). */
+export function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const half = s.length >> 1;
+  return s.length === 0 ? NaN : s.length % 2 ? s[half]! : (s[half - 1]! + s[half]!) / 2;
+}
 export const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 /**

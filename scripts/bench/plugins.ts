@@ -74,7 +74,7 @@ export async function contendedPluginsSection(ctx: Context, fig: Figures) {
   const n = ws.many.length;
   const tools = ws.many.map((_, i) => `noop_${i}`);
   const total = scaled(ctx, 9000, 900);
-  const rounds = ctx.rounds * 4;
+  const rounds = scaled(ctx, 12, 2);
   const samples = new Map<string, number[]>();
   const add = (key: string, value: number) => samples.set(key, [...(samples.get(key) ?? []), value]);
   const stop = startBurners(ws.cLimit, cpus().length);
