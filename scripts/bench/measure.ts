@@ -10,7 +10,10 @@ export function quantile(xs: readonly number[], q: number): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? NaN;
 }
-/** The median; of an even number of values, the mean of the middle two (not the upper one, which would favour whichever way is "better"). */
+/**
+ * The median; of an even number of values, the mean of the middle two (the upper one, as before
+ * 2026-12-05, favoured whichever way is "better" for the figure).
+ */
 export function median(xs: readonly number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const half = s.length >> 1;
@@ -22,9 +25,10 @@ export const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / x
  * A section's figures from its per-round samples: the median of each key over the rounds, and for
  * each figure of a build that was also measured with its spin off ("<build>-spin0"), the median
  * over the rounds of the two builds' ratio within the round, as "<key with the build's name
- * replaced by <build>/spin0>": the two ran one after the other with fresh processes, so a ratio
- * taken within a round leaves out what the machine did between rounds. It is the figure the
- * "no worse than spin off" targets read (targets.ts).
+ * replaced by <build>/spin0>": the two ran with fresh processes in the same round (one after the
+ * other; in the contended sections, together in turns, each group a sample), so a ratio taken
+ * within a round leaves out what the machine did between rounds. It is the figure the "no worse
+ * than spin off" targets read (targets.ts). `kept`, when given, gets a copy of every sample.
  */
 export function sectionFigures(samples: ReadonlyMap<string, readonly number[]>, into: Record<string, number>, prefix = "", kept?: Record<string, number[]>): void {
   for (const [key, values] of samples) {
