@@ -157,4 +157,3 @@ export function readSocketLines(fd: number, cap: number, onLine: (line: Line) =>
   });
   return { finished: done, readNow };
 }
-

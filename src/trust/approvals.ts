@@ -7,10 +7,12 @@
 import { realpathSync } from "node:fs";
 import { join } from "node:path";
 import * as v from "valibot";
+import { isPlainObject } from "../discovery/config.ts";
 import { readJsonStrict, updateJsonLocked } from "../files.ts";
 import type { LoadSetFile } from "./hash.ts";
 
-const Hex64 = v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/, "must be 64 lowercase hex digits"));
+const HEX64 = /^[0-9a-f]{64}$/;
+const Hex64 = v.pipe(v.string(), v.regex(HEX64, "must be 64 lowercase hex digits"));
 
 export const ApprovedFileSchema = v.strictObject({
   path: v.string(),
@@ -71,7 +73,7 @@ export function readApprovalsOf(stateDir: string, plugin: string): Approval[] {
   const schema = v.strictObject({
     approvals: v.array(v.lazy((entry) => (typeof entry === "object" && entry !== null && (entry as { plugin?: unknown }).plugin === plugin ? ApprovalSchema : OtherApprovalSchema))),
   });
-  const plainly = (file: unknown) => isRecord(file, ["approvals"]) && Array.isArray(file.approvals) && file.approvals.every((e) => isRecord(e) && typeof e.plugin === "string" && (e.plugin !== plugin || isPlainApproval(e)));
+  const plainly = (file: unknown) => hasOnly(file, ["approvals"]) && Array.isArray(file.approvals) && file.approvals.every((e) => isPlainObject(e) && typeof e.plugin === "string" && (e.plugin !== plugin || isPlainApproval(e)));
   return readJsonStrict(approvalsPath(stateDir), schema, EMPTY, "approvals file", plainly).approvals.filter((a): a is Approval => a.plugin === plugin);
 }
 
@@ -81,26 +83,22 @@ export function readApprovalsOf(stateDir: string, plugin: string): Approval[] {
  * the file. It accepts only what the schema accepts (test/unit/approvals-plain.test.ts holds it
  * to that); whatever it refuses goes to the schema, which names the problem.
  */
-const HEX64 = /^[0-9a-f]{64}$/;
 
-/** A plain object (not an array) whose own keys are all among `allowed`, when given. */
-function isRecord(value: unknown, allowed?: readonly string[]): value is Record<string, unknown> {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
-  return !allowed || Object.keys(value).every((k) => allowed.includes(k));
-}
+/** A plain object whose own keys are all among `allowed` (strictObject's test). */
+const hasOnly = (value: unknown, allowed: readonly string[]): value is Record<string, unknown> => isPlainObject(value) && Object.keys(value).every((k) => allowed.includes(k));
 
 const APPROVAL_KEYS = ["plugin", "hash", "directory", "approvedAt", "files"];
 const FILE_KEYS = ["path", "size", "sha256"];
 
 function isPlainApproval(e: Record<string, unknown>): boolean {
-  if (!isRecord(e, APPROVAL_KEYS) || typeof e.plugin !== "string" || typeof e.hash !== "string" || !HEX64.test(e.hash)) return false;
+  if (!hasOnly(e, APPROVAL_KEYS) || typeof e.plugin !== "string" || typeof e.hash !== "string" || !HEX64.test(e.hash)) return false;
   if (typeof e.directory !== "string" || typeof e.approvedAt !== "string") return false;
   if (!("files" in e)) return true;
-  return Array.isArray(e.files) && e.files.every((f) => isRecord(f, FILE_KEYS) && typeof f.path === "string" && Number.isInteger(f.size) && (f.size as number) >= 0 && typeof f.sha256 === "string" && HEX64.test(f.sha256));
+  return Array.isArray(e.files) && e.files.every((f) => hasOnly(f, FILE_KEYS) && typeof f.path === "string" && Number.isInteger(f.size) && (f.size as number) >= 0 && typeof f.sha256 === "string" && HEX64.test(f.sha256));
 }
 
 /** For the test that holds the quick check to the schema. */
-export const plainApprovalForTest = (e: unknown) => isRecord(e) && isPlainApproval(e);
+export const plainApprovalForTest = (e: unknown) => isPlainObject(e) && isPlainApproval(e);
 
 /** Whether an approval is for the folder whose real path is `realFolder`. */
 export function isForFolder(approval: Approval, realFolder: string): boolean {
