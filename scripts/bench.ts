@@ -4,16 +4,8 @@
  * floor (a Bun child answering lines) and the MCP SDK peer, all measured in the same run, repeated
  * over several runs; BENCHMARKS.md gives every ratio as min / median / max over the runs.
  *
- * Usage: npm run bench                       5 runs, writes BENCHMARKS.md (about 22 minutes)
- *        npm run bench -- --quick            1 short run, for development (writes the table too)
- *        npm run bench -- --runs 3 --out F   another number of runs, another file
- *        npm run bench -- --only calls,payload   only these sections (see SECTIONS)
- *        npm run bench -- --baseline DIR     also measure the cxagent checkout in DIR, interleaved
- *                                            ("base"), for A/B comparisons of two builds
- *        npm run bench -- --json F           also write every run's raw figures and per-round samples
- *        npm run bench -- --aa               A/A check of the method: the "spin off" contenders run
- *                                            as built, so every spin ratio should come out 1
- * Exits non-zero only when a run fails, never because of a figure.
+ * Usage: USAGE below, or `npm run bench -- --help`.
+ * Exits 1 when a run fails, 2 when an option is wrong; never because of a figure.
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -41,27 +33,59 @@ const SECTIONS: Record<string, (ctx: Context, fig: Figures) => unknown> = {
   crash: crashSection,
 };
 
+const USAGE = `Usage: npm run bench [-- options]
+
+  (no options)      5 runs, writes BENCHMARKS.md (about 22 minutes)
+  --quick           1 short run, for development (writes the table too)
+  --runs N          another number of runs
+  --rounds N        another number of rounds per run (default 4; keep it even, see BENCHMARKS.md)
+  --out F           write the table to F instead of BENCHMARKS.md
+  --only S,S        only these sections: ${Object.keys(SECTIONS).join(", ")}
+  --baseline DIR    also measure the cxagent checkout in DIR, interleaved ("base"), for A/B
+                    comparisons of two builds
+  --json F          also write every run's raw figures and per-round samples to F
+  --aa              A/A check of the method: the "spin off" contenders run as built, so every
+                    spin ratio should come out 1
+  --help            this text
+
+Exits 1 when a run fails and 2 when an option is wrong; never because of a figure.`;
+
+/** A wrong option: said in one line, without a stack, exit status 2. */
+function wrongOption(text: string): never {
+  console.error(`bench: ${text}`);
+  process.exit(2);
+}
+
 function parseArgs(argv: string[]) {
   const options = { quick: false, runs: 0, rounds: 0, out: join(ROOT, "BENCHMARKS.md"), only: Object.keys(SECTIONS), baseline: "", json: "", aa: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const value = () => {
       const v = argv[++i];
-      if (v === undefined) throw new Error(`${a} needs a value`);
+      if (v === undefined) wrongOption(`${a} needs a value`);
       return v;
     };
-    if (a === "--quick") options.quick = true;
+    const count = () => {
+      const v = value();
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 1) wrongOption(`${a} needs a whole number of at least 1, not '${v}'`);
+      return n;
+    };
+    if (a === "--help" || a === "-h") {
+      console.log(USAGE);
+      process.exit(0);
+    } else if (a === "--quick") options.quick = true;
     else if (a === "--aa") options.aa = true;
-    else if (a === "--runs") options.runs = Number(value());
-    else if (a === "--rounds") options.rounds = Number(value());
+    else if (a === "--runs") options.runs = count();
+    else if (a === "--rounds") options.rounds = count();
     else if (a === "--out") options.out = resolve(value());
     else if (a === "--json") options.json = resolve(value());
     else if (a === "--baseline") options.baseline = resolve(value());
     else if (a === "--only") {
       options.only = value().split(",");
       const unknown = options.only.filter((s) => !(s in SECTIONS));
-      if (unknown.length) throw new Error(`unknown section ${unknown.join(", ")}; the sections are ${Object.keys(SECTIONS).join(", ")}`);
-    } else throw new Error(`unknown option ${a} (see the comment at the top of scripts/bench.ts)`);
+      if (unknown.length) wrongOption(`unknown section ${unknown.join(", ")}; the sections are ${Object.keys(SECTIONS).join(", ")}`);
+    } else wrongOption(`unknown option ${a} (npm run bench -- --help lists them)`);
   }
   options.runs ||= options.quick ? 1 : 5;
   options.rounds ||= options.quick ? 1 : 4;

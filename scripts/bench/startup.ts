@@ -1,7 +1,8 @@
 /**
  * Start-up costs: a cold load (spawn → ready → started), of a native plugin and of a TypeScript
  * one, against a bare Bun child answering a line;
- * 32 plugins loaded one after another and all at once, against 32 bare children at once; and the
+ * 32 plugins loaded one after another and all at once, against 32 bare children started the same
+ * two ways (what the runtime's own start-up allows for that ratio on this machine); and the
  * compiled one-shot `cxagent invoke` against `cxagent --version`.
  */
 import { join } from "node:path";
@@ -11,20 +12,26 @@ import { run } from "./setup.ts";
 
 const BARE = join(import.meta.dir, "bare-child.ts");
 
-/** Spawns `n` bare Bun children at once; ms until each has answered its first line. */
-async function bareChildren(n: number): Promise<number> {
+/**
+ * Starts `n` bare Bun children, all at once or one after another; ms until each has answered its
+ * first line. Like the plugin hosts of a session, they stay up until the clock has stopped.
+ */
+async function bareChildren(n: number, how: "at once" | "one after another" = "at once"): Promise<number> {
+  const answered = async () => {
+    const child = Bun.spawn([process.execPath, BARE], { stdin: "pipe", stdout: "pipe" });
+    child.stdin.write("\n");
+    child.stdin.flush();
+    await child.stdout.getReader().read();
+    return child;
+  };
   const t = now();
-  await Promise.all(
-    Array.from({ length: n }, async () => {
-      const child = Bun.spawn([process.execPath, BARE], { stdin: "pipe", stdout: "pipe" });
-      child.stdin.write("\n");
-      child.stdin.flush();
-      await child.stdout.getReader().read();
-      child.kill();
-      await child.exited;
-    }),
-  );
-  return now() - t;
+  const children: Bun.Subprocess[] = [];
+  if (how === "at once") children.push(...(await Promise.all(Array.from({ length: n }, answered))));
+  else for (let i = 0; i < n; i++) children.push(await answered());
+  const ms = now() - t;
+  for (const child of children) child.kill();
+  await Promise.all(children.map((child) => child.exited));
+  return ms;
 }
 
 export async function coldLoadSection(ctx: Context, fig: Figures) {
@@ -58,7 +65,9 @@ export async function coldLoadSection(ctx: Context, fig: Figures) {
   const serial: number[] = [];
   const parallel: number[] = [];
   const bare32: number[] = [];
+  const bare32Serial: number[] = [];
   for (let i = 0; i < scaled(ctx, 3, 1); i++) {
+    bare32Serial.push(await bareChildren(ws.many.length, "one after another"));
     bare32.push(await bareChildren(ws.many.length));
     {
       await using session = await open();
@@ -74,6 +83,7 @@ export async function coldLoadSection(ctx: Context, fig: Figures) {
     }
   }
   fig["cold.32.bare_ms"] = median(bare32);
+  fig["cold.32.bare_serial_ms"] = median(bare32Serial);
   fig["cold.32.serial_ms"] = median(serial);
   fig["cold.32.parallel_ms"] = median(parallel);
 }

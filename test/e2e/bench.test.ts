@@ -27,6 +27,27 @@ test("npm run bench -- --quick writes every target's row, with the C limit measu
   expect(text).toMatch(/\| cxagent, TypeScript plugin \| [0-9]/);
   expect(text).toContain("The same tool as a TypeScript plugin");
   expect(text).toMatch(/\| cold load of a TypeScript plugin, ms \| [0-9]/);
+  expect(text).toMatch(/32 bare Bun children, one after another \/ all at once: [0-9.]+ \/ [0-9.]+ \|/);
   expect(text).toContain("## Contended");
   expect(existsSync(committed) ? statSync(committed).mtimeMs : 0).toBe(committedBefore);
 }, 300_000);
+
+test("npm run bench -- --help lists the options; a wrong one is named, with exit status 2 and no run", () => {
+  const bench = (...args: string[]) => Bun.spawnSync([process.execPath, "scripts/bench.ts", ...args], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+  const help = bench("--help");
+  expect(help.exitCode).toBe(0);
+  for (const option of ["--quick", "--runs N", "--rounds N", "--out F", "--only S,S", "--baseline DIR", "--json F", "--aa"]) expect(help.stdout.toString()).toContain(`  ${option} `);
+  for (const [args, said] of [
+    [["--runs", "x"], "bench: --runs needs a whole number of at least 1, not 'x'"],
+    [["--rounds", "0"], "bench: --rounds needs a whole number of at least 1, not '0'"],
+    [["--only", "calls,nope"], "bench: unknown section nope; the sections are calls,"],
+    [["--fast"], "bench: unknown option --fast (npm run bench -- --help lists them)"],
+    [["--out"], "bench: --out needs a value"],
+  ] as const) {
+    const wrong = bench(...args);
+    expect(wrong.exitCode).toBe(2);
+    expect(wrong.stderr.toString()).toStartWith(said);
+    expect(wrong.stderr.toString()).not.toContain("    at ");
+    expect(wrong.stdout.toString()).toBe("");
+  }
+});
