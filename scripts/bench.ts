@@ -4,8 +4,7 @@
  * floor (a Bun child answering lines) and the MCP SDK peer, all measured in the same run, repeated
  * over several runs; BENCHMARKS.md gives every ratio as min / median / max over the runs.
  *
- * Usage: USAGE below, or `npm run bench -- --help`.
- * Exits 1 when a run fails, 2 when an option is wrong; never because of a figure.
+ * Options and exit statuses: USAGE below, or `npm run bench -- --help`.
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
