@@ -35,17 +35,18 @@ export function linuxLibc(): Libc | null {
   if (process.platform !== "linux") return bound;
   // The maps are read only when glibc's name opens nothing: reading them first cost every
   // one-shot invoke about 0.2 ms before its plugin host could be started.
-  for (const path of ["libc.so.6", mappedMusl]) {
-    const name = typeof path === "string" ? path : path();
-    if (name === null) continue;
-    try {
-      bound = dlopen(name, SYMBOLS).symbols;
-      break;
-    } catch {
-      // not this one
-    }
-  }
+  bound = bind("libc.so.6") ?? bind(mappedMusl());
   return bound;
+}
+
+/** The calls of the C library at `path`, or null where it opens nothing. */
+function bind(path: string | null): Libc | null {
+  if (path === null) return null;
+  try {
+    return dlopen(path, SYMBOLS).symbols;
+  } catch {
+    return null;
+  }
 }
 
 /** The musl C library this process runs on, as /proc/self/maps names it; null if there is none. */

@@ -8,7 +8,7 @@ import { cpus } from "node:os";
 import { runCLimit, startBurners } from "./c-limit.ts";
 import { type Contender, cxagent, floor, mcp } from "./contenders.ts";
 import { type Context, cxagentVariants, type Figures, scaled } from "./context.ts";
-import { alternating, inFlight, inFlightCalls, inTurn, median, now, quantile, sectionFigures, sequential } from "./measure.ts";
+import { alternating, inFlight, inFlightCalls, inTurn, median, now, quantile, sampleAdder, sectionFigures, sequential } from "./measure.ts";
 
 export const WIDTHS = [16, 64, 256] as const;
 
@@ -24,11 +24,7 @@ export async function callSection(ctx: Context, fig: Figures) {
   makers.push({ name: "floor", open: () => floor([ws.noop.library]), seqN, flightN });
   makers.push({ name: "mcp", open: () => mcp([ws.noop.library], ["noop"]), seqN: scaled(ctx, 2000, 200), flightN: scaled(ctx, 10_000, 1000) });
   const samples = new Map<string, number[]>();
-  const add = (key: string, value: number) => {
-    const list = samples.get(key) ?? [];
-    list.push(value);
-    samples.set(key, list);
-  };
+  const add = sampleAdder(samples);
   for (let round = 0; round < ctx.rounds; round++) {
     // Fresh processes every round, started and measured in the round's order: the scheduler keeps
     // a process's history across its sleeps (EEVDF's lag), and with a competitor on every core the
@@ -104,7 +100,7 @@ export async function contendedCallSection(ctx: Context, fig: Figures) {
   const seqN = scaled(ctx, 3000, 300);
   const flightN = scaled(ctx, 12_000, 1200);
   const samples = new Map<string, number[]>();
-  const add = (key: string, value: number) => samples.set(key, [...(samples.get(key) ?? []), value]);
+  const add = sampleAdder(samples);
   const stop = startBurners(ws.cLimit, cpus().length);
   try {
     for (let round = 0; round < rounds; round++) {

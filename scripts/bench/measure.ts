@@ -21,6 +21,15 @@ export function median(xs: readonly number[]): number {
 }
 export const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
+/** Adds one sample of `key` to a section's samples (sectionFigures reads them). */
+export function sampleAdder(samples: Map<string, number[]>): (key: string, value: number) => void {
+  return (key, value) => {
+    const list = samples.get(key);
+    if (list) list.push(value);
+    else samples.set(key, [value]);
+  };
+}
+
 /**
  * A section's figures from its per-round samples: the median of each key over the rounds, and for
  * each figure of a build that was also measured with its spin off ("<build>-spin0"), the median

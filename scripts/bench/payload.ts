@@ -6,7 +6,7 @@
 import { runCLimit } from "./c-limit.ts";
 import { type Contender, cxagent, floor, mcp } from "./contenders.ts";
 import type { Context, Figures } from "./context.ts";
-import { median, sequential } from "./measure.ts";
+import { median, sampleAdder, sequential } from "./measure.ts";
 
 export const SIZES = [
   { label: "1k", bytes: 1024, calls: 2000, quick: 200 },
@@ -23,7 +23,7 @@ export async function payloadSection(ctx: Context, fig: Figures) {
   opened.push({ name: "floor", c: await floor([ws.payload.library]), share: 1 });
   opened.push({ name: "mcp", c: await mcp([ws.payload.library], ["reply", "take"]), share: 0.25 });
   const samples = new Map<string, number[]>();
-  const add = (key: string, value: number) => samples.set(key, [...(samples.get(key) ?? []), value]);
+  const add = sampleAdder(samples);
   try {
     for (let round = 0; round < ctx.rounds; round++) {
       for (const size of SIZES) {

@@ -7,7 +7,7 @@ import { cpus } from "node:os";
 import { runCLimit, startBurners } from "./c-limit.ts";
 import { type Contender, cxagent, floor, mcp } from "./contenders.ts";
 import { type Context, cxagentVariants, type Figures, scaled } from "./context.ts";
-import { alternating, cpuPerCall, cpuSample, inTurn, median, now, sectionFigures } from "./measure.ts";
+import { alternating, cpuPerCall, cpuSample, inTurn, median, now, sampleAdder, sectionFigures } from "./measure.ts";
 
 export const COUNTS = [1, 8, 32] as const;
 
@@ -26,7 +26,7 @@ export async function pluginsSection(ctx: Context, fig: Figures) {
   const folders = { stateDir: ws.stateDir, configDir: ws.configDir };
   const total = scaled(ctx, 24_000, 3000);
   const samples = new Map<string, number[]>();
-  const add = (key: string, value: number) => samples.set(key, [...(samples.get(key) ?? []), value]);
+  const add = sampleAdder(samples);
   for (let round = 0; round < ctx.rounds; round++) {
     for (const n of COUNTS) {
       const tools = ws.many.slice(0, n).map((_, i) => `noop_${i}`);
@@ -76,7 +76,7 @@ export async function contendedPluginsSection(ctx: Context, fig: Figures) {
   const total = scaled(ctx, 9000, 900);
   const rounds = scaled(ctx, 12, 2);
   const samples = new Map<string, number[]>();
-  const add = (key: string, value: number) => samples.set(key, [...(samples.get(key) ?? []), value]);
+  const add = sampleAdder(samples);
   const stop = startBurners(ws.cLimit, cpus().length);
   try {
     for (let round = 0; round < rounds; round++) {

@@ -5,7 +5,8 @@
  * costs a promise, a pull and an epoll_ctl per chunk: with the socket, a sequential call's parent
  * CPU fell from 19 to 23 µs to 14 to 16 µs and its mean from 23 to 31 µs to 15 to 24 µs (noop,
  * paired runs on the 2-vCPU VM, Bun 1.4.5); big replies were unchanged. Requests still go down
- * a pipe (the host's fd 0), whose end is how the host learns the parent is done.
+ * the host's fd 0 as Bun.spawn makes it (Bun 1.4.5 makes that a socket pair too, written through
+ * its own writer), whose end is how the host learns the parent is done.
  *
  * The host's end may hold up to SEND_BUFFER bytes not yet read (the kernel's default is 208 KiB):
  * a 1 MiB reply then goes out in one write and comes in two reads of Bun's 512 KiB, not five of
