@@ -11,6 +11,9 @@
  *   c-limit <library> window <calls> <width> <payload> <width> calls in flight at all times
  *   c-limit <library> multi <calls> <children>         <children> children, one call in flight each
  *   c-limit burn                                       a CPU-bound competitor, until killed
+ *   c-limit start <ms>                                 a process start at its ideal: computes on
+ *                                                      one thread for <ms> ms of CPU, answers the
+ *                                                      first line it reads, stays until stdin ends
  * With C_LIMIT_SPIN_US=N in the environment, both sides poll their pipe for up to N µs before each
  * blocking read (where waking a sleeping process is dear, a spinning reader is the faster design).
  * <payload> is "noop", "reply:<bytes>" (tool reply, {"bytes":N}) or "request:<bytes>" (tool take,
@@ -221,11 +224,34 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+static double cpu_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+/*
+ * The ideal CPU-bound start, for the parallel-load reference: one thread, no waiting, nothing but
+ * its own computation. Started 32 at a time on N CPUs, such starts can at best take 1/N as long as
+ * one after another.
+ */
+static int ideal_start(double ms) {
+  volatile unsigned long spin = 0;
+  while (cpu_ms() < ms)
+    for (int i = 0; i < 1000; i++) spin++;
+  char buf[256];
+  if (read(0, buf, sizeof buf) > 0 && write(1, "{\"ready\":true}\n", 15) != 15) return 1;
+  while (read(0, buf, sizeof buf) > 0) {
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc >= 2 && !strcmp(argv[1], "burn")) {
     volatile unsigned long spin = 0;
     for (;;) spin++;
   }
+  if (argc >= 3 && !strcmp(argv[1], "start")) return ideal_start(atof(argv[2]));
   if (argc < 4) {
     fprintf(stderr, "usage: c-limit <library> seq|window|multi <calls> ...\n");
     return 2;

@@ -106,6 +106,12 @@ export function render(runs: RunRecord[], options: ReportOptions): string {
       "",
     );
   }
+  if (has(runs, "cold.32.ideal_serial_ms")) {
+    out.push(
+      `And what this machine allows any start that computes: 32 ideal starts (one C thread each, computing for as long as one cold load takes, then answering a line) took ${ratioSpread(runs, "cold.32.ideal_ms", "cold.32.ideal_serial_ms")} times as long all at once as one after another.`,
+      "",
+    );
+  }
   if (has(runs, "seq.")) {
     out.push("## Calls: the trivial tool (test/fixtures/noop.c)", "");
     out.push("| contender | mean µs | median µs | p99 µs | CPU/call µs: parent + host | 1 in flight, calls/s | 16 | 64 | 256 |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
@@ -174,7 +180,7 @@ export function render(runs: RunRecord[], options: ReportOptions): string {
     out.push("## Start-up", "", "| measurement | cxagent | baseline |", "| --- | --- | --- |");
     if (has(runs, "cold.1.")) out.push(`| cold load, spawn → ready → started, ms | ${spread(runs, "cold.1.cxagent_ms")} (with sidecar, hash, approval: ${spread(runs, "cold.1.with_trust_ms")}) | bare Bun child answering a line: ${spread(runs, "cold.1.bare_ms")} |`);
     if (has(runs, "cold.1.ts_ms")) out.push(`| cold load of a TypeScript plugin, ms | ${spread(runs, "cold.1.ts_ms")} (with sidecar, hash, approval: ${spread(runs, "cold.1.ts_with_trust_ms")}) | the native plugin above: ${spread(runs, "cold.1.cxagent_ms")} |`);
-    if (has(runs, "cold.32.")) out.push(`| 32 plugins, ms: one after another / all at once | ${spread(runs, "cold.32.serial_ms")} / ${spread(runs, "cold.32.parallel_ms")} | 32 bare Bun children${has(runs, "cold.32.bare_serial_ms") ? `, one after another / all at once: ${spread(runs, "cold.32.bare_serial_ms")} /` : " at once:"} ${spread(runs, "cold.32.bare_ms")} |`);
+    if (has(runs, "cold.32.")) out.push(`| 32 plugins, ms: one after another / all at once | ${spread(runs, "cold.32.serial_ms")} / ${spread(runs, "cold.32.parallel_ms")} | 32 bare Bun children${has(runs, "cold.32.bare_serial_ms") ? `, one after another / all at once: ${spread(runs, "cold.32.bare_serial_ms")} /` : " at once:"} ${spread(runs, "cold.32.bare_ms")}${has(runs, "cold.32.ideal_serial_ms") ? `; 32 ideal starts: ${spread(runs, "cold.32.ideal_serial_ms")} / ${spread(runs, "cold.32.ideal_ms")}` : ""} |`);
     if (has(runs, "oneshot.")) out.push(`| one-shot compiled \`cxagent invoke\` of calc_multiply, ms | ${spread(runs, "oneshot.invoke_ms")} | \`cxagent --version\`: ${spread(runs, "oneshot.version_ms")} |`);
     out.push("");
   }
@@ -248,7 +254,11 @@ const METHOD = [
   "  one after another and all at once, which shows how far below serial the runtime's own start-up",
   "  gets on this machine (a Bun start uses more than one thread, so serial starts already overlap",
   "  some of their work). Children and hosts stay up until the clock stops (until 2026-12-05 each",
-  "  bare child was ended inside the timing).",
+  "  bare child was ended inside the timing). And 32 ideal starts, the same two ways: `c-limit start",
+  "  <ms>` (scripts/bench/c-limit.c), one C thread that computes for as long as the cold load's",
+  "  median in that run, answers a line and waits. A start that only computes, on one thread, is",
+  "  the best case for that ratio: on N CPUs, all at once can at best take 1/N of one after another,",
+  "  and only if nothing else needs the CPUs meanwhile.",
   "- **One-shot**: the compiled `dist/cxagent`, process start to exit, 40 pairs; the calculator was",
   "  approved through the CLI first, so its inputSchemas are in checked-schemas.json, as after any",
   "  approval (the first command after a new version checks them again).",

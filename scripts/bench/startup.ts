@@ -2,8 +2,10 @@
  * Start-up costs: a cold load (spawn → ready → started), of a native plugin and of a TypeScript
  * one, against a bare Bun child answering a line;
  * 32 plugins loaded one after another and all at once, against 32 bare children started the same
- * two ways (what the runtime's own start-up allows for that ratio on this machine); and the
- * compiled one-shot `cxagent invoke` against `cxagent --version`.
+ * two ways (what the runtime's own start-up allows for that ratio on this machine) and 32 ideal
+ * starts (`c-limit start`: one C thread computing as long as a cold load takes, which is what
+ * the machine allows for any start that computes); and the compiled one-shot `cxagent invoke`
+ * against `cxagent --version`.
  */
 import { join } from "node:path";
 import { type Context, type Figures, scaled } from "./context.ts";
@@ -13,12 +15,13 @@ import { run } from "./setup.ts";
 const BARE = join(import.meta.dir, "bare-child.ts");
 
 /**
- * Starts `n` bare Bun children, all at once or one after another; ms until each has answered its
- * first line. Like the plugin hosts of a session, they stay up until the clock has stopped.
+ * Starts `n` children running `command` (by default a bare Bun child), all at once or one after
+ * another; ms until each has answered its first line. Like the plugin hosts of a session, they stay
+ * up until the clock has stopped.
  */
-async function bareChildren(n: number, how: "at once" | "one after another" = "at once"): Promise<number> {
+async function children(n: number, how: "at once" | "one after another" = "at once", command = [process.execPath, BARE]): Promise<number> {
   const answered = async () => {
-    const child = Bun.spawn([process.execPath, BARE], { stdin: "pipe", stdout: "pipe" });
+    const child = Bun.spawn(command, { stdin: "pipe", stdout: "pipe" });
     child.stdin.write("\n");
     child.stdin.flush();
     await child.stdout.getReader().read();
@@ -44,7 +47,7 @@ export async function coldLoadSection(ctx: Context, fig: Figures) {
   const module: number[] = [];
   const moduleWithTrust: number[] = [];
   for (let i = 0; i < scaled(ctx, 15, 4); i++) {
-    bare.push(await bareChildren(1));
+    bare.push(await children(1));
     await using session = await open();
     let began = now();
     const plugin = await session.load(ws.noop.folder);
@@ -66,9 +69,14 @@ export async function coldLoadSection(ctx: Context, fig: Figures) {
   const parallel: number[] = [];
   const bare32: number[] = [];
   const bare32Serial: number[] = [];
+  const ideal32: number[] = [];
+  const ideal32Serial: number[] = [];
+  const ideal = [ws.cLimit, "start", median(load).toFixed(2)];
   for (let i = 0; i < scaled(ctx, 3, 1); i++) {
-    bare32Serial.push(await bareChildren(ws.many.length, "one after another"));
-    bare32.push(await bareChildren(ws.many.length));
+    bare32Serial.push(await children(ws.many.length, "one after another"));
+    bare32.push(await children(ws.many.length));
+    ideal32Serial.push(await children(ws.many.length, "one after another", ideal));
+    ideal32.push(await children(ws.many.length, "at once", ideal));
     {
       await using session = await open();
       const t = now();
@@ -84,6 +92,8 @@ export async function coldLoadSection(ctx: Context, fig: Figures) {
   }
   fig["cold.32.bare_ms"] = median(bare32);
   fig["cold.32.bare_serial_ms"] = median(bare32Serial);
+  fig["cold.32.ideal_ms"] = median(ideal32);
+  fig["cold.32.ideal_serial_ms"] = median(ideal32Serial);
   fig["cold.32.serial_ms"] = median(serial);
   fig["cold.32.parallel_ms"] = median(parallel);
 }
