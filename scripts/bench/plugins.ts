@@ -52,15 +52,20 @@ export async function pluginsSection(ctx: Context, fig: Figures) {
           await c.close();
         }
       }
-      const r = await runCLimit(ws.cLimit, [ws.noop.library, "multi", total * 4, n]);
-      add(`plugins.${n}.c.calls_s`, r.calls / (r.wall_us / 1e6));
-      add(`plugins.${n}.c.cpu_parent_us`, r.parent_cpu_us / r.calls);
-      add(`plugins.${n}.c.cpu_host_us`, r.child_cpu_us / r.calls);
+      await cLimitBusy(ws.cLimit, ws.noop.library, add, total * 4, n);
     }
     const last = COUNTS[COUNTS.length - 1];
     ctx.log(`  plugins round ${round + 1}/${ctx.rounds}: ${last} busy, cxagent ${median(samples.get(`plugins.${last}.cxagent.calls_s`)!).toFixed(0)}/s, spin off ${median(samples.get(`plugins.${last}.cxagent-spin0.calls_s`)!).toFixed(0)}/s`);
   }
   sectionFigures(samples, fig, "", ctx.samples);
+}
+
+/** The C limit with `n` children busy at once, `calls` in all: plugins.<n>.c.* */
+async function cLimitBusy(binary: string, library: string, add: (key: string, value: number) => void, calls: number, n: number) {
+  const r = await runCLimit(binary, [library, "multi", calls, n]);
+  add(`plugins.${n}.c.calls_s`, r.calls / (r.wall_us / 1e6));
+  add(`plugins.${n}.c.cpu_parent_us`, r.parent_cpu_us / r.calls);
+  add(`plugins.${n}.c.cpu_host_us`, r.child_cpu_us / r.calls);
 }
 
 /**
@@ -97,10 +102,7 @@ export async function contendedPluginsSection(ctx: Context, fig: Figures) {
       } finally {
         for (const o of opened) await o.c.close();
       }
-      const c = await runCLimit(ws.cLimit, [ws.noop.library, "multi", total * 4, n]);
-      add(`plugins.${n}.c.calls_s`, c.calls / (c.wall_us / 1e6));
-      add(`plugins.${n}.c.cpu_parent_us`, c.parent_cpu_us / c.calls);
-      add(`plugins.${n}.c.cpu_host_us`, c.child_cpu_us / c.calls);
+      await cLimitBusy(ws.cLimit, ws.noop.library, add, total * 4, n);
       ctx.log(`  contended plugins round ${round + 1}/${rounds}: ${n} busy, cxagent ${median(samples.get(`plugins.${n}.cxagent.calls_s`)!).toFixed(0)}/s, spin off ${median(samples.get(`plugins.${n}.cxagent-spin0.calls_s`)!).toFixed(0)}/s`);
     }
   } finally {
