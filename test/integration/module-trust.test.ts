@@ -11,6 +11,8 @@ import { join } from "node:path";
 import { isCxError } from "../../src/errors.ts";
 import { Session } from "../../src/index.ts";
 import { alive, cli, refusal, ROOT, tempDir, until, writeModule } from "../helpers.ts";
+import { sweepSnapshots } from "../../src/host/child-transport.ts";
+import { inPidNamespace, PID_NAMESPACE } from "../isolation.ts";
 import { holdSession } from "../processes.ts";
 
 function isolated(dir: string, env: Record<string, string> = {}, confirm: boolean | null = null) {
@@ -252,6 +254,49 @@ describe("a module plugin's code runs only as approved", () => {
     expect((await cli(["reap", "--dry-run", "--json"], { env })).code).toBe(0);
     expect(existsSync(snapshot)).toBe(true);
     expect((await cli(["reap", "--json"], { env })).code).toBe(0);
+    expect(existsSync(snapshot)).toBe(false);
+  });
+
+  test.skipIf(!PID_NAMESPACE)("a sweep in another pid namespace leaves a live cxagent's snapshot, and removes a dead one's", async () => {
+    using dir = tempDir();
+    const tmp = join(dir.path, "tmp");
+    mkdirSync(tmp);
+    const { proc, hosts } = await holdSession(join(dir.path, "state"), [join(ROOT, "test/fixtures/modules/probe")], { TMPDIR: tmp });
+    try {
+      const live = snapshotOf(hosts[0]!);
+      expect(live).toStartWith(join(tmp, `cxagent-module-${proc.pid}.`));
+      // a folder whose maker is gone: this namespace's /proc and the lock agree
+      const dead = join(tmp, `cxagent-module-${proc.pid + 1_000_000}.1-abcdef`);
+      mkdirSync(join(dead, "plugin"), { recursive: true, mode: 0o700 });
+      // Inside, /proc shows no process with the live maker's pid (or another one): only its lock tells.
+      const r = await inPidNamespace(`$CX reap --json >/dev/null; echo "exit $?"`, { TMPDIR: tmp, CXAGENT_STATE_DIR: join(dir.path, "state-inside") });
+      expect(r.stderr).toBe("");
+      expect(r.stdout).toBe("exit 0\n");
+      expect(existsSync(join(live, "plugin", "probe.ts"))).toBe(true);
+      expect(existsSync(dead)).toBe(false);
+    } finally {
+      proc.kill("SIGKILL");
+      await proc.exited;
+    }
+  });
+
+  test("a snapshot whose name says its maker is gone is kept while a process holds its lock", async () => {
+    using dir = tempDir();
+    const tmp = join(dir.path, "tmp");
+    const snapshot = join(tmp, `cxagent-module-${2 ** 22 + 7}.1-abcdef`);
+    mkdirSync(join(snapshot, "plugin"), { recursive: true, mode: 0o700 });
+    // util-linux flock(1) holds flock(2) on the folder while its command runs (--close: it alone)
+    const holder = Bun.spawn(["flock", "--exclusive", "--close", snapshot, "sh", "-c", "echo locked; exec sleep 60"], { stdout: "pipe", stderr: "inherit" });
+    try {
+      const reader = holder.stdout.getReader();
+      expect(new TextDecoder().decode((await reader.read()).value)).toBe("locked\n");
+      expect(sweepSnapshots(tmp)).toEqual([]);
+      expect(existsSync(join(snapshot, "plugin"))).toBe(true);
+    } finally {
+      holder.kill("SIGKILL");
+      await holder.exited;
+    }
+    expect(sweepSnapshots(tmp)).toEqual([snapshot]);
     expect(existsSync(snapshot)).toBe(false);
   });
 
