@@ -12,6 +12,7 @@ import { isCxError } from "../../src/errors.ts";
 import { Session } from "../../src/index.ts";
 import { alive, cli, refusal, ROOT, tempDir, until, writeModule } from "../helpers.ts";
 import { sweepSnapshots } from "../../src/host/child-transport.ts";
+import { writeSnapshot } from "../../src/plugin-host/module-loader.ts";
 import { inPidNamespace, PID_NAMESPACE } from "../isolation.ts";
 import { holdSession } from "../processes.ts";
 
@@ -143,6 +144,51 @@ describe("a module plugin's code runs only as approved", () => {
     expect(error.code).toBe("E_PLUGIN_FAILED");
     expect(error.message).toContain(`the plugin imports ${outside}, which is outside its folder`);
     expect((await plugin.invoke("work")).output.content).toBe("fine");
+  });
+
+  test("a file the plugin writes into its own snapshot, or beside it, is not approved: importing it fails that call, and it never runs", async () => {
+    using dir = tempDir();
+    const marker = join(dir.path, "marker");
+    const code = `import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+export default {
+  start() {},
+  async invoke(tool: string, args: { rel: string }) {
+    const path = join(import.meta.dir, args.rel);
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, 'import { appendFileSync } from "node:fs"; appendFileSync(process.env.CXAGENT_FX_MARKER!, "late ran\\n"); export const x = 1;');
+    await import(path);
+    return { success: true, output: { content: "imported" } };
+  },
+  stop() {},
+};`;
+    const folder = writeModule(dir.path, "writes", code);
+    await using session = await isolated(dir.path, { CXAGENT_FX_MARKER: marker }, true);
+    const plugin = await session.load(folder);
+    const unapproved = await refusal(plugin.invoke("work", { rel: "late.ts" }));
+    expect(unapproved.message).toContain(`the plugin imports ${join(folder, "late.ts")}, which is not among the files that were approved`);
+    // <snapshot>/plugin-evil/ is beside the plugin's files (<snapshot>/plugin/), not inside them
+    const beside = await refusal(plugin.invoke("work", { rel: "../plugin-evil/late.ts" }));
+    // (messages write the snapshot's plugin/ as the plugin's folder, so its sibling shows as one of the folder's)
+    expect(beside.message).toContain(`the plugin imports ${folder}-evil/late.ts, which is outside its folder ${folder}:`);
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  test.each(["../escape.ts", "sub/../../escape.ts", "..", "/abs/escape.ts", "sub//x.ts", "./x.ts", "sub/.", ""])("an archive naming %p is refused by the plugin host before it writes that file", (rel) => {
+    using dir = tempDir();
+    const snapshot = join(dir.path, "snap");
+    mkdirSync(snapshot, { mode: 0o700 });
+    const bytes = new TextEncoder().encode("export const x = 1;");
+    for (const archive of [
+      { folder: "/plugins/p", entry: "p.ts", files: new Map([["p.ts", bytes], [rel, bytes]]), links: new Map<string, string>() },
+      { folder: "/plugins/p", entry: "p.ts", files: new Map([["p.ts", bytes]]), links: new Map([[rel, "p.ts"]]) },
+    ]) {
+      rmSync(snapshot, { recursive: true, force: true });
+      mkdirSync(snapshot, { mode: 0o700 });
+      expect(() => writeSnapshot(snapshot, archive)).toThrow(`the module archive names a path outside the plugin's folder: ${rel}`);
+      expect(existsSync(join(dir.path, "escape.ts"))).toBe(false);
+      expect(existsSync(join(snapshot, "escape.ts"))).toBe(false);
+    }
   });
 
   test("a symbolic link inside its folder to a file inside it loads that file's approved bytes", async () => {
