@@ -27,6 +27,10 @@
  *   the lock itself is held to its promise by state-lock-exclusive.
  * - The lowest-limit rule for config limits (session/selection.ts): a project that would raise a
  *   limit is refused before it applies (sel-project-no-longer-gate, sel-project-no-longer-invoke).
+ * - The writer's lock around adding a call to the shim's list of running calls (ffi/shim/40-writer.c
+ *   call_begin; issue 37): without it, a call added while another is taken off can be lost, and its
+ *   reports dropped. The window is a few instructions: 50,000 calls 64 at a time, each reporting
+ *   (reports.test.ts), did not hit it in a run on 2 CPUs, so no test can time it.
  */
 
 export type Area = "trust" | "text" | "gating" | "selection" | "reaping" | "isolation" | "protocol" | "state" | "mcp";
@@ -1209,15 +1213,6 @@ export const GUARDS: Guard[] = [
     replace: `    x_free(c);`,
     tests: ["test/integration/reports.test.ts"],
     why: "a thread whose call ended names no call: never the call just freed",
-  },
-  {
-    id: "protocol-active-list-locked",
-    area: "protocol",
-    file: "ffi/shim/40-writer.c",
-    find: `  lock(&g_write_mu);\n  c->next = g_active;\n  g_active = c;\n  unlock(&g_write_mu);`,
-    replace: `  c->next = g_active;\n  g_active = c;`,
-    tests: ["test/integration/reports.test.ts"],
-    why: "the list of running calls changes only under the writer's lock, so no call is lost from it and its reports are placed",
   },
   {
     id: "protocol-held-reply-flushed",

@@ -218,3 +218,24 @@ test("after a call's reply its thread names no call: a gate served next by the s
     expect(await plugin.gate("current", {})).toMatchObject({ ask: false, display: null });
   }
 });
+
+// Calls begin and end on the pool's threads at once; each adds itself to the host's list of
+// running calls and takes itself off it, and a report is placed only if its call is on the list.
+// (A list changed outside the writer's lock could lose calls; the window is too small for this
+// load to hit it every time, so it is no proof of that lock: see scripts/guards.list.ts.)
+test("50,000 calls, 64 at a time, each reporting from its own thread: every call's reports arrive", async () => {
+  const { session, plugin } = await withReports();
+  await using _ = session;
+  let missing = 0;
+  let done = 0;
+  const worker = async () => {
+    while (done < 50_000) {
+      done++;
+      const events: CallEvent[] = [];
+      await plugin.invoke("from_call_thread", {}, { onEvent: (e) => events.push(e) });
+      if (events.length !== 5) missing++;
+    }
+  };
+  await Promise.all(Array.from({ length: 64 }, worker));
+  expect(missing).toBe(0);
+}, 120_000);
