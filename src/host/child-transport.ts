@@ -22,6 +22,7 @@ import { withRuntimeTuning } from "./runtime-tuning.ts";
 import { takePrepared } from "./prepared.ts";
 import type { ExitInfo, Transport, TransportSink } from "./transport.ts";
 import { tempFolder } from "../files.ts";
+import { ensurePrivateFolder } from "./private-folder.ts";
 
 /** A library from the plugin's folder that its library needs, with the approved bytes. */
 export interface SealedDependency {
@@ -47,6 +48,11 @@ export interface ChildSpec {
   label: string;
   /** Native (the default), cortex, or a module, which also gets a private snapshot folder. */
   kind?: PluginKind;
+  /**
+   * Where a module's snapshot folder is made (private-folder.ts snapshotBase): a folder only this
+   * user can write, all the way up. Required for a module.
+   */
+  snapshotDir?: string;
   cwd: string;
   /** The plugin host's whole environment: nothing else of this process's is passed. */
   env: Record<string, string>;
@@ -59,13 +65,14 @@ export interface ChildSpec {
  */
 const SNAPSHOT = /^cxagent-module-(\d+)\.(\d+)-/;
 let ownStart: string | undefined;
-function snapshotFolder(): string {
+function snapshotFolder(base: string): string {
   ownStart ??= readStat(process.pid)?.startTime ?? "0";
-  return mkdtempSync(join(tempFolder(), `cxagent-module-${process.pid}.${ownStart}-`));
+  const folder = ensurePrivateFolder(base, "module plugins' snapshots are written");
+  return mkdtempSync(join(folder, `cxagent-module-${process.pid}.${ownStart}-`));
 }
 
 /**
- * Removes the snapshot folders in this process's temporary folder whose maker is gone (a parent
+ * Removes the snapshot folders in `folder` (the snapshots' folder, snapshotBase) whose maker is gone (a parent
  * killed with kill -9 removes nothing): this user's folders only. Returns what it removed.
  */
 export function sweepSnapshots(folder = tempFolder()): string[] {
@@ -145,9 +152,9 @@ export class ChildTransport implements Transport {
   constructor(spec: ChildSpec, sink: TransportSink) {
     makeNonDumpable(); // before any plugin host exists (see nondumpable.ts); Session.open did it already
     const kind = spec.kind ?? "native";
-    if (kind === "module" && !spec.libraryBytes) throw new CxError("E_INTERNAL", `plugin '${spec.label}' is a module, and its approved files were not given`);
+    if (kind === "module" && (!spec.libraryBytes || !spec.snapshotDir)) throw new CxError("E_INTERNAL", `plugin '${spec.label}' is a module, and its approved files or the folder for its snapshot were not given`);
     // A module's host writes its approved files here to import them; removed once the host is gone.
-    const snapshot = kind === "module" ? snapshotFolder() : null;
+    const snapshot = kind === "module" ? snapshotFolder(spec.snapshotDir!) : null;
     const removeSnapshot = () => snapshot !== null && rmSync(snapshot, { recursive: true, force: true });
     // A host started before its plugin was known (prepared.ts) serves a plain load: its fd 3 is
     // sealed now with the approved bytes, and its settings follow as its first line.

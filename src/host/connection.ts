@@ -102,6 +102,8 @@ export interface SpawnOptions extends ConnectOptions {
   sessionId?: string | null;
   /** The plugin host's whole environment (see session/host-env.ts). */
   env: Record<string, string>;
+  /** Where a module's snapshot is made: a private folder (host/private-folder.ts snapshotBase). */
+  snapshotDir?: string;
   /** Check mode (`cxagent check`): the host watches every export and says what it sees (onCheck). */
   check?: boolean;
 }
@@ -208,6 +210,7 @@ export class Connection {
       kind: options.kind ?? "native",
       cwd: options.cwd,
       env: options.env,
+      snapshotDir: options.snapshotDir,
       settings: {
         poolCap: options.poolCap ?? DEFAULTS.poolCap,
         pollMs: options.pollMs ?? DEFAULTS.pollMs,

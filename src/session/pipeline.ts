@@ -48,7 +48,7 @@ export interface PipelineContext {
   /** The session's narrowing of every plugin's tools (checked already). */
   sessionTools: ToolChoice | undefined;
   /** The runtime's settings, the same for every plugin of the session. */
-  runtime: Pick<PluginSpec, "gateMs" | "startupMs" | "startMs" | "stopMs" | "pollMs" | "poolCap" | "stuckMs" | "env" | "spinUs" | "sessionId"> & {
+  runtime: Pick<PluginSpec, "gateMs" | "startupMs" | "startMs" | "stopMs" | "pollMs" | "poolCap" | "stuckMs" | "env" | "spinUs" | "sessionId" | "snapshotDir"> & {
     permission: PermissionHandler | PermissionAnswer | undefined;
   };
 }
