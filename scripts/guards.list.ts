@@ -70,6 +70,7 @@ const MCP = "test/mcp/stdio.test.ts";
 const MCP_HTTP = "test/mcp/http.test.ts";
 const CORTEX = "test/integration/cortex.test.ts";
 const CHECKED = "test/unit/checked-schemas.test.ts";
+const WORKERS = "test/integration/module-workers.test.ts";
 
 export const GUARDS: Guard[] = [
   // ---- trust: no plugin byte runs before a person approved exactly those bytes, at that folder ----
@@ -1362,8 +1363,53 @@ export const GUARDS: Guard[] = [
     file: "src/host/child-transport.ts",
     find: `const folder = ensurePrivateFolder(base, "module plugins' snapshots are written");`,
     replace: `const folder = tempFolder();`,
-    tests: ["test/integration/module-trust.test.ts"],
+    tests: ["test/integration/module-trust.test.ts", WORKERS],
     why: "a module plugin's snapshot is made in the private snapshots' folder, never in the shared temporary folder where another user can plant a node_modules",
+  },
+  {
+    id: "iso-workers-guarded",
+    area: "isolation",
+    file: "src/plugin-host/module.ts",
+    find: `    guardWorkers(libraryFd, dir, settings.workerFolders ?? [], archive, snapshot);\n`,
+    replace: ``,
+    tests: [WORKERS],
+    why: "a module plugin's Workers get its loader hook, and an entry outside its folder is refused",
+  },
+  {
+    id: "iso-worker-loader",
+    area: "isolation",
+    file: "src/plugin-host/module-workers.ts",
+    find: `  installLoader(archive, snapshot, given.dir, given.outside);\n`,
+    replace: ``,
+    tests: [WORKERS],
+    why: "in a Worker, every import is served from the approved bytes or refused, as in the plugin host's main thread",
+  },
+  {
+    id: "iso-worker-preload",
+    area: "isolation",
+    file: "src/plugin-host/module-workers.ts",
+    find: `return { ...given, preload: [setup.preload, ...theirs] };`,
+    replace: `return { ...given, preload: theirs };`,
+    tests: [WORKERS],
+    why: "every Worker a module plugin starts loads the preload that installs its loader hook before the Worker's entry",
+  },
+  {
+    id: "iso-worker-threads",
+    area: "isolation",
+    file: "src/plugin-host/module-workers.ts",
+    find: `  threads.Worker = GuardedThread;`,
+    replace: `  void GuardedThread;`,
+    tests: [WORKERS],
+    why: "node:worker_threads Workers are covered as well as new Worker",
+  },
+  {
+    id: "iso-worker-entry-outside",
+    area: "isolation",
+    file: "src/plugin-host/module-workers.ts",
+    find: `if (inside(real, snapshot.root) || setup.outside.some((folder) => inside(real, folder))) return;`,
+    replace: `return;`,
+    tests: [WORKERS],
+    why: "a Worker whose entry is outside the plugin's folder is refused when it is made, unless its folder is in the plugin's workerFolders",
   },
   {
     id: "iso-snapshot-ancestors-unwritable",

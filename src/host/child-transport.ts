@@ -56,7 +56,7 @@ export interface ChildSpec {
   cwd: string;
   /** The plugin host's whole environment: nothing else of this process's is passed. */
   env: Record<string, string>;
-  settings: Pick<HostArguments, "poolCap" | "pollMs" | "spinUs" | "sessionId" | "check">;
+  settings: Pick<HostArguments, "poolCap" | "pollMs" | "spinUs" | "sessionId" | "check" | "workerFolders">;
 }
 
 /**

@@ -104,6 +104,8 @@ export interface SpawnOptions extends ConnectOptions {
   env: Record<string, string>;
   /** Where a module's snapshot is made: a private folder (host/private-folder.ts snapshotBase). */
   snapshotDir?: string;
+  /** A module's "workerFolders" (config.json): folders outside its own its Workers may start from. */
+  workerFolders?: string[];
   /** Check mode (`cxagent check`): the host watches every export and says what it sees (onCheck). */
   check?: boolean;
 }
@@ -217,6 +219,7 @@ export class Connection {
         spinUs: options.spinUs ?? null,
         sessionId: options.sessionId ?? null,
         check: options.check,
+        ...(options.workerFolders?.length ? { workerFolders: options.workerFolders } : {}),
       },
     }, sink), options);
   }

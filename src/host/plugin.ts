@@ -78,6 +78,8 @@ export interface PluginSpec {
   env: Record<string, string>;
   /** Where a module's snapshot is made: a private folder (host/private-folder.ts snapshotBase). */
   snapshotDir?: string;
+  /** A module's "workerFolders" (config.json): folders outside its own its Workers may start from. */
+  workerFolders?: string[];
   /** The request threads' spin window in µs (null: the plugin host's default). */
   spinUs?: number | null;
 }
@@ -173,6 +175,7 @@ export class Plugin {
       stuckMs: spec.stuckMs,
       env: spec.env,
       snapshotDir: spec.snapshotDir,
+      workerFolders: spec.workerFolders,
       spinUs: spec.spinUs ?? null,
       ...hooks,
     });

@@ -299,6 +299,7 @@ export class Session implements AsyncDisposable {
       inspectAt: (location) => this.inspectAt(location),
       loaded: () => this.plugins.map((p) => p.manifest),
       settingsOf: (entry) => this.config.plugins.get(entry)?.settings,
+      workerFoldersOf: (entry) => this.config.plugins.get(entry)?.workerFolders,
       confirmTrust: this.options.confirmTrust ?? undefined,
       stateDir: this.folders.stateDir,
       cwd: this.cwd,
