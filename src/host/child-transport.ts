@@ -23,6 +23,7 @@ import { takePrepared } from "./prepared.ts";
 import type { ExitInfo, Transport, TransportSink } from "./transport.ts";
 import { tempFolder } from "../files.ts";
 import { tryLock } from "../lock.ts";
+import { ensurePrivateFolder } from "./private-folder.ts";
 
 /** A library from the plugin's folder that its library needs, with the approved bytes. */
 export interface SealedDependency {
@@ -48,10 +49,15 @@ export interface ChildSpec {
   label: string;
   /** Native (the default), cortex, or a module, which also gets a private snapshot folder. */
   kind?: PluginKind;
+  /**
+   * Where a module's snapshot folder is made (private-folder.ts snapshotBase): a folder only this
+   * user can write, all the way up. Required for a module.
+   */
+  snapshotDir?: string;
   cwd: string;
   /** The plugin host's whole environment: nothing else of this process's is passed. */
   env: Record<string, string>;
-  settings: Pick<HostArguments, "poolCap" | "pollMs" | "spinUs" | "sessionId" | "check">;
+  settings: Pick<HostArguments, "poolCap" | "pollMs" | "spinUs" | "sessionId" | "check" | "workerFolders">;
 }
 
 /**
@@ -78,9 +84,9 @@ interface SnapshotFolder {
  * Makes the folder under a name no sweep looks at, locks it, and only then gives it its name: at
  * no moment does a folder of that name exist unlocked while its maker lives.
  */
-function snapshotFolder(): SnapshotFolder {
+function snapshotFolder(base: string): SnapshotFolder {
   ownStart ??= readStat(process.pid)?.startTime ?? "0";
-  const folder = tempFolder();
+  const folder = ensurePrivateFolder(base, "module plugins' snapshots are written");
   const made = mkdtempSync(join(folder, `.cxagent-module-${process.pid}.${ownStart}-`));
   let fd: number | null = null;
   try {
@@ -102,13 +108,13 @@ function snapshotFolder(): SnapshotFolder {
     rmSync(made, { recursive: true, force: true });
     throw new CxError("E_LOAD", `cxagent could not make a module plugin's snapshot folder in ${folder}: ${(error as Error).message}`, {
       cause: error,
-      hint: `check that ${folder} (TMPDIR) is a writable folder`,
+      hint: `check that ${folder} is a writable folder`,
     });
   }
 }
 
 /**
- * Removes the snapshot folders in `folder` (the temporary folder) whose maker is gone (a parent
+ * Removes the snapshot folders in `folder` (the snapshots' folder, snapshotBase) whose maker is gone (a parent
  * killed with kill -9 removes nothing): this user's folders only, and only those whose lock this
  * process can take (see SNAPSHOT). Returns what it removed.
  */
@@ -194,9 +200,9 @@ export class ChildTransport implements Transport {
   constructor(spec: ChildSpec, sink: TransportSink) {
     makeNonDumpable(); // before any plugin host exists (see nondumpable.ts); Session.open did it already
     const kind = spec.kind ?? "native";
-    if (kind === "module" && !spec.libraryBytes) throw new CxError("E_INTERNAL", `plugin '${spec.label}' is a module, and its approved files were not given`);
+    if (kind === "module" && (!spec.libraryBytes || !spec.snapshotDir)) throw new CxError("E_INTERNAL", `plugin '${spec.label}' is a module, and its approved files or the folder for its snapshot were not given`);
     // A module's host writes its approved files here to import them; removed once the host is gone.
-    const folder = kind === "module" ? snapshotFolder() : null;
+    const folder = kind === "module" ? snapshotFolder(spec.snapshotDir!) : null;
     const snapshot = folder?.path ?? null;
     // Removed before its lock is let go: no sweep can take the lock of a folder still there in use.
     let snapshotKept = folder !== null;
