@@ -93,9 +93,10 @@ for (const file of files) {
     coverageAnalysis: "off",
     concurrency,
     checkers: ["typescript"],
-    tsconfigFile: "tsconfig.json",
+    // src only: a mutant is checked against the program it is part of, not the tests that call it
+    tsconfigFile: "tsconfig.mutants.json",
     typescriptChecker: { prioritizePerformanceOverAccuracy: true },
-    reporters: ["json", "clear-text"],
+    reporters: ["json", "clear-text", "progress-append-only"],
     clearTextReporter: { allowColor: false, logTests: false },
     jsonReporter: { fileName: report },
     tempDirName: ".stryker-tmp",
