@@ -223,7 +223,7 @@ describe("each rule names where it is written (mutants of session/selection.ts)"
       const config = user(u);
       return { name: "fs", userFile: USER, user: config.plugins.get("fs"), project: p === null ? null : project({ plugins: { fs: p } }, config) };
     };
-    const at = { rule: "plugins.fs.enabled", pattern: null, kind: "enabled" };
+    const at = { rule: "plugins.fs.enabled", pattern: null, kind: "enabled" as const };
     expect(disabledBy(rules({ enabled: false }, null))).toEqual({ user: { source: USER, ...at }, project: null });
     expect(disabledBy(rules({}, { enabled: false }))).toEqual({ user: null, project: { source: PROJECT, ...at } });
     expect(disabledBy(rules({ enabled: false }, { enabled: false }))).toEqual({ user: { source: USER, ...at }, project: { source: PROJECT, ...at } });
