@@ -9,12 +9,14 @@
  *
  * A survivor gets a test that kills it, or an entry in test/mutants-accepted.json with the reason
  * no test can observe it (an equivalent mutant, a message's wording, a speed-up): matched by
- * operator, original text and replacement, not by line, so entries outlive edits around them.
+ * operator, original text and replacement (and the text of its line, where given), not by line
+ * number, so entries outlive edits around them.
  *
- * Usage: bun scripts/mutants.ts [--only FILE,FILE] [--concurrency N] [--list]
+ * Usage: bun scripts/mutants.ts [--only FILE,FILE] [--concurrency N] [--list] [--rescore]
  *   --only         these files of the table only (src/inert.ts, ...)
  *   --concurrency  test runs at once (1: the suite's own tests share the machine's CPUs badly)
  *   --list         print the table and exit
+ *   --rescore      run nothing: score the last run's reports in .mutants/ against the accepted list
  *
  * Prints, per file: mutants, killed, survived (accepted or not), the score without and with the
  * accepted ones. Exit 0: every survivor is accepted and every score is at least 90 %. 1: not so.
@@ -33,11 +35,11 @@ const value = (name: string) => {
   return at >= 0 ? argv[at + 1] : undefined;
 };
 const usage = (problem: string): never => {
-  console.error(`mutants: ${problem}\nusage: bun scripts/mutants.ts [--only FILE,FILE] [--concurrency N] [--list]`);
+  console.error(`mutants: ${problem}\nusage: bun scripts/mutants.ts [--only FILE,FILE] [--concurrency N] [--list] [--rescore]`);
   process.exit(2);
 };
 for (const [i, arg] of argv.entries()) {
-  if (arg.startsWith("--") && !["--only", "--concurrency", "--list"].includes(arg)) usage(`unknown option ${arg}`);
+  if (arg.startsWith("--") && !["--only", "--concurrency", "--list", "--rescore"].includes(arg)) usage(`unknown option ${arg}`);
   if (!arg.startsWith("--") && !["--only", "--concurrency"].includes(argv[i - 1] ?? "")) usage(`unexpected argument ${arg}`);
 }
 const only = value("--only")?.split(",").filter(Boolean);
@@ -55,6 +57,8 @@ interface Accepted {
   mutator: string;
   original: string;
   replacement: string;
+  /** The whole source line the mutant is on, trimmed: where the same text occurs more than once. */
+  line?: string;
   reason: string;
 }
 const ACCEPTED_PATH = join(root, "test/mutants-accepted.json");
@@ -106,24 +110,32 @@ for (const file of files) {
     ignorePatterns: [".mutants", ".bench", "dist", "target", "junit.xml", "*.log", ...(target.fixtures ? ["test/fixtures/build"] : [])],
     ...(target.fixtures ? { buildCommand: `${bun} scripts/build-native.ts all` } : {}),
   };
-  const configPath = join(out, `stryker.${slug}.json`);
-  writeFileSync(configPath, JSON.stringify(config, null, 2) + "\n");
-  console.error(`mutants: ${file} ← ${target.tests.join(" ")}`);
-  const began = performance.now();
-  // Stryker runs on Bun here: it asks for Node ≥ 22, and Bun reports a Node version above that.
-  const proc = Bun.spawn([bun, join(root, "node_modules/@stryker-mutator/core/bin/stryker.js"), "run", configPath], {
-    cwd: root,
-    env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0" },
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "inherit",
-  });
-  for await (const chunk of proc.stdout) process.stderr.write(chunk); // Stryker's report: stderr, not stdout
-  const code = await proc.exited;
-  const seconds = Math.round((performance.now() - began) / 1000);
-  if (code !== 0 || !existsSync(report)) {
-    console.error(`mutants: Stryker failed on ${file} (exit ${code}); its output is above`);
-    process.exit(2);
+  let seconds = 0;
+  if (argv.includes("--rescore")) {
+    if (!existsSync(report)) {
+      console.error(`mutants: ${file} has no report in .mutants/ to score; run it first`);
+      continue;
+    }
+  } else {
+    const configPath = join(out, `stryker.${slug}.json`);
+    writeFileSync(configPath, JSON.stringify(config, null, 2) + "\n");
+    console.error(`mutants: ${file} ← ${target.tests.join(" ")}`);
+    const began = performance.now();
+    // Stryker runs on Bun here: it asks for Node ≥ 22, and Bun reports a Node version above that.
+    const proc = Bun.spawn([bun, join(root, "node_modules/@stryker-mutator/core/bin/stryker.js"), "run", configPath], {
+      cwd: root,
+      env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0" },
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "inherit",
+    });
+    for await (const chunk of proc.stdout) process.stderr.write(chunk); // Stryker's report: stderr, not stdout
+    const code = await proc.exited;
+    seconds = Math.round((performance.now() - began) / 1000);
+    if (code !== 0 || !existsSync(report)) {
+      console.error(`mutants: Stryker failed on ${file} (exit ${code}); its output is above`);
+      process.exit(2);
+    }
   }
   const data = JSON.parse(readFileSync(report, "utf8")) as { files: Record<string, { source: string; mutants: ReportMutant[] }> };
   const entry = data.files[file] ?? Object.values(data.files)[0]!;
@@ -136,7 +148,8 @@ for (const file of files) {
   let acceptedCount = 0;
   for (const m of survivors) {
     const original = originalOf(entry.source, m);
-    if (known.some((a) => a.mutator === m.mutatorName && a.original === original && a.replacement === m.replacement)) acceptedCount++;
+    const line = entry.source.split("\n")[m.location.start.line - 1]?.trim();
+    if (known.some((a) => a.mutator === m.mutatorName && a.original === original && a.replacement === m.replacement && (a.line === undefined || a.line === line))) acceptedCount++;
     else unexplained.push(describe(m, original));
   }
   results.push({ file, total: valid.length, killed, survived: survivors.map((m) => describe(m, originalOf(entry.source, m))), acceptedCount, unexplained, seconds });
