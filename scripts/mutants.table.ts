@@ -20,7 +20,7 @@ export const MUTANT_TARGETS: Record<string, MutantTarget> = {
   "src/files.ts": { tests: [STATE, LOCKS], fixtures: true },
   "src/lock.ts": { tests: [LOCKS, STATE], fixtures: true },
   "src/session/selection.ts": { tests: ["test/unit/tool-selection.test.ts"] },
-  "src/session/compare.ts": { tests: ["test/unit/check-rules.test.ts", "test/unit/manifest.test.ts"] },
+  "src/session/compare.ts": { tests: ["test/unit/compare.test.ts", "test/unit/check-rules.test.ts", "test/unit/manifest.test.ts"] },
   "src/trust/hash.ts": { tests: ["test/unit/hash.test.ts"] },
   "src/trust/approvals.ts": { tests: ["test/unit/approvals-plain.test.ts", "test/e2e/approvals-cli.test.ts"], fixtures: true },
   "src/trust/elf.ts": { tests: ["test/unit/elf.test.ts", "test/integration/dependency-edges.test.ts"], fixtures: true },
