@@ -27,7 +27,7 @@ export const MUTANT_TARGETS: Record<string, MutantTarget> = {
   "src/trust/elf-symbols.ts": { tests: ["test/unit/elf.test.ts", "test/unit/check-rules.test.ts"], fixtures: true },
   "src/trust/dependencies.ts": { tests: ["test/integration/dependency-edges.test.ts", "test/integration/dependencies.test.ts"], fixtures: true },
   "src/trust/grants.ts": { tests: ["test/integration/gate.test.ts"], fixtures: true },
-  "src/trust/check.ts": { tests: ["test/unit/checked-schemas.test.ts", "test/unit/arguments-validator.test.ts"] },
+  "src/trust/check.ts": { tests: ["test/integration/trust.test.ts", "test/e2e/trust-cli.test.ts"], fixtures: true },
   "src/trust/loader.ts": { tests: ["test/integration/module-trust.test.ts"], fixtures: true },
   "src/reaper/ours.ts": { tests: ["test/unit/ours.test.ts", "test/integration/registration.test.ts"], fixtures: true },
   "src/reaper/proc.ts": { tests: ["test/unit/ours.test.ts", "test/integration/registration.test.ts"], fixtures: true },
