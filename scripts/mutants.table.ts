@@ -10,6 +10,8 @@
 export interface MutantTarget {
   tests: string[];
   fixtures?: boolean;
+  /** Only the tests of these files whose names match (bun test -t), where the rest of a slow file tests other things. */
+  only?: Record<string, string>;
 }
 
 const STATE = "test/integration/state-files.test.ts";
@@ -39,6 +41,6 @@ export const MUTANT_TARGETS: Record<string, MutantTarget> = {
   "src/host/prepared.ts": { tests: ["test/e2e/prepared-host.test.ts"], fixtures: true },
   "src/plugin-host/module-loader.ts": { tests: ["test/integration/module-trust.test.ts", "test/integration/module-plugins.test.ts"], fixtures: true },
   "src/plugin-host/harden.ts": { tests: ["test/integration/descriptors.test.ts", "test/integration/plugin-host.test.ts"], fixtures: true },
-  "src/mcp/permission.ts": { tests: ["test/unit/mcp-mapping.test.ts", "test/mcp/stdio.test.ts"], fixtures: true },
+  "src/mcp/permission.ts": { tests: ["test/unit/mcp-mapping.test.ts", "test/mcp/stdio.test.ts"], fixtures: true, only: { "test/mcp/stdio.test.ts": "permission" } },
   "src/mcp/http.ts": { tests: ["test/unit/mcp-mapping.test.ts", "test/mcp/http.test.ts"], fixtures: true },
 };

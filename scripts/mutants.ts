@@ -92,7 +92,16 @@ for (const file of files) {
   const report = join(out, `${slug}.json`);
   const config = {
     testRunner: "command",
-    commandRunner: { command: `${bun} test --timeout 60000 ${target.tests.join(" ")}` },
+    // One bun test for the files run whole, one more per file run in part (-t applies to a whole run).
+    commandRunner: {
+      command: [
+        target.tests.filter((t) => !target.only?.[t]).join(" "),
+        ...target.tests.filter((t) => target.only?.[t]).map((t) => `${t} -t '${target.only![t]}'`),
+      ]
+        .filter(Boolean)
+        .map((args) => `${bun} test --timeout 60000 ${args}`)
+        .join(" && "),
+    },
     mutate: [file],
     coverageAnalysis: "off",
     concurrency,
