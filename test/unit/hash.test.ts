@@ -1,6 +1,7 @@
 import { expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { cpSync, mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { join } from "node:path";
 import { libraryBytes, loadSetHash } from "../../src/trust/hash.ts";
 import { tempDir } from "../helpers.ts";
@@ -218,4 +219,45 @@ test("a link outside the folder is refused naming the folder, and saying what to
   expect(error?.code).toBe("E_LOAD");
   expect(error?.message).toStartWith(`the plugin's folder ${join(dir.path, "absent")} changed while it was being hashed (ENOENT`);
   expect(error?.hint).toBe("try again once nothing is writing to it");
+});
+
+test("only the first read's first four bytes make an ELF file: exactly the magic is enough, the magic further in is not", () => {
+  using dir = tempDir();
+  writeFileSync(join(dir.path, "four"), Buffer.from([0x7f, 0x45, 0x4c, 0x46]));
+  const big = Buffer.alloc((1 << 20) + 16, 0x20);
+  big.set([0x7f, 0x45, 0x4c, 0x46], 1 << 20); // the magic at the start of the second read
+  writeFileSync(join(dir.path, "big.txt"), big);
+  expect([...loadSetHash(dir.path).kept.keys()]).toEqual(["four"]);
+});
+
+test("a library in a folder of the load set is named by its path with '/'", () => {
+  using dir = tempDir();
+  mkdirSync(join(dir.path, "lib", "x86_64"), { recursive: true });
+  writeFileSync(join(dir.path, "lib", "x86_64", "p.bin"), "library");
+  const loaded = loadSetHash(dir.path, join(dir.path, "lib", "x86_64", "p.bin"));
+  expect(loaded.libraryPath).toBe("lib/x86_64/p.bin");
+  expect(loaded.kept.get("lib/x86_64/p.bin")?.toString()).toBe("library");
+});
+
+test("a socket in the folder carries nothing to approve: left out, not opened", async () => {
+  using dir = tempDir();
+  writeFileSync(join(dir.path, "a"), "a");
+  const server = createServer().listen(join(dir.path, "control.sock"));
+  await new Promise((resolve) => server.once("listening", resolve));
+  try {
+    const loaded = loadSetHash(dir.path);
+    expect(loaded.files.map((f) => f.path)).toEqual(["a"]);
+    expect(loaded.hash).toBe(referenceHash([["a", "a"]]));
+  } finally {
+    server.close();
+  }
+});
+
+test("hashing closes every file it opened", () => {
+  using dir = tempDir();
+  for (let i = 0; i < 40; i++) writeFileSync(join(dir.path, `f${i}`), `content ${i}`);
+  const open = () => readdirSync("/proc/self/fd").length;
+  const before = open();
+  for (let round = 0; round < 3; round++) loadSetHash(dir.path);
+  expect(open()).toBe(before);
 });
