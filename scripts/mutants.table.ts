@@ -19,7 +19,7 @@ const LOCKS = "test/integration/state-locks.test.ts";
 
 export const MUTANT_TARGETS: Record<string, MutantTarget> = {
   "src/inert.ts": { tests: ["test/unit/inert.test.ts"] },
-  "src/files.ts": { tests: [STATE, LOCKS], fixtures: true },
+  "src/files.ts": { tests: ["test/integration/files.test.ts", STATE, LOCKS], fixtures: true },
   "src/lock.ts": { tests: [LOCKS, STATE], fixtures: true },
   "src/session/selection.ts": { tests: ["test/unit/tool-selection.test.ts"] },
   "src/session/compare.ts": { tests: ["test/unit/compare.test.ts", "test/unit/check-rules.test.ts", "test/unit/manifest.test.ts"] },
