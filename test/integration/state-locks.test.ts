@@ -4,12 +4,12 @@
  * and a writer killed while it holds the lock leaves nothing locked.
  */
 import { describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { isCxError } from "../../src/errors.ts";
 import { recordApproval } from "../../src/trust/approvals.ts";
 import { cli, copyFixture, refusal, ROOT, tempDir, until } from "../helpers.ts";
-import { withFileLock } from "../../src/lock.ts";
+import { tryLock, withFileLock } from "../../src/lock.ts";
 
 const WRITERS = 8;
 const EACH = 50;
@@ -57,6 +57,8 @@ describe("a crashed writer", () => {
       const waited = await refusal(Promise.resolve().then(() => withFileLock(file, () => "never", 100)));
       expect(isCxError(waited, "E_STATE")).toBe(true);
       expect(waited.message).toBe(`${file} stayed locked for 0.1 s by process ${holder.pid}, so it was not changed`);
+      expect(waited.hint).toBe(`another cxagent is writing it; if process ${holder.pid} is stuck, end it and try again`);
+      expect(waited.details).toEqual({ path: file, holder: holder.pid });
     } finally {
       holder.kill("SIGKILL");
       await holder.exited;
@@ -92,3 +94,72 @@ describe("the lock file", () => {
     expect(error.message).toBe(`cannot write ${file}: its lock file ${lockPath} is a FIFO, not a regular file, so it was not used`);
   });
 });
+
+describe("the lock's edges (mutants of src/lock.ts)", () => {
+  test("tryLock: taken by the first open file, refused to a second while the first holds it", () => {
+    using dir = tempDir();
+    const path = join(dir.path, "f");
+    writeFileSync(path, "");
+    const first = openSync(path, "r");
+    const second = openSync(path, "r");
+    try {
+      expect(tryLock(first)).toBe(true);
+      expect(tryLock(second)).toBe(false);
+      closeSync(first);
+      expect(tryLock(second)).toBe(true);
+    } finally {
+      for (const fd of [first, second]) {
+        try {
+          closeSync(fd);
+        } catch {
+          // closed above
+        }
+      }
+    }
+  });
+
+  test("a folder, or a device, in the lock file's place is refused, naming it; a lock file that cannot be made says where to look", async () => {
+    using dir = tempDir();
+    const file = join(dir.path, "approvals.json");
+    const lockPath = join(dir.path, ".approvals.json.lock");
+    mkdirSync(lockPath);
+    const folder = await refusal(Promise.resolve().then(() => withFileLock(file, () => "never")));
+    expect(folder.message).toBe(`cannot write ${file}: its lock file ${lockPath} is a folder, not a regular file, so it was not used`);
+    expect(folder.hint).toBe(`cxagent makes that file itself; if you did not put it there, someone else may have: check who owns ${dir.path}, then remove ${lockPath}`);
+    expect(folder.details).toEqual({ path: file, lockPath });
+    rmSync(lockPath, { recursive: true });
+    expect(Bun.spawnSync(["mknod", lockPath, "c", "1", "3"]).exitCode).toBe(0); // what /dev/null is
+    const device = await refusal(Promise.resolve().then(() => withFileLock(file, () => "never")));
+    expect(device.message).toBe(`cannot write ${file}: its lock file ${lockPath} is a special file, not a regular file, so it was not used`);
+    writeFileSync(join(dir.path, "plain"), "");
+    const under = join(dir.path, "plain", "approvals.json");
+    const cannot = await refusal(Promise.resolve().then(() => withFileLock(under, () => "never")));
+    expect(isCxError(cannot, "E_STATE")).toBe(true);
+    expect(cannot.message).toStartWith(`cannot write ${under}: its lock file ${join(dir.path, "plain", ".approvals.json.lock")} cannot be opened (`);
+    expect(cannot.hint).toBe(`check that ${join(dir.path, "plain")} exists and is writable, or use another state folder`);
+    expect(cannot.next).toEqual({ do: "choose-folder", which: "state", path: join(dir.path, "plain") });
+  });
+
+  test("the holder named is the one holding this lock, not another file's", async () => {
+    using dir = tempDir();
+    const other = join(dir.path, "other.json");
+    const file = join(dir.path, "approvals.json");
+    const hold = async (path: string) => {
+      const proc = Bun.spawn([process.execPath, join(ROOT, "test/fixtures/hold-lock.ts"), path], { stdout: "pipe", stderr: "inherit" });
+      expect(new TextDecoder().decode((await proc.stdout.getReader().read()).value)).toBe(`locked ${proc.pid}\n`);
+      return proc;
+    };
+    // an unrelated lock taken before this one, and one after: whichever /proc/locks lists first
+    const before = await hold(other);
+    const holder = await hold(file);
+    const after = await hold(join(dir.path, "third.json"));
+    try {
+      const waited = await refusal(Promise.resolve().then(() => withFileLock(file, () => "never", 50)));
+      expect(waited.message).toBe(`${file} stayed locked for 0.05 s by process ${holder.pid}, so it was not changed`);
+    } finally {
+      for (const p of [before, holder, after]) p.kill("SIGKILL");
+      await Promise.all([before.exited, holder.exited, after.exited]);
+    }
+  });
+});
+
