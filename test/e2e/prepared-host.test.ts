@@ -6,7 +6,7 @@
  */
 import type { FileSink } from "bun";
 import { describe, expect, test } from "bun:test";
-import { closeSync, constants, existsSync, openSync, readdirSync, readFileSync, writeSync } from "node:fs";
+import { closeSync, constants, existsSync, openSync, readdirSync, readFileSync, readlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { sealedCopy } from "../../src/host/memfd.ts";
 import { discardPrepared, prepareHost, takePrepared } from "../../src/host/prepared.ts";
@@ -185,6 +185,72 @@ describe("cxagent invoke's prepared plugin host", () => {
     taken!.proc.stdin.end();
     await taken!.proc.exited;
     discardPrepared();
+  });
+
+  test("one at a time; one that has died is not taken; and its library file does not stay open here", async () => {
+    const bytes = readFileSync(fixtureLibrary("echo"));
+    const env = pluginHostEnv(process.env);
+    // the sealable file it was given as fd 3 (the runtime's own pipes to it close when it collects them)
+    const fds = () =>
+      readdirSync("/proc/self/fd").filter((fd) => {
+        try {
+          return readlinkSync(`/proc/self/fd/${fd}`).startsWith("/memfd:cxagent:library");
+        } catch {
+          return false;
+        }
+      }).length;
+    const seen = new Set(hostsOf(process.pid).map((h) => h.pid));
+    const started = () => hostsOf(process.pid).filter((h) => !seen.has(h.pid)).map((h) => h.pid);
+    const before = fds();
+    prepareHost(hostCommand(), env);
+    prepareHost(hostCommand(), env); // a second call while one waits starts nothing
+    await until(() => started().length > 0, 5000, "the prepared host to start");
+    await Bun.sleep(100);
+    expect(started()).toHaveLength(1);
+    const [pid] = started();
+    // it dies before anyone takes it (killed, or it exited): not taken, and its descriptors go
+    process.kill(pid!, "SIGKILL");
+    await until(() => !alive(pid!), 5000, "the prepared host to die");
+    await Bun.sleep(50); // its exit is collected by the runtime
+    expect(takePrepared(hostCommand(), env, bytes)).toBeNull();
+    expect(fds()).toBe(before);
+    // this process's end of each one's socket pair (its stdout) is closed with it
+    const sockets = () => readdirSync("/proc/self/fd").filter((fd) => {
+      try {
+        return readlinkSync(`/proc/self/fd/${fd}`).startsWith("socket:");
+      } catch {
+        return false;
+      }
+    }).length;
+    const socketsBefore = sockets();
+    // one discarded, and one refused for another environment: nothing left open either
+    // (the runtime's own socket to its stdin closes once it has collected the host's exit)
+    prepareHost(hostCommand(), env);
+    discardPrepared();
+    await until(() => sockets() === socketsBefore, 10_000, "the discarded host's sockets to close");
+    prepareHost(hostCommand(), env);
+    expect(takePrepared(hostCommand(), { ...env, OTHER: "1" }, bytes)).toBeNull();
+    expect(fds()).toBe(before);
+    await until(() => sockets() === socketsBefore, 10_000, "the refused host's sockets to close");
+    // a command that cannot be started: nothing prepared, its file and its socket pair closed
+    prepareHost(["/nonexistent/cxagent-host"], env);
+    expect(fds()).toBe(before);
+    expect(sockets()).toBe(socketsBefore);
+    expect(takePrepared(["/nonexistent/cxagent-host"], env, bytes)).toBeNull();
+  }, 30_000);
+
+  test("preparing a host first makes this process non-dumpable (before any plugin host exists)", () => {
+    const script = `
+      import { linuxLibc } from ${JSON.stringify(join(import.meta.dir, "../../src/libc.ts"))};
+      import { discardPrepared, prepareHost } from ${JSON.stringify(join(import.meta.dir, "../../src/host/prepared.ts"))};
+      const dumpable = () => linuxLibc()!.prctl(3, 0, 0, 0, 0); // PR_GET_DUMPABLE
+      const before = dumpable();
+      prepareHost(["/bin/cat"], {});
+      console.log(JSON.stringify([before, dumpable()]));
+      discardPrepared();`;
+    const r = Bun.spawnSync([process.execPath, "-e", script], { stderr: "pipe" });
+    expect(r.stderr.toString()).toBe("");
+    expect(JSON.parse(r.stdout.toString())).toEqual([1, 0]);
   });
 
   test("one nobody takes ends at the end of its input, having written nothing", async () => {
