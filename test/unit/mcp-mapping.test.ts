@@ -6,7 +6,7 @@ import { describe, expect, test } from "bun:test";
 import { PassThrough } from "node:stream";
 import { CxError, type JobResult, type Manifest } from "../../src/index.ts";
 import { isLoopback, loopbackHosts, parseListen, refusal } from "../../src/mcp/http.ts";
-import { answerOf, elicitation, parseAllowRule } from "../../src/mcp/permission.ts";
+import { answerOf, elicitation, parseAllowRule, permissionFor } from "../../src/mcp/permission.ts";
 import { StdioTransport } from "../../src/mcp/stdio.ts";
 import { callResult, failedCall, isAtLeast, listedTool, mcpLevel, ProgressCounter, visible } from "../../src/mcp/tools.ts";
 
@@ -96,7 +96,13 @@ describe("--allow-tool rules", () => {
     expect(parseAllowRule("a.b/add").matches("axb", "add")).toBe(false);
   });
 
-  test.each(["", "calc", "calc/", "/add", "a/b/c", "plugin calc tool", "calc/add tool", "ca(lc/add"])("'%s' is a usage error", (text) => {
+  test("the stored rule's text with any spacing, and either form with spaces around it", () => {
+    expect(parseAllowRule("plugin  calc   tool\tadd").matches("calc", "add")).toBe(true);
+    expect(parseAllowRule("  calc/add \n").text).toBe("calc/add");
+    expect(parseAllowRule(" plugin calc tool add ").text).toBe("plugin calc tool add");
+  });
+
+  test.each(["", "calc", "calc/", "/add", "a/b/c", "plugin calc tool", "calc/add tool", "ca(lc/add", "xplugin calc tool add", "plugin calc tool add more", "plugin calc tool add/x"])("'%s' is a usage error", (text) => {
     expect(() => parseAllowRule(text)).toThrow(expect.objectContaining({ code: "E_USAGE" }));
   });
 });
@@ -117,6 +123,39 @@ describe("elicitation", () => {
     const narrowed = elicitation(request(false, "evil\x1b[2J\u009b text"), "/p");
     expect(narrowed.requestedSchema.properties.decision.enum).toEqual(["allow_once", "deny"]);
     expect(narrowed.message).toBe("cxagent: plugin 'calc' wants to run its tool 'div'.\nevil\\u001b[2J\\u009b text\nAllow always is not offered for this call.");
+  });
+
+  test("the form's labels, its question, and the wording when the decision has none of its own", () => {
+    const offered = elicitation(request(true), "/p").requestedSchema.properties.decision;
+    expect(offered.enumNames).toEqual(["Allow once", "Allow always (stores 'plugin calc tool div' for /p)", "Deny"]);
+    expect(offered.description).toBe("Run div of plugin calc?");
+    expect(offered.title).toBe("Decision");
+    expect(elicitation(request(false), "/p").requestedSchema.properties.decision.enumNames).toEqual(["Allow once", "Deny"]);
+    const bare = { ...request(false), decision: { ...request(false).decision, display: null } };
+    expect(elicitation(bare as never, "/p").message).toBe("cxagent: plugin 'calc' wants to run its tool 'div'.\ncalc wants to run div\nAllow always is not offered for this call.");
+  });
+
+  test("permissionFor: a rule allows once, noting it; the client's answer is noted; a failed question denies, unless the call was cancelled", async () => {
+    const notes: string[] = [];
+    const base = { plugin: "calc", tool: "div", project: "/p", note: (line: string) => notes.push(line) };
+    const byRule = permissionFor({ ...base, rules: [parseAllowRule("calc/*")], canElicit: true, elicit: async () => ({ action: "decline" }), signal: new AbortController().signal })!;
+    expect(await byRule(request(true) as never)).toBe("once");
+    expect(notes.pop()).toBe("allowed by --allow-tool calc/*: divide 1 by zero");
+    expect(permissionFor({ ...base, rules: [], canElicit: false, elicit: async () => ({ action: "decline" }), signal: new AbortController().signal })).toBeUndefined();
+    const asked = permissionFor({ ...base, rules: [parseAllowRule("other/*")], canElicit: true, elicit: async () => ({ action: "accept", content: { decision: "allow_once" } }), signal: new AbortController().signal })!;
+    expect(await asked(request(true) as never)).toBe("once");
+    expect(notes.pop()).toBe("calc div: the client answered accept allow_once → once");
+    const declined = permissionFor({ ...base, rules: [], canElicit: true, elicit: async () => ({ action: "decline" }), signal: new AbortController().signal })!;
+    expect(await declined(request(true) as never)).toBe("deny");
+    expect(notes.pop()).toBe("calc div: the client answered decline → deny");
+    const failing = permissionFor({ ...base, rules: [], canElicit: true, elicit: async () => Promise.reject(new Error("no form")), signal: new AbortController().signal })!;
+    expect(await failing(request(true) as never)).toBe("deny");
+    expect(notes.pop()).toBe("calc div: asking the client failed (no form), so the call is denied");
+    const controller = new AbortController();
+    controller.abort();
+    const cancelled = permissionFor({ ...base, rules: [], canElicit: true, elicit: async () => Promise.reject(new Error("cancelled")), signal: controller.signal })!;
+    expect(await Promise.resolve(cancelled(request(true) as never)).then(() => "answered", (e: Error) => e.message)).toBe("cancelled");
+    expect(notes).toEqual([]);
   });
 
   test("only an accepted allow allows; allow_always counts only when offered", () => {
