@@ -27,7 +27,12 @@ export function writeJsonAtomic(path: string, value: unknown): void {
     writeFileSync(temp, JSON.stringify(value, null, 2) + "\n", { mode: 0o600 });
     renameSync(temp, path);
   } catch (error) {
-    rmSync(temp, { force: true });
+    try {
+      rmSync(temp, { force: true });
+    } catch {
+      // Nothing was written there (Bun 1.4.5's rmSync answers EFAULT, not ENOENT, when a folder on
+      // the path is a file): the write's own error is the one to report.
+    }
     throw new CxError("E_STATE", `cannot write ${path}: ${(error as Error).message}`, {
       cause: error,
       hint: `check that ${dirname(path)} exists and is writable, or use another state folder`,
