@@ -110,7 +110,9 @@ test("a plugin that keeps every rule passes every check, exercising each optiona
   expect(report).toMatchObject({ plugin: "passes-check", version: "1.0.0", kind: "native", ok: true, counts: { fail: 0, skip: 0 } });
   const seen = Object.fromEntries(report.checks.map((c) => [c.id, c.seen]));
   expect(seen["gate-answers"]).toMatch(/\d+ NULL \(no prompt\), [1-9]\d* asking with a display/);
-  expect(seen.poll).toContain("1 valid submit");
+  // one submit per plugin host; the check starts more than one, and on a loaded machine a host it
+  // ends soon may live long enough to be polled too
+  expect(seen.poll).toMatch(/: [1-9]\d* valid submits?$/);
   expect(seen.registers).toContain("each registered right away");
   expect(seen.ownership).toContain("cxagent_plugin_poll");
   expect(seen.free).toMatch(/released all \d+ strings/);
