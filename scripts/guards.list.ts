@@ -1475,6 +1475,15 @@ export const GUARDS: Guard[] = [
     why: "without a token, a full session table refuses new sessions (503) instead of closing the oldest, so nobody evicts another's session",
   },
   {
+    id: "iso-parent-environ-blanked",
+    area: "isolation",
+    file: "src/host/nondumpable.ts",
+    find: `  if (libc !== null) scrubEnviron(libc);\n`,
+    replace: ``,
+    tests: [ENV],
+    why: "a plugin host running as root cannot read the parent's environment through /proc/<ppid>/environ",
+  },
+  {
     id: "state-lock-no-follow",
     area: "state",
     file: "src/lock.ts",
