@@ -71,6 +71,7 @@ const MCP_HTTP = "test/mcp/http.test.ts";
 const CORTEX = "test/integration/cortex.test.ts";
 const CHECKED = "test/unit/checked-schemas.test.ts";
 const WORKERS = "test/integration/module-workers.test.ts";
+const CORTEX_HOSTILE = "test/integration/cortex-hostile.test.ts";
 
 export const GUARDS: Guard[] = [
   // ---- trust: no plugin byte runs before a person approved exactly those bytes, at that folder ----
@@ -1482,6 +1483,15 @@ export const GUARDS: Guard[] = [
     replace: ``,
     tests: [ENV],
     why: "a plugin host running as root cannot read the parent's environment through /proc/<ppid>/environ",
+  },
+  {
+    id: "protocol-cortex-manifest-fits-line",
+    area: "protocol",
+    file: "src/plugin-host/cortex.ts",
+    find: `  if (size > LINE_CAP) {`,
+    replace: `  if (false) {`,
+    tests: [CORTEX_HOSTILE],
+    why: "a Cortex plugin whose descriptors add up to a startup line past the line cap is refused at once, naming the size, instead of waiting out the startup deadline",
   },
   {
     id: "state-lock-no-follow",
