@@ -1597,11 +1597,11 @@ export const GUARDS: Guard[] = [
   {
     id: "mcp-remote-needs-token",
     area: "mcp",
-    file: "src/mcp/serve.ts",
-    find: `const token = options.token || !options.http.loopback ? bearerToken() : null;`,
-    replace: `const token = options.token ? bearerToken() : null;`,
+    file: "src/cli/commands/mcp.ts",
+    find: `if (noToken && allowRemote) throw new CxError(`,
+    replace: `if (false) throw new CxError(`,
     tests: [MCP_HTTP],
-    why: "off loopback, a bearer token is always required",
+    why: "off loopback, a bearer token is always required: --no-token is refused with --allow-remote (serve.ts also requires one off loopback, whatever it is given)",
   },
   {
     id: "mcp-always-only-offered",
