@@ -75,6 +75,7 @@ const MCP_HTTP = "test/mcp/http.test.ts";
 const CORTEX = "test/integration/cortex.test.ts";
 const CHECKED = "test/unit/checked-schemas.test.ts";
 const WORKERS = "test/integration/module-workers.test.ts";
+const CORTEX_HOSTILE = "test/integration/cortex-hostile.test.ts";
 
 export const GUARDS: Guard[] = [
   // ---- trust: no plugin byte runs before a person approved exactly those bytes, at that folder ----
@@ -1470,6 +1471,69 @@ export const GUARDS: Guard[] = [
     why: "a folder above the snapshots that another user owns (and so can change) is refused, by name",
   },
   {
+    id: "mcp-token-by-default",
+    area: "mcp",
+    file: "src/cli/commands/mcp.ts",
+    find: `      token: !noToken,`,
+    replace: `      token: false,`,
+    tests: [MCP_HTTP],
+    why: "cxagent mcp --http asks for a bearer token on loopback too unless --no-token is given: another local user cannot call the served tools",
+  },
+  {
+    id: "mcp-token-file-private",
+    area: "mcp",
+    file: "src/mcp/http.ts",
+    find: `if ((stat.mode & 0o077) !== 0) throw bad(`,
+    replace: `if (false) throw bad(`,
+    tests: [MCP_HTTP],
+    why: "a --token-file other users could read (or write) is refused, naming it",
+  },
+  {
+    id: "mcp-unauthenticated-no-always",
+    area: "mcp",
+    file: "src/mcp/http.ts",
+    find: `await hub.server({ authenticated: token !== null }).connect(transport);`,
+    replace: `await hub.server({ authenticated: true }).connect(transport);`,
+    tests: [MCP_HTTP],
+    why: "a client without the token is never offered Allow always, so it cannot store a grant that answers the user's own calls",
+  },
+  {
+    id: "mcp-unauthenticated-always-withheld",
+    area: "mcp",
+    file: "src/mcp/permission.ts",
+    find: `const request = options.mayStore || !asked.decision.alwaysOffered ? asked : `,
+    replace: `const request = true ? asked : `,
+    tests: [MCP_HTTP],
+    why: "a client that may not store a grant is offered allow_once and deny only, and an allow_always answer from it denies the call",
+  },
+  {
+    id: "mcp-no-eviction-without-token",
+    area: "mcp",
+    file: "src/mcp/http.ts",
+    find: `if (token === null && sessions.size >= SESSION_CAP) {`,
+    replace: `if (false) {`,
+    tests: [MCP_HTTP],
+    why: "without a token, a full session table refuses new sessions (503) instead of closing the oldest, so nobody evicts another's session",
+  },
+  {
+    id: "iso-parent-environ-blanked",
+    area: "isolation",
+    file: "src/host/nondumpable.ts",
+    find: `  if (libc !== null) scrubEnviron(libc);\n`,
+    replace: ``,
+    tests: [ENV],
+    why: "a plugin host running as root cannot read the parent's environment through /proc/<ppid>/environ",
+  },
+  {
+    id: "protocol-cortex-manifest-fits-line",
+    area: "protocol",
+    file: "src/plugin-host/cortex.ts",
+    find: `  if (size > LINE_CAP) {`,
+    replace: `  if (false) {`,
+    tests: [CORTEX_HOSTILE],
+    why: "a Cortex plugin whose descriptors add up to a startup line past the line cap is refused at once, naming the size, instead of waiting out the startup deadline",
+  },
+  {
     id: "state-lock-no-follow",
     area: "state",
     file: "src/lock.ts",
@@ -1573,11 +1637,11 @@ export const GUARDS: Guard[] = [
   {
     id: "mcp-remote-needs-token",
     area: "mcp",
-    file: "src/mcp/serve.ts",
-    find: `const token = options.token || !options.http.loopback ? bearerToken() : null;`,
-    replace: `const token = options.token ? bearerToken() : null;`,
+    file: "src/cli/commands/mcp.ts",
+    find: `if (noToken && allowRemote) throw new CxError(`,
+    replace: `if (false) throw new CxError(`,
     tests: [MCP_HTTP],
-    why: "off loopback, a bearer token is always required",
+    why: "off loopback, a bearer token is always required: --no-token is refused with --allow-remote (serve.ts also requires one off loopback, whatever it is given)",
   },
   {
     id: "mcp-always-only-offered",

@@ -29,7 +29,7 @@ import { checkDescriptions, checkExports, checkLibrary, checkNames, checkSchemas
 import { CheckContext } from "./context.ts";
 import { newObservations, type SpawnCheckHost } from "./host.ts";
 import { type CheckOutcome, type CheckReport, countOutcomes, type PluginKind, type Verdict } from "./report.ts";
-import { tempFolder } from "../files.ts";
+import { ensurePrivateFolder } from "../host/private-folder.ts";
 
 export interface Check {
   id: string;
@@ -115,7 +115,8 @@ export async function checkPlugin(session: Session, ref: string, options: CheckO
   }
   if (inspection?.shadowing) throw refusalOf(inspection)!;
   const kind = kindOf(location);
-  const scratch = realpathSync(mkdtempSync(join(tempFolder(), "cxagent-check-")));
+  // The hosts' working folder, where a plugin may write and read back: private all the way up, as a snapshot is.
+  const scratch = realpathSync(mkdtempSync(join(ensurePrivateFolder(session.snapshotDir, "cxagent check runs its plugin hosts"), "cxagent-check-")));
   const seen = newObservations();
   const env = pluginHostEnv(process.env, options.env);
   const spawn: SpawnCheckHost = (hooks) => Connection.spawn({
