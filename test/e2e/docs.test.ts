@@ -10,7 +10,9 @@
  *  - `npm ci && npm test` is what runs this test, so it is not run from inside it, and the `npm ci`
  *    before `npm run demo` is not repeated (this checkout is installed; a second `npm ci` would
  *    replace the node_modules the copy links to);
- *  - a cargo line, where cargo is not installed, is skipped, saying so.
+ *  - a cargo line, where cargo is not installed, is skipped, saying so;
+ *  - `npm install -g ./cxagent-<version>.tgz` needs a release's tarball: test/e2e/install.test.ts
+ *    packs one and installs it.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
@@ -137,6 +139,7 @@ describe("every shell line of the docs works as shown", () => {
       expect(lines.length).toBeGreaterThan(0);
       for (const shown of lines) {
         if (/^npm ci && npm test\b/.test(shown)) continue; // this test is part of npm test
+        if (/^npm install -g \.\/cxagent-[\d.]+\.tgz\b/.test(shown)) continue; // install.test.ts
         if (/^cargo /.test(shown) && !hasCargo) {
           console.error(`docs: skipped in ${readme}, cargo is not installed: ${shown}`);
           continue;
