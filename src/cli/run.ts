@@ -11,7 +11,7 @@ import { asCxError, CxError } from "../errors.ts";
 import { CONTRACT_CURRENT, CONTRACT_OLDEST } from "../protocol/manifest.ts";
 import { didYouMean } from "../suggest.ts";
 import { globalArgs } from "./_args.ts";
-import { selfCommand } from "./_hints.ts";
+import { rememberLocationFlags, selfCommand } from "./_hints.ts";
 import { type CommandResult, type OutputMode, printError, printResult, stripAnsi, useColor } from "./_output.ts";
 import { flagRequested, parseCommandLine } from "./_parse.ts";
 import { isTTY, out } from "./_stdio.ts";
@@ -101,6 +101,7 @@ export async function main(argv: string[]): Promise<number> {
     const full = defineCommand({ ...command, meta: { ...(await resolveValue(command.meta)), name } });
     if (wantsHelp(rest)) return await printUsage({ ...full, args }, rootCommand(), name, mode);
     const parsed = parseCommandLine(rest, args, { command: name, variadic: VARIADIC.has(name), self: selfCommand });
+    rememberLocationFlags(parsed as Record<string, unknown>);
     const result = (await command.run?.({ rawArgs: rest, args: parsed as never, cmd: full })) as CommandResult;
     printResult(result, mode === "json");
     return result.exitCode ?? 0;

@@ -121,13 +121,13 @@ describe("the permission prompt on a terminal", () => {
     expect(stored).toEqual(rules);
   });
 
-  test("after Always it says what was stored, for which folder, where, and how to undo it", async () => {
+  test("after Always it says what was stored, for which folder, where, and how to undo it (with the --cwd that scoped it)", async () => {
     using dir = tempDir();
     const { env, project, state } = await world(dir.path);
     const r = await tty(["invoke", CALCULATOR, "calc_add", "--args", '{"a":2,"b":3}', "--cwd", project], [{ after: "[y/a/N]", send: "a" }], { env });
     expect(r.code).toBe(0);
     expect(r.output).toContain(
-      `Allow this call? [y/a/N] always\nalways: stored 'plugin calculator tool calc_add' for ${project} in ${join(state, "permissions.json")}; './bin/cxagent grants --revoke 'plugin calculator tool calc_add'' removes it\n2 + 3 = 5`,
+      `Allow this call? [y/a/N] always\nalways: stored 'plugin calculator tool calc_add' for ${project} in ${join(state, "permissions.json")}; to remove it: ./bin/cxagent grants --revoke 'plugin calculator tool calc_add' --cwd ${project}\n2 + 3 = 5`,
     );
   });
 

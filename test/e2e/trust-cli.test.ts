@@ -266,3 +266,21 @@ describe("list, load, instructions", () => {
     expect(readFileSync(file, "utf8")).toBe(text);
   });
 });
+
+test("a hint names the --config-dir and --state-dir that found the plugin, and the command it names works as shown", async () => {
+  using dir = tempDir();
+  const config = join(dir.path, "elsewhere-config");
+  const state = join(dir.path, "elsewhere-state");
+  mkdirSync(join(config, "plugins"), { recursive: true });
+  copyFixture("echo", join(config, "plugins"));
+  const flags = ["--config-dir", config, "--state-dir", state];
+  const r = await cli(["invoke", "echo", "echo_this", "--args", "{}", ...flags, "--json"]);
+  expect(r.code).toBe(4);
+  const hint: string = r.json().error.hint;
+  const pinned = /'(\.\/bin\/cxagent approve echo --hash [0-9a-f]{64} [^']*)'/.exec(hint)?.[1];
+  expect(pinned).toBe(`./bin/cxagent approve echo --hash ${r.json().error.next.hash} --config-dir ${config} --state-dir ${state}`);
+  const approved = Bun.spawnSync(["bash", "-c", pinned!], { cwd: join(import.meta.dir, "../..") });
+  expect({ code: approved.exitCode, stderr: approved.stderr.toString() }).toEqual({ code: 0, stderr: "" });
+  expect((await cli(["invoke", "echo", "echo_this", "--args", "{}", ...flags])).code).toBe(0);
+});
+

@@ -11,7 +11,7 @@ import { openSession } from "../_session.ts";
 import { describeTrustRequest } from "../_trust-prompt.ts";
 import { choose } from "../_prompt.ts";
 import type { TrustRequest } from "../../trust/check.ts";
-import { selfCommand, shellWord } from "../_hints.ts";
+import { hintCommand, shellWord } from "../_hints.ts";
 import { inert } from "../../inert.ts";
 import { err } from "../_stdio.ts";
 import { tempFolder } from "../../files.ts";
@@ -45,7 +45,7 @@ export default defineCommand({
         if (!isCxError(error, "E_NOT_APPROVED")) throw error;
         const computed = String(error.details?.hash ?? "");
         throw new CxError("E_NOT_APPROVED", `plugin '${String(error.details?.plugin)}' was not checked: check runs its code, so a person must approve its files first (hash ${computed})`, {
-          hint: `run '${selfCommand()} check ${shellWord(args.plugin)}' on a terminal to be asked, or, after reviewing them, '${selfCommand()} check ${shellWord(args.plugin)} --hash ${computed}'`,
+          hint: `run '${hintCommand(`check ${shellWord(args.plugin)}`)}' on a terminal to be asked, or, after reviewing them, '${hintCommand(`check ${shellWord(args.plugin)} --hash ${computed}`)}'`,
           details: error.details,
         });
       });
@@ -63,7 +63,7 @@ async function askForThisCheck(request: TrustRequest): Promise<boolean> {
     { key: "y", label: "yes", value: "yes" },
     { key: "n", label: "no", value: "no" },
   ], "no");
-  if (answer === "yes") err(`approved for this check only; nothing was recorded ('${selfCommand()} approve' approves it for use)\n`);
+  if (answer === "yes") err(`approved for this check only; nothing was recorded ('${hintCommand("approve")}' approves it for use)\n`);
   return answer === "yes";
 }
 
