@@ -27,6 +27,8 @@ type Loader = () => Promise<CommandModule>;
 
 export const COMMANDS: Record<string, Loader> = {
   list: () => import("./commands/list.ts") as never,
+  install: () => import("./commands/install.ts") as never,
+  uninstall: () => import("./commands/uninstall.ts") as never,
   describe: () => import("./commands/describe.ts") as never,
   approve: () => import("./commands/approve.ts") as never,
   revoke: () => import("./commands/revoke.ts") as never,
@@ -36,6 +38,7 @@ export const COMMANDS: Record<string, Loader> = {
   command: () => import("./commands/command.ts") as never,
   watch: () => import("./commands/watch.ts") as never,
   grants: () => import("./commands/grants.ts") as never,
+  approvals: () => import("./commands/approvals.ts") as never,
   reap: () => import("./commands/reap.ts") as never,
   instructions: () => import("./commands/instructions.ts") as never,
   mcp: () => import("./commands/mcp.ts") as never,
@@ -52,7 +55,9 @@ export const VARIADIC = new Set(["command", "instructions", "mcp", "__complete"]
 const HIDDEN = new Set(["__complete"]);
 
 const SUMMARIES: Record<string, string> = {
-  list: "Discovered and configured plugins, with their trust status",
+  list: "Discovered, configured, installed and approved plugins, with their trust status",
+  install: "Copy a plugin (folder or tarball) into the plugins folder and approve its files",
+  uninstall: "Remove an installed plugin, its approvals and its permission grants",
   describe: "What a plugin declares and its tools' arguments (no plugin code runs); --live loads it and compares",
   approve: "Approve a plugin's exact files, interactively or by pinned hash",
   revoke: "Withdraw a plugin's approval",
@@ -62,10 +67,11 @@ const SUMMARIES: Record<string, string> = {
   command: "Run one of a plugin's commands",
   watch: "Print the work a plugin submits",
   instructions: "Print the instructions loaded plugins add for the model",
-  grants: "List or revoke standing permission grants",
+  grants: "List, add or revoke standing permission grants",
+  approvals: "List the stored approvals: plugin, folder, hash, since when",
   reap: "End processes left behind by sessions that died",
   mcp: "Serve plugins to an MCP client (Claude Code, Codex, Cursor, …) over stdio or HTTP",
-  new: "Start a new plugin in C or Rust, ready to build",
+  new: "Start a new plugin in C, Rust or TypeScript, ready to build (or, TypeScript, to run)",
   check: "Run a plugin through every check of the contract, each pass, warn or fail",
   paths: "The folders and files cxagent uses, and whether each can be read",
   completions: "Print a shell completion script (bash, zsh or fish)",
@@ -188,7 +194,8 @@ async function help(rest: string[], mode: OutputMode): Promise<number> {
 }
 
 async function printUsage(command: CommandDef<ArgsDef>, parent: CommandDef<ArgsDef> | undefined, name: string | null, mode: OutputMode): Promise<number> {
-  const usage = await renderUsage(command, parent);
+  // citty pads every row of its tables to the widest: trailing spaces a terminal shows as nothing and a diff or copy keeps.
+  const usage = (await renderUsage(command, parent)).replace(/[ \t]+$/gm, "");
   if (mode !== "text") {
     out(JSON.stringify({ command: name, usage: stripAnsi(usage) }, null, mode === "json" ? 2 : undefined) + "\n");
   } else {
