@@ -1,7 +1,7 @@
 /**
  * The trust prompt on a terminal (SPEC §6.3): what a person is shown before any plugin byte runs,
- * every string from the plugin or its folder made inert, and the question, default No (Ctrl-C is
- * No). The library never asks by itself: the CLI passes this as its ConfirmTrust.
+ * every string from the plugin or its folder made inert, and the question, default No (Ctrl-C
+ * interrupts: exit 130, nothing approved). The library never asks by itself: the CLI passes this as its ConfirmTrust.
  */
 import { inert } from "../inert.ts";
 import type { Manifest } from "../protocol/manifest.ts";

@@ -105,7 +105,7 @@ describe("the permission prompt on a terminal", () => {
     ["y", 0, "allow once", []],
     ["n", 4, "deny", []],
     ["\r", 4, "deny", []],
-    ["\x03", 4, "^C → deny", []],
+    ["\x03", 130, "^C", []], // interrupted: nothing allowed, exit 130
     ["a", 0, "always", ["plugin calculator tool calc_add"]],
   ])("answering %j", async (key, code, echoed, rules) => {
     using dir = tempDir();
@@ -116,6 +116,7 @@ describe("the permission prompt on a terminal", () => {
     expect(r.output).toContain("y = allow once, a = always allow plugin calculator tool calc_add in this project, n = deny");
     expect(r.output).toContain(`Allow this call? [y/a/N] ${echoed}`);
     if (code === 0) expect(r.output).toContain("2 + 3 = 5");
+    else if (code === 130) expect(r.output).toContain("interrupted at the prompt: nothing was allowed or approved");
     else expect(r.output).toContain("calc_add was not run: permission was denied");
     const stored = rules.length ? grantsIn(state).map((g: { rule: string }) => g.rule) : [];
     expect(stored).toEqual(rules);

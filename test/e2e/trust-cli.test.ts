@@ -3,7 +3,7 @@
  * hash), describe, list, load, revoke, instructions.
  */
 import { describe, expect, test } from "bun:test";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cli, copyFixture, tempDir, tty } from "../helpers.ts";
 
@@ -85,7 +85,7 @@ describe("the approval prompt on a terminal", () => {
     ["y", 0, "yes"],
     ["n", 4, "no"],
     ["\r", 4, "no"], // Enter takes the default, No
-    ["\x03", 4, "^C → no"], // Ctrl-C is No
+    ["\x03", 130, "^C"], // Ctrl-C interrupts, approving nothing (exit 130, as git, npm and gh)
   ])("answering %j", async (key, code, echoed) => {
     using dir = tempDir();
     const { env, plugins } = world(dir.path);
@@ -93,6 +93,8 @@ describe("the approval prompt on a terminal", () => {
     const r = await tty(["approve", "echo"], [{ after: "Approve these exact files? [y/N]", send: key }], { env });
     expect(r.code).toBe(code);
     expect(r.output).toContain("Plugin echo 1.0.0 has not been approved yet.");
+    if (code === 130) expect(r.output).toContain("interrupted at the prompt: nothing was allowed or approved");
+    expect(existsSync(join(dir.path, "state", "approvals.json"))).toBe(code === 0);
     expect(r.output).toMatch(/hash\s+[0-9a-f]{64}/);
     expect(r.output).toContain("tools         2: echo_this, echo_that");
     expect(r.output).toContain("instructions  adds instructions for the model");
