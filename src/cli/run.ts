@@ -21,6 +21,8 @@ export interface CommandModule {
   default: CommandDef<ArgsDef>;
   /** The document --json / --jsonl print when the command fails (default `{"error": …}`). */
   errorDocument?: (error: CxError) => unknown;
+  /** Required positionals its run() explains itself when they are missing (see ParseOptions). */
+  explainsMissing?: readonly string[];
 }
 
 type Loader = () => Promise<CommandModule>;
@@ -106,7 +108,7 @@ export async function main(argv: string[]): Promise<number> {
     const args = { ...globalArgs, ...((await resolveValue(command.args)) ?? {}) } as ArgsDef;
     const full = defineCommand({ ...command, meta: { ...(await resolveValue(command.meta)), name } });
     if (wantsHelp(rest)) return await printUsage({ ...full, args }, rootCommand(), name, mode);
-    const parsed = parseCommandLine(rest, args, { command: name, variadic: VARIADIC.has(name), self: selfCommand });
+    const parsed = parseCommandLine(rest, args, { command: name, variadic: VARIADIC.has(name), explainsMissing: module.explainsMissing, self: selfCommand });
     rememberLocationFlags(parsed as Record<string, unknown>);
     const result = (await command.run?.({ rawArgs: rest, args: parsed as never, cmd: full })) as CommandResult;
     printResult(result, mode === "json");

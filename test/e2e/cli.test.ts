@@ -162,7 +162,8 @@ describe("invoke", () => {
 describe("failures: one JSON document with --json, and the exit code of SPEC §9", () => {
   const cases: [string, string[], number, string, RegExp][] = [
     ["an unknown flag", ["invoke", "examples/calculator", "calc_multiply", "--bogus"], 2, "E_USAGE", /^unknown option '--bogus' for 'cxagent invoke'$/],
-    ["a missing tool argument", ["invoke", "examples/calculator"], 2, "E_USAGE", /^'cxagent invoke' needs <tool>$/],
+    ["a missing tool argument: its tools named (from the sidecar)", ["invoke", "examples/calculator"], 2, "E_USAGE", /^'cxagent invoke' needs <tool>: plugin 'calculator' has calc_add, calc_multiply, calc_divide$/],
+    ["a missing tool and plugin", ["invoke"], 2, "E_USAGE", /^'cxagent invoke' needs <plugin>$/],
     ["no command", [], 2, "E_USAGE", /^no command given$/],
     ["an unknown command", ["frobnicate"], 2, "E_USAGE", /^unknown command 'frobnicate'$/],
     ["arguments that are not JSON", ["invoke", "examples/calculator", "calc_multiply", "--args", "{a:1}"], 3, "E_INVALID_INPUT", /^the arguments from --args are not valid JSON: /],

@@ -36,6 +36,9 @@ describe("before it runs", () => {
     const json = (await cli(["describe", "cortex-basic", "--json"], { env })).json();
     expect(json).toMatchObject({ name: "cortex-basic", kind: "cortex", trust: "new", folder: pkg, cortex: { manifest: join(pkg, "manifest.toml"), versionDeclared: true } });
     expect(json.files.map((f: { path: string }) => f.path)).toEqual(["lib/libcortex_basic.so", "manifest.toml"]);
+    // approved, it no longer says "once it is approved"
+    expect((await cli(["approve", "cortex-basic", "--hash", json.hash], { env })).code).toBe(0);
+    expect((await cli(["describe", "cortex-basic"], { env })).stdout).toContain("tools: declared only by its running code; describe --live lists them\n");
   });
 
   test("list shows it as a Cortex plugin whose tools are declared when it runs", async () => {

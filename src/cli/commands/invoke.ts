@@ -7,6 +7,8 @@ import { inertBlock } from "../../inert.ts";
 import { globalOptions, pluginArg } from "../_args.ts";
 import { type CommandResult, errorJson, printError } from "../_output.ts";
 import { openSession } from "../_session.ts";
+import { hintCommand, shellWord } from "../_hints.ts";
+import type { Session } from "../../session/session.ts";
 import { cliPermission } from "../_permission.ts";
 import { projectScope } from "../../trust/grants.ts";
 import { progressView } from "../_progress.ts";
@@ -34,6 +36,9 @@ function denial(result: JobResult, plugin: string, tool: string): CxError {
   });
 }
 
+/** Without <tool>, run() names the plugin's tools (read from its sidecar: nothing runs). */
+export const explainsMissing = ["tool"];
+
 export default defineCommand({
   meta: { name: "invoke", description: "Call one of a plugin's tools" },
   args: {
@@ -54,6 +59,7 @@ export default defineCommand({
     const input = readArguments(args.args, args["args-file"], args.input);
     const timeoutMs = parseTimeout(args.timeout);
     await using session = await openSession(options);
+    if (args.tool === undefined || args.tool === "") throw missingTool(session, args.plugin);
     const plugin = await session.load(args.plugin);
     const interrupted = new AbortController();
     const onSigint = () => interrupted.abort();
@@ -139,4 +145,13 @@ function parseTimeout(value: unknown): number | undefined {
   const n = Number(value);
   if (!Number.isInteger(n) || n <= 0) throw new CxError("E_USAGE", `--timeout takes a positive number of milliseconds, not '${String(value)}'`);
   return n;
+}
+
+/** `invoke <plugin>` without a tool: the usage error names the plugin's tools, as its sidecar declares them. */
+function missingTool(session: Session, ref: string): CxError {
+  const inspected = session.inspect(ref);
+  const tools = inspected.manifest.tools.map((t) => t.name);
+  return new CxError("E_USAGE", `'cxagent invoke' needs <tool>: ${tools.length ? `plugin '${inspected.name}' has ${tools.join(", ")}` : `plugin '${inspected.name}' declares no tools in its sidecar`}`, {
+    hint: `${hintCommand(`describe ${shellWord(ref)}`)} shows each tool's arguments`,
+  });
 }
