@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { copyFileSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { checkManifest } from "../../src/protocol/manifest.ts";
-import { approve, CALCULATOR, cli, CONFIG_DIR, copyFixture, fixture, HOME, hostsOf, ROOT, STATE_DIR, tempDir, tty, until } from "../helpers.ts";
+import { approve, CALCULATOR, cli, CONFIG_DIR, copyFixture, fixture, HOME, hostsOf, ROOT, STATE_DIR, tempDir, tty, until, writeModule } from "../helpers.ts";
 
 beforeAll(async () => {
   for (const name of ["handshake-99", "crash-in-invoke", "invoke-replies", "slow-invoke"]) await approve(fixture(name));
@@ -370,4 +370,26 @@ test("Ctrl-C on a terminal abandons the call: exit 130, and the plugin host is g
   expect(r.code).toBe(130);
   expect(r.output).toContain("the call to reporter_count was interrupted");
   await until(() => hostsOf(join(reporter, "reporter.so")).length === 0, 5000, "the plugin host to be gone");
+});
+
+describe("invoke says what a bare exit code would not", () => {
+  test("a result without success: true exits 1 and says so on stderr; one without output.content is noted", async () => {
+    using dir = tempDir();
+    const plugin = writeModule(dir.path, "half-results", `
+import { definePlugin } from "cxagent";
+export default definePlugin({
+  start() {}, stop() {},
+  invoke(tool) { return (tool === "no_success" ? { output: { content: "hello" } } : { success: true, output: { lines: 3 } }) as never; },
+});
+`, { tools: [{ name: "no_success" }, { name: "no_content" }] });
+    await approve(plugin);
+    const failed = await cli(["invoke", plugin, "no_success"]);
+    expect({ code: failed.code, stdout: failed.stdout, stderr: failed.stderr }).toEqual({ code: 1, stdout: "hello\n", stderr: 'no_success failed without an errorMessage: its result did not say "success": true\n' });
+    const bare = await cli(["invoke", plugin, "no_content"]);
+    expect(bare.code).toBe(0);
+    expect(JSON.parse(bare.stdout)).toEqual({ lines: 3 });
+    expect(bare.stderr).toBe("note: no_content's result has no output.content, the text a model reads; shown here as its output in JSON, which is what a model gets over MCP\n");
+    // --json stays one document, with nothing on stderr
+    expect((await cli(["invoke", plugin, "no_content", "--json"])).stderr).toBe("");
+  });
 });

@@ -104,7 +104,7 @@ export async function checkContent(ctx: CheckContext): Promise<Verdict> {
       "give each tool's inputSchema \"examples\" that succeed; a tool that reads the project needs it: run check with --cwd <project> or --fixture <folder>");
   }
   if (missing.length) {
-    return fail(`${some(missing)}: the model reads an empty string, not "no result", and will misreport a good call`,
+    return fail(`${some(missing)}: a model gets the rest of the output as JSON, or nothing, not an answer written for it, and may misreport a good call`,
       "put the text the model should read in the result's output.content; when there is nothing to report, say so in words");
   }
   return pass(`every successful call (${looked}) put text in output.content`);

@@ -94,6 +94,11 @@ export default defineCommand({
     if (!result.success && result.errorMessage && !options.json) {
       const claim = result.permissionDenied ? " (the tool reports that permission was denied; cxagent did not deny it)" : "";
       err(`${args.tool} failed${claim}: ${inertBlock(result.errorMessage)}\n`);
+    } else if (!result.success && !options.json) {
+      // Exit 1 with nothing said was a mystery, e.g. a TypeScript result that left out success: true.
+      err(`${args.tool} failed without an errorMessage: its result did not say "success": true\n`);
+    } else if (result.success && typeof result.output.content !== "string" && !options.json) {
+      err(`note: ${args.tool}'s result has no output.content, the text a model reads; ${Object.keys(result.output).length ? "shown here as its output in JSON, which is what a model gets over MCP" : "its output is empty"}\n`);
     }
     return { json: doc, text: contentOf(result), exitCode };
   },
