@@ -98,7 +98,7 @@ export function wordNextStep(next: NextStep, hint: string | undefined): string {
     case "allow-call":
       return `there was no terminal to ask on; pass --allow to allow this one call`;
     case "raise-timeout":
-      return `the native call runs on and its late answer will be discarded; give a longer --timeout than ${next.ms} ms if it needs more time`;
+      return `the plugin's call runs on (it cannot be interrupted) and its late answer will be discarded; give a longer --timeout than ${next.ms} ms if it needs more time`;
     case "see-output":
       return `${hint ? `${hint}; ` : ""}run again with --verbose to see everything the plugin wrote`;
     case "restart":

@@ -320,7 +320,7 @@ export class Plugin {
     return send({ ...options, timeoutMs: ms, resetOnProgress: false, maxMs: undefined }).catch((error: unknown) => {
       if (!isCxError(error, "E_TIMEOUT") || error.details?.limitMs !== undefined) throw error;
       throw new CxError("E_TIMEOUT", `${error.message} (the default deadline plugin '${this.name}' declares for ${tool}: timeout_secs ${ms / 1000})`, {
-        hint: "the native call runs on and its late answer will be discarded; give the call a longer deadline of its own if it needs more time",
+        hint: "the plugin's call runs on (it cannot be interrupted) and its late answer will be discarded; give the call a longer deadline of its own if it needs more time",
         next: { do: "raise-timeout", ms: ms * 2 },
         cause: error,
         details: { defaultMs: ms },
@@ -345,7 +345,7 @@ export class Plugin {
     return send(bounded).catch((error: unknown) => {
       if (!isCxError(error, "E_TIMEOUT")) throw error;
       throw new CxError("E_TIMEOUT", `${error.message} (calls of plugin '${this.name}' may take at most ${limit.ms} ms, the limit ${ruleText(limit.by)} sets)`, {
-        hint: `the native call runs on and its late answer will be discarded; a longer deadline needs a higher limit in ${limit.by.source} (a project's .cxagent/config.json can only lower it)`,
+        hint: `the plugin's call runs on (it cannot be interrupted) and its late answer will be discarded; a longer deadline needs a higher limit in ${limit.by.source} (a project's .cxagent/config.json can only lower it)`,
         cause: error,
         details: { limitMs: limit.ms, ...limit.by },
       });
