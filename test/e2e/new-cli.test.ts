@@ -213,6 +213,10 @@ describe("cxagent new --lang ts", () => {
   test("type-checks as written, and its cxagent.d.ts says exactly what cxagent's own plugin API types say", () => {
     const checked = Bun.spawnSync([process.execPath, "check"], { cwd: folder, stdout: "pipe", stderr: "pipe" });
     expect({ out: `${checked.stdout}${checked.stderr}`, code: checked.exitCode }).toMatchObject({ code: 0 });
+    // as its README says: TypeScript's own tsc (npx -p typescript tsc -p .)
+    expect(readFileSync(join(folder, "README.md"), "utf8")).toContain("`npx -p typescript tsc -p .`");
+    const tsc = Bun.spawnSync([join(ROOT, "node_modules/.bin/tsc"), "-p", "."], { cwd: folder, stdout: "pipe", stderr: "pipe" });
+    expect({ out: `${tsc.stdout}${tsc.stderr}`, code: tsc.exitCode }).toEqual({ out: "", code: 0 });
     const api = join(ROOT, "src/protocol/module-plugin.ts");
     const names = ["ManifestInput", "JobResultInput", "GateAnswerInput", "SubmitRequestInput", "CommandResultInput", "LogLevel", "PluginContext", "GateContext", "CallContext", "ModulePlugin"];
     writeFileSync(
