@@ -6,7 +6,7 @@ import { CxError } from "../errors.ts";
 
 export const globalArgs = {
   json: { type: "boolean", description: "Print exactly one JSON document on stdout, also on failure" },
-  cwd: { type: "string", description: "Project folder (default: the current directory)", valueHint: "DIR" },
+  cwd: { type: "string", description: "Project folder (default: the current directory); relative paths are read from it too, as after git -C or make -C", valueHint: "DIR" },
   "config-dir": { type: "string", description: "Configuration folder (default: $CXAGENT_CONFIG_DIR or ~/.config/cxagent)", valueHint: "DIR" },
   "state-dir": { type: "string", description: "State folder (default: $CXAGENT_STATE_DIR or ~/.local/state/cxagent)", valueHint: "DIR" },
   verbose: { type: "boolean", description: "Show debug logs and everything plugins write to stderr" },
