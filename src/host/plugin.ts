@@ -321,7 +321,7 @@ export class Plugin {
       if (!isCxError(error, "E_TIMEOUT") || error.details?.limitMs !== undefined) throw error;
       throw new CxError("E_TIMEOUT", `${error.message} (the default deadline plugin '${this.name}' declares for ${tool}: timeout_secs ${ms / 1000})`, {
         hint: "the plugin's call runs on (it cannot be interrupted) and its late answer will be discarded; give the call a longer deadline of its own if it needs more time",
-        next: { do: "raise-timeout", ms: ms * 2 },
+        next: { do: "raise-timeout", ms },
         cause: error,
         details: { defaultMs: ms },
       });

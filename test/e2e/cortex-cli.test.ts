@@ -103,6 +103,9 @@ describe("the trust prompt, then calls", () => {
     const late = await cli(["invoke", "cortex-basic", "slow", "--args", '{"ms": 5000}', "--json"], { env });
     expect(late.code).toBe(6);
     expect(late.json().error.message).toContain("timeout_secs 1");
+    // next.ms is the deadline that was too short, as for every timeout; the hint asks for more than it
+    expect(late.json().error.next).toEqual({ do: "raise-timeout", ms: 1000 });
+    expect(late.json().error.hint).toContain("give a longer --timeout than 1000 ms");
     const loaded = await cli(["load", "cortex-basic"], { env });
     expect(loaded.stdout).toContain("loaded cortex-basic 1.0.0: 12 tools\n");
     expect(loaded.stdout).toContain("claim the tool names it declared");
