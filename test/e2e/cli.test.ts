@@ -393,3 +393,11 @@ export default definePlugin({
     expect((await cli(["invoke", plugin, "no_content", "--json"])).stderr).toBe("");
   });
 });
+
+test("invoke --verbose says on success what was loaded, from where, in how long, and how the call went", async () => {
+  const r = await cli(["invoke", "examples/calculator", "calc_multiply", "--args", '{"a":6,"b":7}', "--verbose"]);
+  expect(r.code).toBe(0);
+  expect(r.stdout).toBe("6 * 7 = 42\n");
+  expect(r.stderr).toMatch(new RegExp(`^\\[verbose\\] loaded calculator 1\\.0\\.0 from ${join(CALCULATOR, "calculator.so").replace(/[.]/g, "\\.")} in [\\d.]+ ms \\(resolve [\\d.]+, .*trust [\\d.]+, spawn [\\d.]+, .*ms\\)\\n`, "m"));
+  expect(r.stderr).toMatch(/^\[verbose\] calc_multiply answered in \d+ ms: success true, exit code 0$/m);
+});

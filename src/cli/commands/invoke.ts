@@ -60,7 +60,12 @@ export default defineCommand({
     const timeoutMs = parseTimeout(args.timeout);
     await using session = await openSession(options);
     if (args.tool === undefined || args.tool === "") throw missingTool(session, args.plugin);
-    const plugin = await session.load(args.plugin);
+    const { plugin, timings } = await session.loadTimed(args.plugin);
+    if (options.verbose) {
+      // --verbose said nothing on success: what was loaded from where, and where the time went.
+      const steps = timings.steps.map((t) => `${t.step} ${t.ms.toFixed(1)}`).join(", ");
+      err(`[verbose] loaded ${plugin.name} ${plugin.manifest.version} from ${plugin.library} in ${timings.steps.reduce((sum, t) => sum + t.ms, 0).toFixed(1)} ms (${steps} ms)\n`);
+    }
     const interrupted = new AbortController();
     const onSigint = () => interrupted.abort();
     process.once("SIGINT", onSigint);
@@ -79,6 +84,7 @@ export default defineCommand({
       process.off("SIGINT", onSigint);
       view?.finish();
     }
+    if (options.verbose) err(`[verbose] ${args.tool} answered in ${result.durationMs} ms: success ${result.success}, exit code ${resultExitCode(result)}\n`);
     const exitCode = resultExitCode(result);
     // Exit 4 only when cxagent denied the call; a denial the tool reports itself is its failure (1).
     const denied = isDeniedByHost(result) ? denial(result, plugin.name, args.tool) : null;
