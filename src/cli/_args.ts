@@ -41,3 +41,15 @@ export function hashArg(value: unknown): string | undefined {
   if (!/^[0-9a-f]{64}$/.test(hash)) throw new CxError("E_USAGE", `--hash takes 64 hexadecimal digits, not '${value}'`);
   return hash;
 }
+
+/** Every value of a repeatable flag, in order (`--flag V` and `--flag=V`), up to a `--`. */
+export function repeatedValues(rawArgs: readonly string[], flag: string): string[] {
+  const values: string[] = [];
+  for (let i = 0; i < rawArgs.length; i++) {
+    const token = rawArgs[i]!;
+    if (token === "--") break;
+    if (token === flag && i + 1 < rawArgs.length) values.push(rawArgs[++i]!);
+    else if (token.startsWith(`${flag}=`)) values.push(token.slice(flag.length + 1));
+  }
+  return values;
+}

@@ -4,7 +4,7 @@ import { CxError, resultExitCode } from "../../errors.ts";
 import type { CallEvent } from "../../host/connection.ts";
 import { isDeniedByHost, type JobResult } from "../../protocol/result.ts";
 import { inertBlock } from "../../inert.ts";
-import { globalOptions, pluginArg } from "../_args.ts";
+import { globalOptions, pluginArg, repeatedValues } from "../_args.ts";
 import { type CommandResult, errorJson, printError } from "../_output.ts";
 import { openSession } from "../_session.ts";
 import { hintCommand, shellWord } from "../_hints.ts";
@@ -46,17 +46,18 @@ export default defineCommand({
     tool: { type: "positional", description: "The tool to call", required: true },
     input: { type: "positional", description: "'-' to read the arguments from stdin", required: false },
     args: { type: "string", description: "The arguments, a JSON object", valueHint: "JSON" },
+    arg: { type: "string", description: "One argument as key=value, repeatable, over --args' (a value the tool's schema wants as a number or boolean is taken as one)", valueHint: "KEY=VALUE" },
     "args-file": { type: "string", description: "Read the arguments from a file", valueHint: "FILE" },
     timeout: { type: "string", description: "Give up after this many milliseconds (exit 6)", valueHint: "MS" },
     allow: { type: "boolean", description: "Allow this one call if it needs permission (no TTY needed)" },
     jsonl: { type: "boolean", description: "Each report of the call as a JSON line, then the envelope as the last line" },
     stream: { type: "boolean", description: "Off a terminal too, write the text the plugin streams and its log reports to stderr" },
   },
-  async run({ args }): Promise<CommandResult> {
+  async run({ args, rawArgs }): Promise<CommandResult> {
     const options = globalOptions(args);
     const jsonl = args.jsonl === true;
     if (jsonl && options.json) throw new CxError("E_USAGE", "give --json (one document) or --jsonl (lines), not both");
-    const input = readArguments(args.args, args["args-file"], args.input);
+    const input = withPairs(readArguments(args.args, args["args-file"], args.input), repeatedValues(rawArgs, "--arg"));
     const timeoutMs = parseTimeout(args.timeout);
     await using session = await openSession(options);
     if (args.tool === undefined || args.tool === "") throw missingTool(session, args.plugin);
@@ -165,4 +166,20 @@ function missingTool(session: Session, ref: string): CxError {
   return new CxError("E_USAGE", `'cxagent invoke' needs <tool>: ${tools.length ? `plugin '${inspected.name}' has ${tools.join(", ")}` : `plugin '${inspected.name}' declares no tools in its sidecar`}`, {
     hint: `${hintCommand(`describe ${shellWord(ref)}`)} shows each tool's arguments`,
   });
+}
+
+/**
+ * --arg key=value pairs over the arguments object (as gh api -f): each value a string, which the
+ * tool's inputSchema turns into the number or boolean it wants (arguments' coercion).
+ */
+function withPairs(input: unknown, pairs: readonly string[]): unknown {
+  if (pairs.length === 0) return input;
+  if (input === null || typeof input !== "object" || Array.isArray(input)) return input; // the schema check names what is wrong
+  const out: Record<string, unknown> = { ...(input as Record<string, unknown>) };
+  for (const pair of pairs) {
+    const at = pair.indexOf("=");
+    if (at <= 0) throw new CxError("E_USAGE", `--arg takes key=value, not '${pair}'`, { hint: `e.g. --arg a=6 --arg b=7; nested or typed values go in --args '{...}'` });
+    out[pair.slice(0, at)] = pair.slice(at + 1);
+  }
+  return out;
 }
