@@ -47,6 +47,7 @@ export const COMMANDS: Record<string, Loader> = {
   new: () => import("./commands/new.ts") as never,
   check: () => import("./commands/check.ts") as never,
   paths: () => import("./commands/paths.ts") as never,
+  config: () => import("./commands/config.ts") as never,
   completions: () => import("./commands/completions.ts") as never,
   __complete: () => import("./commands/complete.ts") as never,
 };
@@ -76,6 +77,7 @@ const SUMMARIES: Record<string, string> = {
   new: "Start a new plugin in C, Rust or TypeScript, ready to build (or, TypeScript, to run)",
   check: "Run a plugin through every check of the contract, each pass, warn or fail",
   paths: "The folders and files cxagent uses, and whether each can be read",
+  config: "Read or change config.json (get, set, unset), checked before it is written",
   completions: "Print a shell completion script (bash, zsh or fish)",
   help: "Help for cxagent, or for one command",
 };

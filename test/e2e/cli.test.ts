@@ -402,12 +402,12 @@ test("invoke --verbose says on success what was loaded, from where, in how long,
   expect(r.stderr).toMatch(/^\[verbose\] calc_multiply answered in \d+ ms: success true, exit code 0$/m);
 });
 
-test("invoke --arg key=value, repeatable, over --args; the schema makes numbers of them; a pair without = is a usage error", async () => {
-  const pairs = await cli(["invoke", "examples/calculator", "calc_multiply", "--arg", "a=6", "--arg=b=7"]);
+test("invoke --field key=value, repeatable, over --args; the schema makes numbers of them; a pair without = is a usage error", async () => {
+  const pairs = await cli(["invoke", "examples/calculator", "calc_multiply", "--field", "a=6", "--field=b=7"]);
   expect({ code: pairs.code, out: pairs.stdout }).toEqual({ code: 0, out: "6 * 7 = 42\n" });
-  const over = await cli(["invoke", "examples/calculator", "calc_multiply", "--args", '{"a": 2, "b": 3}', "--arg", "b=7"]);
+  const over = await cli(["invoke", "examples/calculator", "calc_multiply", "--args", '{"a": 2, "b": 3}', "--field", "b=7"]);
   expect(over.stdout).toBe("2 * 7 = 14\n");
-  const bad = await cli(["invoke", "examples/calculator", "calc_multiply", "--arg", "a", "--json"]);
+  const bad = await cli(["invoke", "examples/calculator", "calc_multiply", "--field", "a", "--json"]);
   expect(bad.code).toBe(2);
-  expect(bad.json().error.message).toBe("--arg takes key=value, not 'a'");
+  expect(bad.json().error.message).toBe("--field takes key=value, not 'a'");
 });

@@ -46,7 +46,7 @@ export default defineCommand({
     tool: { type: "positional", description: "The tool to call", required: true },
     input: { type: "positional", description: "'-' to read the arguments from stdin", required: false },
     args: { type: "string", description: "The arguments, a JSON object", valueHint: "JSON" },
-    arg: { type: "string", description: "One argument as key=value, repeatable, over --args' (a value the tool's schema wants as a number or boolean is taken as one)", valueHint: "KEY=VALUE" },
+    field: { type: "string", description: "One argument as key=value, repeatable, over --args' (as gh api --field; a value the tool's schema wants as a number or boolean is taken as one)", valueHint: "KEY=VALUE" },
     "args-file": { type: "string", description: "Read the arguments from a file", valueHint: "FILE" },
     timeout: { type: "string", description: "Give up after this many milliseconds (exit 6)", valueHint: "MS" },
     allow: { type: "boolean", description: "Allow this one call if it needs permission (no TTY needed)" },
@@ -57,7 +57,7 @@ export default defineCommand({
     const options = globalOptions(args);
     const jsonl = args.jsonl === true;
     if (jsonl && options.json) throw new CxError("E_USAGE", "give --json (one document) or --jsonl (lines), not both");
-    const input = withPairs(readArguments(args.args, args["args-file"], args.input), repeatedValues(rawArgs, "--arg"));
+    const input = withPairs(readArguments(args.args, args["args-file"], args.input), repeatedValues(rawArgs, "--field"));
     const timeoutMs = parseTimeout(args.timeout);
     await using session = await openSession(options);
     if (args.tool === undefined || args.tool === "") throw missingTool(session, args.plugin);
@@ -169,7 +169,7 @@ function missingTool(session: Session, ref: string): CxError {
 }
 
 /**
- * --arg key=value pairs over the arguments object (as gh api -f): each value a string, which the
+ * --field key=value pairs over the arguments object (as gh api -f): each value a string, which the
  * tool's inputSchema turns into the number or boolean it wants (arguments' coercion).
  */
 function withPairs(input: unknown, pairs: readonly string[]): unknown {
@@ -178,7 +178,7 @@ function withPairs(input: unknown, pairs: readonly string[]): unknown {
   const out: Record<string, unknown> = { ...(input as Record<string, unknown>) };
   for (const pair of pairs) {
     const at = pair.indexOf("=");
-    if (at <= 0) throw new CxError("E_USAGE", `--arg takes key=value, not '${pair}'`, { hint: `e.g. --arg a=6 --arg b=7; nested or typed values go in --args '{...}'` });
+    if (at <= 0) throw new CxError("E_USAGE", `--field takes key=value, not '${pair}'`, { hint: `e.g. --field a=6 --field b=7; nested or typed values go in --args '{...}'` });
     out[pair.slice(0, at)] = pair.slice(at + 1);
   }
   return out;
