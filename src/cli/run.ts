@@ -79,10 +79,11 @@ const SUMMARIES: Record<string, string> = {
   paths: "The folders and files cxagent uses, and whether each can be read",
   config: "Read or change config.json (get, set, unset), checked before it is written",
   completions: "Print a shell completion script (bash, zsh or fish)",
+  version: "The version (--verbose: Bun, plugin contract, platform), as --version",
   help: "Help for cxagent, or for one command",
 };
 
-export const COMMAND_NAMES = [...Object.keys(COMMANDS).filter((n) => !HIDDEN.has(n)), "help"];
+export const COMMAND_NAMES = [...Object.keys(COMMANDS).filter((n) => !HIDDEN.has(n)), "version", "help"];
 
 function rootCommand() {
   return defineCommand({
@@ -104,6 +105,8 @@ export async function main(argv: string[]): Promise<number> {
     const { name, rest } = splitCommand(argv);
     if (name === null) return await topLevel(rest, mode);
     if (name === "help") return await help(rest, mode);
+    // `cxagent version`, as gh version: the same as --version, whose flags it takes.
+    if (name === "version") return await topLevel(["--version", ...rest], mode);
     const module = await COMMANDS[name]!();
     errorDocument = module.errorDocument;
     const command = module.default;
@@ -160,7 +163,7 @@ function splitCommand(argv: string[]): { name: string | null; rest: string[] } {
       if (takesValue.has(token)) i++;
       continue;
     }
-    if (token === "help" || token in COMMANDS) return { name: token, rest: [...argv.slice(0, i), ...argv.slice(i + 1)] };
+    if (token === "help" || token === "version" || token in COMMANDS) return { name: token, rest: [...argv.slice(0, i), ...argv.slice(i + 1)] };
     throw new CxError("E_USAGE", `unknown command '${token}'${didYouMean(token, COMMAND_NAMES)}`, {
       hint: `commands: ${COMMAND_NAMES.join(", ")}; see ${selfCommand()} --help`,
     });

@@ -21,7 +21,7 @@ function oneDocument(stdout: string): unknown {
 }
 
 describe("version and help", () => {
-  test.each([["-v"], ["-V"], ["--version"]])("%s prints the version alone", async (flag) => {
+  test.each([["-v"], ["-V"], ["--version"], ["version"]])("%s prints the version alone", async (flag) => {
     expect(await cli([flag])).toMatchObject({ code: 0, stdout: `${pkg.version}\n`, stderr: "" });
   });
 
@@ -44,7 +44,7 @@ describe("version and help", () => {
     const top = await cli(["help"]);
     // no row padded with trailing spaces (citty pads its tables to the widest row)
     for (const screen of [top.stdout, (await cli(["invoke", "--help"])).stdout]) expect(screen.split("\n").filter((l) => / $/.test(l))).toEqual([]);
-    expect(top.stdout).toContain("list|install|uninstall|describe|approve|revoke|load|invoke|gate|command|watch|grants|approvals|reap|instructions|mcp|new|check|paths|config|completions|help");
+    expect(top.stdout).toContain("list|install|uninstall|describe|approve|revoke|load|invoke|gate|command|watch|grants|approvals|reap|instructions|mcp|new|check|paths|config|completions|version|help");
     expect(top.stdout).not.toContain("__complete");
     expect((await cli(["--help"])).stdout).toBe(top.stdout);
     const json = await cli(["help", "describe", "--json"]);
