@@ -102,6 +102,10 @@ export interface SpawnOptions extends ConnectOptions {
   sessionId?: string | null;
   /** The plugin host's whole environment (see session/host-env.ts). */
   env: Record<string, string>;
+  /** Where a module's snapshot is made: a private folder (host/private-folder.ts snapshotBase). */
+  snapshotDir?: string;
+  /** A module's "workerFolders" (config.json): folders outside its own its Workers may start from. */
+  workerFolders?: string[];
   /** Check mode (`cxagent check`): the host watches every export and says what it sees (onCheck). */
   check?: boolean;
 }
@@ -208,12 +212,14 @@ export class Connection {
       kind: options.kind ?? "native",
       cwd: options.cwd,
       env: options.env,
+      snapshotDir: options.snapshotDir,
       settings: {
         poolCap: options.poolCap ?? DEFAULTS.poolCap,
         pollMs: options.pollMs ?? DEFAULTS.pollMs,
         spinUs: options.spinUs ?? null,
         sessionId: options.sessionId ?? null,
         check: options.check,
+        ...(options.workerFolders?.length ? { workerFolders: options.workerFolders } : {}),
       },
     }, sink), options);
   }

@@ -76,6 +76,10 @@ export interface PluginSpec {
   stuckMs?: number;
   /** The plugin host's whole environment (the session's allow-list: session/host-env.ts). */
   env: Record<string, string>;
+  /** Where a module's snapshot is made: a private folder (host/private-folder.ts snapshotBase). */
+  snapshotDir?: string;
+  /** A module's "workerFolders" (config.json): folders outside its own its Workers may start from. */
+  workerFolders?: string[];
   /** The request threads' spin window in µs (null: the plugin host's default). */
   spinUs?: number | null;
 }
@@ -170,6 +174,8 @@ export class Plugin {
       poolCap: spec.poolCap,
       stuckMs: spec.stuckMs,
       env: spec.env,
+      snapshotDir: spec.snapshotDir,
+      workerFolders: spec.workerFolders,
       spinUs: spec.spinUs ?? null,
       ...hooks,
     });

@@ -41,6 +41,8 @@ export interface PipelineContext {
   loaded(): readonly Manifest[];
   /** The settings of a config.json entry, verbatim. */
   settingsOf(entry: string): unknown;
+  /** The "workerFolders" of a config.json entry (a module's Workers may start from these). */
+  workerFoldersOf?(entry: string): string[] | undefined;
   confirmTrust: ConfirmTrust | undefined;
   stateDir: string;
   cwd: string;
@@ -48,7 +50,7 @@ export interface PipelineContext {
   /** The session's narrowing of every plugin's tools (checked already). */
   sessionTools: ToolChoice | undefined;
   /** The runtime's settings, the same for every plugin of the session. */
-  runtime: Pick<PluginSpec, "gateMs" | "startupMs" | "startMs" | "stopMs" | "pollMs" | "poolCap" | "stuckMs" | "env" | "spinUs" | "sessionId"> & {
+  runtime: Pick<PluginSpec, "gateMs" | "startupMs" | "startMs" | "stopMs" | "pollMs" | "poolCap" | "stuckMs" | "env" | "spinUs" | "sessionId" | "snapshotDir"> & {
     permission: PermissionHandler | PermissionAnswer | undefined;
   };
 }
@@ -110,6 +112,7 @@ export async function runLoadPipeline(ref: string, options: PipelineOptions, con
     libraryBytes: bytesToLoad(inspection),
     dependencies: inspection.dependencies.plan!.inSet.map((d) => ({ path: d.path, soname: d.soname, bytes: loadSet.kept.get(d.path)! })),
     settings: options.settings ?? (entry === undefined ? undefined : context.settingsOf(entry)) ?? {},
+    workerFolders: inspection.kind === "module" && entry !== undefined ? context.workerFoldersOf?.(entry) : undefined,
     cwd: context.cwd,
     grants: grantStore(context.stateDir, projectScope(context.cwd), loadSet.realFolder),
     accept: acceptFor(sidecar, location.sidecar),
