@@ -141,7 +141,7 @@ export class CheckContext {
   async running(): Promise<CheckHost | string> {
     if (this.runnable !== null) return this.runnable;
     const main = await this.main();
-    if (main instanceof Error) return "the plugin did not load (see handshake)";
+    if (main instanceof Error) return `the plugin did not load (see ${loadCheck(this)})`;
     if (!main.started) return "its start failed with empty settings (see start)";
     return main.host;
   }
@@ -195,4 +195,9 @@ export class CheckContext {
 
 export function firstLine(text: string): string {
   return text.split("\n")[0]!;
+}
+
+/** The check that reports a failed load: the handshake's for a library, describe's for a module (which has no handshake). */
+export function loadCheck(ctx: { kind: string }): string {
+  return ctx.kind === "module" ? "describe" : "handshake";
 }

@@ -11,7 +11,7 @@ import { asCxError, CxError } from "../errors.ts";
 import { CONTRACT_CURRENT, CONTRACT_OLDEST } from "../protocol/manifest.ts";
 import { didYouMean } from "../suggest.ts";
 import { globalArgs } from "./_args.ts";
-import { selfCommand } from "./_hints.ts";
+import { rememberLocationFlags, selfCommand } from "./_hints.ts";
 import { type CommandResult, type OutputMode, printError, printResult, stripAnsi, useColor } from "./_output.ts";
 import { flagRequested, parseCommandLine } from "./_parse.ts";
 import { isTTY, out } from "./_stdio.ts";
@@ -21,12 +21,16 @@ export interface CommandModule {
   default: CommandDef<ArgsDef>;
   /** The document --json / --jsonl print when the command fails (default `{"error": …}`). */
   errorDocument?: (error: CxError) => unknown;
+  /** Required positionals its run() explains itself when they are missing (see ParseOptions). */
+  explainsMissing?: readonly string[];
 }
 
 type Loader = () => Promise<CommandModule>;
 
 export const COMMANDS: Record<string, Loader> = {
   list: () => import("./commands/list.ts") as never,
+  install: () => import("./commands/install.ts") as never,
+  uninstall: () => import("./commands/uninstall.ts") as never,
   describe: () => import("./commands/describe.ts") as never,
   approve: () => import("./commands/approve.ts") as never,
   revoke: () => import("./commands/revoke.ts") as never,
@@ -36,12 +40,14 @@ export const COMMANDS: Record<string, Loader> = {
   command: () => import("./commands/command.ts") as never,
   watch: () => import("./commands/watch.ts") as never,
   grants: () => import("./commands/grants.ts") as never,
+  approvals: () => import("./commands/approvals.ts") as never,
   reap: () => import("./commands/reap.ts") as never,
   instructions: () => import("./commands/instructions.ts") as never,
   mcp: () => import("./commands/mcp.ts") as never,
   new: () => import("./commands/new.ts") as never,
   check: () => import("./commands/check.ts") as never,
   paths: () => import("./commands/paths.ts") as never,
+  config: () => import("./commands/config.ts") as never,
   completions: () => import("./commands/completions.ts") as never,
   __complete: () => import("./commands/complete.ts") as never,
 };
@@ -52,7 +58,9 @@ export const VARIADIC = new Set(["command", "instructions", "mcp", "__complete"]
 const HIDDEN = new Set(["__complete"]);
 
 const SUMMARIES: Record<string, string> = {
-  list: "Discovered and configured plugins, with their trust status",
+  list: "Discovered, configured, installed and approved plugins, with their trust status",
+  install: "Copy a plugin (folder or tarball) into the plugins folder and approve its files",
+  uninstall: "Remove an installed plugin, its approvals and its permission grants",
   describe: "What a plugin declares and its tools' arguments (no plugin code runs); --live loads it and compares",
   approve: "Approve a plugin's exact files, interactively or by pinned hash",
   revoke: "Withdraw a plugin's approval",
@@ -62,17 +70,20 @@ const SUMMARIES: Record<string, string> = {
   command: "Run one of a plugin's commands",
   watch: "Print the work a plugin submits",
   instructions: "Print the instructions loaded plugins add for the model",
-  grants: "List or revoke standing permission grants",
+  grants: "List, add or revoke standing permission grants",
+  approvals: "List the stored approvals: plugin, folder, hash, since when",
   reap: "End processes left behind by sessions that died",
   mcp: "Serve plugins to an MCP client (Claude Code, Codex, Cursor, …) over stdio or HTTP",
-  new: "Start a new plugin in C or Rust, ready to build",
+  new: "Start a new plugin in C, Rust or TypeScript, ready to build (or, TypeScript, to run)",
   check: "Run a plugin through every check of the contract, each pass, warn or fail",
   paths: "The folders and files cxagent uses, and whether each can be read",
+  config: "Read or change config.json (get, set, unset), checked before it is written",
   completions: "Print a shell completion script (bash, zsh or fish)",
+  version: "The version (--verbose: Bun, plugin contract, platform), as --version",
   help: "Help for cxagent, or for one command",
 };
 
-export const COMMAND_NAMES = [...Object.keys(COMMANDS).filter((n) => !HIDDEN.has(n)), "help"];
+export const COMMAND_NAMES = [...Object.keys(COMMANDS).filter((n) => !HIDDEN.has(n)), "version", "help"];
 
 function rootCommand() {
   return defineCommand({
@@ -94,13 +105,16 @@ export async function main(argv: string[]): Promise<number> {
     const { name, rest } = splitCommand(argv);
     if (name === null) return await topLevel(rest, mode);
     if (name === "help") return await help(rest, mode);
+    // `cxagent version`, as gh version: the same as --version, whose flags it takes.
+    if (name === "version") return await topLevel(["--version", ...rest], mode);
     const module = await COMMANDS[name]!();
     errorDocument = module.errorDocument;
     const command = module.default;
     const args = { ...globalArgs, ...((await resolveValue(command.args)) ?? {}) } as ArgsDef;
     const full = defineCommand({ ...command, meta: { ...(await resolveValue(command.meta)), name } });
     if (wantsHelp(rest)) return await printUsage({ ...full, args }, rootCommand(), name, mode);
-    const parsed = parseCommandLine(rest, args, { command: name, variadic: VARIADIC.has(name), self: selfCommand });
+    const parsed = parseCommandLine(rest, args, { command: name, variadic: VARIADIC.has(name), explainsMissing: module.explainsMissing, self: selfCommand });
+    rememberLocationFlags(parsed as Record<string, unknown>);
     const result = (await command.run?.({ rawArgs: rest, args: parsed as never, cmd: full })) as CommandResult;
     printResult(result, mode === "json");
     return result.exitCode ?? 0;
@@ -149,7 +163,7 @@ function splitCommand(argv: string[]): { name: string | null; rest: string[] } {
       if (takesValue.has(token)) i++;
       continue;
     }
-    if (token === "help" || token in COMMANDS) return { name: token, rest: [...argv.slice(0, i), ...argv.slice(i + 1)] };
+    if (token === "help" || token === "version" || token in COMMANDS) return { name: token, rest: [...argv.slice(0, i), ...argv.slice(i + 1)] };
     throw new CxError("E_USAGE", `unknown command '${token}'${didYouMean(token, COMMAND_NAMES)}`, {
       hint: `commands: ${COMMAND_NAMES.join(", ")}; see ${selfCommand()} --help`,
     });
@@ -187,7 +201,8 @@ async function help(rest: string[], mode: OutputMode): Promise<number> {
 }
 
 async function printUsage(command: CommandDef<ArgsDef>, parent: CommandDef<ArgsDef> | undefined, name: string | null, mode: OutputMode): Promise<number> {
-  const usage = await renderUsage(command, parent);
+  // citty pads every row of its tables to the widest: trailing spaces a terminal shows as nothing and a diff or copy keeps.
+  const usage = (await renderUsage(command, parent)).replace(/[ \t]+$/gm, "");
   if (mode !== "text") {
     out(JSON.stringify({ command: name, usage: stripAnsi(usage) }, null, mode === "json" ? 2 : undefined) + "\n");
   } else {

@@ -15,7 +15,7 @@ import * as v from "valibot";
 import { type CommandResult, CommandResultSchema, deniedResult, type JobResult, type Submit, toJobResult } from "../protocol/result.ts";
 import { Submits } from "./submits.ts";
 import { preview } from "../protocol/issues.ts";
-import { decide, GATE_MS, type GateAnswer, type GateDecision, type PermissionAnswer, type PermissionHandler } from "./gate.ts";
+import { decide, GATE_MS, type GateAnswer, type GateDecision, PERMISSION_ANSWERS, type PermissionAnswer, type PermissionHandler } from "./gate.ts";
 import { hiddenToolError, OPEN_POLICY, ruleText, type ToolPolicy } from "./tool-policy.ts";
 import type { Reply } from "../protocol/wire.ts";
 import type { PluginKind } from "../protocol/host-args.ts";
@@ -326,8 +326,8 @@ export class Plugin {
     return send({ ...options, timeoutMs: ms, resetOnProgress: false, maxMs: undefined }).catch((error: unknown) => {
       if (!isCxError(error, "E_TIMEOUT") || error.details?.limitMs !== undefined) throw error;
       throw new CxError("E_TIMEOUT", `${error.message} (the default deadline plugin '${this.name}' declares for ${tool}: timeout_secs ${ms / 1000})`, {
-        hint: "the native call runs on and its late answer will be discarded; give the call a longer deadline of its own if it needs more time",
-        next: { do: "raise-timeout", ms: ms * 2 },
+        hint: "the plugin's call runs on (it cannot be interrupted) and its late answer will be discarded; give the call a longer deadline of its own if it needs more time",
+        next: { do: "raise-timeout", ms },
         cause: error,
         details: { defaultMs: ms },
       });
@@ -351,7 +351,7 @@ export class Plugin {
     return send(bounded).catch((error: unknown) => {
       if (!isCxError(error, "E_TIMEOUT")) throw error;
       throw new CxError("E_TIMEOUT", `${error.message} (calls of plugin '${this.name}' may take at most ${limit.ms} ms, the limit ${ruleText(limit.by)} sets)`, {
-        hint: `the native call runs on and its late answer will be discarded; a longer deadline needs a higher limit in ${limit.by.source} (a project's .cxagent/config.json can only lower it)`,
+        hint: `the plugin's call runs on (it cannot be interrupted) and its late answer will be discarded; a longer deadline needs a higher limit in ${limit.by.source} (a project's .cxagent/config.json can only lower it)`,
         cause: error,
         details: { limitMs: limit.ms, ...limit.by },
       });
@@ -395,6 +395,9 @@ export class Plugin {
       return deniedResult("policy", `${tool} was not run: it needs permission (${decision.display}) and there was no one to ask`);
     }
     let answer = typeof permission === "function" ? await permission({ plugin: this.name, tool, arguments: args, decision }) : permission;
+    if (!(PERMISSION_ANSWERS as readonly string[]).includes(answer)) {
+      throw new CxError("E_INVALID_INPUT", `the permission answer for ${tool} was ${preview(JSON.stringify(answer) ?? String(answer))}, not "once", "always" or "deny"; the call was not made`, { hint: "answer permission with once, always or deny" });
+    }
     if (answer === "always" && !decision.alwaysOffered) answer = "once";
     if (answer === "deny") return deniedResult("user", `${tool} was not run: permission was denied`);
     if (answer === "always") this.spec.grants.add(decision.rule!);

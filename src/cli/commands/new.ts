@@ -2,6 +2,7 @@ import { defineCommand } from "citty";
 import { existsSync, statSync } from "node:fs";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { CxError } from "../../errors.ts";
+import { hintCommand } from "../_hints.ts";
 import { isLanguage, LANGUAGES, planProject, writeProject } from "../../scaffold/new-plugin.ts";
 import { globalOptions } from "../_args.ts";
 import type { CommandResult } from "../_output.ts";
@@ -19,10 +20,10 @@ export default defineCommand({
   run({ args }): CommandResult {
     const options = globalOptions(args);
     if (typeof args.lang !== "string") {
-      throw new CxError("E_USAGE", `'cxagent new' needs the plugin's language: ${choices(LANGUAGES.map((l) => `--lang ${l}`))}`, { hint: "see cxagent new --help" });
+      throw new CxError("E_USAGE", `'cxagent new' needs the plugin's language: ${choices(LANGUAGES.map((l) => `--lang ${l}`))}`, { hint: `see ${hintCommand("new --help")}` });
     }
     if (!isLanguage(args.lang)) {
-      throw new CxError("E_USAGE", `cxagent new writes plugins in ${choices(LANGUAGES)}, not '${args.lang}'`, { hint: "see cxagent new --help" });
+      throw new CxError("E_USAGE", `cxagent new writes plugins in ${choices(LANGUAGES)}, not '${args.lang}'`, { hint: `see ${hintCommand("new --help")}` });
     }
     const cwd = resolve(options.cwd);
     if (!existsSync(cwd) || !statSync(cwd).isDirectory()) {
@@ -39,9 +40,10 @@ export default defineCommand({
     const argsJson = JSON.stringify(project.example.args).replace(/:/g, ": ");
     const next = [
       ...(project.build ? [`${project.build.join(" ")} -C ${shown(folder)}`] : []),
-      `cxagent check ${plugin}`,
-      `cxagent approve ${plugin}`,
-      `cxagent invoke ${plugin} ${project.example.tool} --args '${argsJson}'`,
+      // As the user runs cxagent (npx cxagent, ./bin/cxagent, …), with this run's location flags.
+      hintCommand(`check ${plugin}`),
+      hintCommand(`approve ${plugin}`),
+      hintCommand(`invoke ${plugin} ${project.example.tool} --args '${argsJson}'`),
     ];
     const language = LANGUAGE_NAMES[project.language];
     return {
