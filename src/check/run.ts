@@ -30,6 +30,8 @@ import { CheckContext } from "./context.ts";
 import { newObservations, type SpawnCheckHost } from "./host.ts";
 import { type CheckOutcome, type CheckReport, countOutcomes, type PluginKind, type Verdict } from "./report.ts";
 import { tempFolder } from "../files.ts";
+import { profileOf } from "../kinds/index.ts";
+import { DEFAULT_KIND, PLUGIN_KINDS } from "../protocol/host-args.ts";
 
 export interface Check {
   id: string;
@@ -75,7 +77,7 @@ export const CHECKS: readonly Check[] = [
 ];
 
 /** The kinds this build can run in a check-mode plugin host. */
-const RUNS: readonly PluginKind[] = ["native", "module"];
+const RUNS: readonly PluginKind[] = PLUGIN_KINDS.filter((kind) => profileOf(kind).checkable);
 
 export interface CheckOptions {
   /**
@@ -95,7 +97,7 @@ export interface CheckOptions {
 /** The kind of plugin a location holds (discovery decides it, before any code runs; native until it says otherwise). */
 function kindOf(location: object): PluginKind {
   const kind = (location as { kind?: unknown }).kind;
-  return kind === "cortex" || kind === "module" ? kind : "native";
+  return (PLUGIN_KINDS as readonly unknown[]).includes(kind) ? (kind as PluginKind) : DEFAULT_KIND;
 }
 
 /**

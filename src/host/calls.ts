@@ -13,6 +13,7 @@
  * as abandoned calls: they may still run once a worker frees, and their answers are discarded.
  */
 import { CxError } from "../errors.ts";
+import { HOST_DEFAULTS } from "../protocol/host-args.ts";
 import { LINE_CAP, type Reply } from "../protocol/wire.ts";
 
 export type CallEvent =
@@ -88,7 +89,7 @@ export function callsInFlightHere(): number {
 }
 
 /** At most this many requests are out at once, counting those sent ahead of the pool's cap. */
-export const PIPELINE_CAP = 256;
+export const PIPELINE_CAP = HOST_DEFAULTS.pipelineCap;
 /** Requests are sent ahead only while every call out has been out less than this long. */
 export const PIPELINE_MS = 2;
 

@@ -9,7 +9,8 @@ import type { Subprocess } from "bun";
 import { closeSync, lstatSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { CxError } from "../errors.ts";
-import { hostArgv, type HostArguments, type PluginKind } from "../protocol/host-args.ts";
+import type { KindProfile } from "../kinds/index.ts";
+import { hostArgv, type HostArguments } from "../protocol/host-args.ts";
 import { LINE_CAP } from "../protocol/wire.ts";
 import { endProcesses } from "../reaper/escalate.ts";
 import type { Owned } from "../reaper/ours.ts";
@@ -45,8 +46,8 @@ export interface ChildSpec {
   dependencies?: SealedDependency[];
   /** The plugin's name, for messages and the sealed copies' names. */
   label: string;
-  /** Native (the default), cortex, or a module, which also gets a private snapshot folder. */
-  kind?: PluginKind;
+  /** The kind's profile: whether its host gets a snapshot folder, may be a prepared one, its runtime tuning. */
+  profile: KindProfile;
   cwd: string;
   /** The plugin host's whole environment: nothing else of this process's is passed. */
   env: Record<string, string>;
@@ -144,14 +145,14 @@ export class ChildTransport implements Transport {
 
   constructor(spec: ChildSpec, sink: TransportSink) {
     makeNonDumpable(); // before any plugin host exists (see nondumpable.ts); Session.open did it already
-    const kind = spec.kind ?? "native";
-    if (kind === "module" && !spec.libraryBytes) throw new CxError("E_INTERNAL", `plugin '${spec.label}' is a module, and its approved files were not given`);
+    const { profile } = spec;
+    if (profile.snapshot && !spec.libraryBytes) throw new CxError("E_INTERNAL", `plugin '${spec.label}' is a ${profile.kind}, and its approved files were not given`);
     // A module's host writes its approved files here to import them; removed once the host is gone.
-    const snapshot = kind === "module" ? snapshotFolder() : null;
+    const snapshot = profile.snapshot ? snapshotFolder() : null;
     const removeSnapshot = () => snapshot !== null && rmSync(snapshot, { recursive: true, force: true });
     // A host started before its plugin was known (prepared.ts) serves a plain load: its fd 3 is
     // sealed now with the approved bytes, and its settings follow as its first line.
-    const prepared = kind !== "module" && !spec.settings.check && !spec.dependencies?.length && spec.libraryBytes ? takePrepared(spec.command, spec.env, spec.libraryBytes) : null;
+    const prepared = profile.preparedHost && !spec.settings.check && !spec.dependencies?.length && spec.libraryBytes ? takePrepared(spec.command, spec.env, spec.libraryBytes) : null;
     let copies: number[];
     try {
       copies = prepared ? [] : sealedCopies(spec);
@@ -165,7 +166,7 @@ export class ChildTransport implements Transport {
       libraryFd: prepared || copies.length ? 3 : null,
       dependencies: copies.slice(1).map((_fd, i) => ({ fd: 4 + i, path: spec.dependencies![i]!.path })),
       parentPid: process.pid,
-      kind,
+      kind: profile.kind,
       snapshot,
       ...spec.settings,
     });
@@ -175,7 +176,7 @@ export class ChildTransport implements Transport {
       this.proc = prepared?.proc ?? Bun.spawn({
         cmd: [...spec.command, ...args],
         cwd: spec.cwd,
-        env: withRuntimeTuning(spec.env, kind),
+        env: withRuntimeTuning(spec.env, profile),
         stdio: ["pipe", pair?.child ?? "pipe", "pipe", ...copies],
         detached: true, // a session and process group of its own, so everything it starts can be ended with it
       }) as Subprocess<"pipe", "pipe", "pipe">;

@@ -10,11 +10,10 @@ import { CxError, type ErrorCode } from "../errors.ts";
 import { preview } from "../protocol/issues.ts";
 import { checkDescribed, type KnownManifest, type Manifest } from "../protocol/manifest.ts";
 import { HOST_DEFAULTS, type PluginKind } from "../protocol/host-args.ts";
+import { type KindProfile, profileOf } from "../kinds/index.ts";
 import {
-  CORTEX_EXPORT_OF,
   EventSchema,
-  EXPORT_OF,
-  FUNCTION_OF,
+  type EXPORT_OF,
   LINE_CAP,
   type Notice,
   parseReply,
@@ -27,7 +26,7 @@ import {
 } from "../protocol/wire.ts";
 import { endProcesses, finished } from "../reaper/escalate.ts";
 import { type Owned, proveDescent } from "../reaper/ours.ts";
-import { Calls, callsInFlightHere, PIPELINE_CAP, type RequestOptions, requestLine } from "./calls.ts";
+import { Calls, callsInFlightHere, type RequestOptions, requestLine } from "./calls.ts";
 import { ChildTransport, type SealedDependency } from "./child-transport.ts";
 import { RuntimeBannerFilter } from "./runtime-banner.ts";
 import { ReplySpin, parentSpinUs } from "./reply-spin.ts";
@@ -79,6 +78,8 @@ export interface ConnectOptions extends ProcessHooks {
   label: string;
   /** Which kind of plugin: native (the default), cortex, or module; it names what a request calls, in messages. */
   kind?: PluginKind;
+  /** The kind's profile, when the caller chose it already (a session did, at inspection); else `kind`'s. */
+  profile?: KindProfile;
   /** The spin windows, µs: the host's (null: its default), and this side's (reply-spin.ts); 0 turns both off. */
   spinUs?: number | null;
   startupMs?: number;
@@ -138,6 +139,8 @@ const describeExit = (exit: ExitInfo) => (exit.signal ? `signal ${exit.signal}` 
 export class Connection {
   readonly label: string;
   readonly kind: PluginKind;
+  /** What this kind of plugin calls each request, and the hints for its refusals. */
+  readonly profile: KindProfile;
   /** Settles once the host has ended and what it left has been ended too. */
   readonly exited: Promise<ExitInfo>;
   /** When it was spawned, when each startup step began, when it was ready (performance.now()). */
@@ -164,14 +167,13 @@ export class Connection {
 
   private constructor(connect: (sink: TransportSink) => Transport, options: ConnectOptions) {
     this.label = options.label;
-    this.kind = options.kind ?? "native";
+    this.profile = options.profile ?? profileOf(options.kind);
+    this.kind = this.profile.kind;
     this.hooks = options;
-    this.exportNames = this.kind === "module" ? FUNCTION_OF : this.kind === "cortex" ? CORTEX_EXPORT_OF : EXPORT_OF;
+    this.exportNames = this.profile.exports;
     this.calls = new Calls({
       label: options.label,
-      // A module plugin's calls wait on its event loop, not on a pool of threads: as many may be
-      // out as the correlator sends ahead at most.
-      poolCap: options.poolCap ?? (this.kind === "module" ? PIPELINE_CAP : DEFAULTS.poolCap),
+      poolCap: options.poolCap ?? this.profile.poolCap,
       stuckMs: options.stuckMs ?? DEFAULTS.stuckMs,
       send: (line) => this.write(line, true),
       onAbandon: (call, error) => this.alive && this.send({ kind: "cancel", call, reason: error.code }),
@@ -205,7 +207,7 @@ export class Connection {
       libraryBytes: options.libraryBytes,
       dependencies: options.dependencies,
       label: options.label,
-      kind: options.kind ?? "native",
+      profile: options.profile ?? profileOf(options.kind),
       cwd: options.cwd,
       env: options.env,
       settings: {
@@ -256,14 +258,14 @@ export class Connection {
     if (!line.ready) {
       await host.kill();
       throw new CxError(codeForRefusal(line.reason), `plugin '${host.label}' was refused: ${line.error}`, {
-        hint: refusalHint(host.kind, line.reason),
+        hint: host.profile.refusalHint(line.reason),
       });
     }
-    const described = checkDescribed(line, host.kind, options.expected);
+    const described = checkDescribed(line, host.profile.described, options.expected);
     if (!described.ok) {
       await host.kill();
       throw new CxError("E_MANIFEST", `plugin '${host.label}' was refused: ${described.error}`, {
-        hint: refusalHint(host.kind, "manifest"),
+        hint: host.profile.refusalHint("manifest"),
       });
     }
     host.endListener = null; // the startup's listener; the plugin handle takes over
@@ -499,47 +501,5 @@ function codeForRefusal(reason: string | undefined): ErrorCode {
       return "E_MANIFEST";
     default:
       return "E_LOAD";
-  }
-}
-
-/** What to do about a refused load, for the kind of plugin and the step that refused it. */
-function refusalHint(kind: PluginKind, reason: string | undefined): string {
-  return kind === "module" ? moduleHintForRefusal(reason) : kind === "cortex" ? cortexHintForRefusal(reason) : hintForRefusal(reason);
-}
-
-function cortexHintForRefusal(reason: string | undefined): string {
-  switch (reason) {
-    case "handshake":
-      return "the library must be a Cortex native plugin of ABI 1 (cortex_plugin_init, as the Cortex SDK's export_plugin! makes it), with a complete table and valid plugin_info and tool descriptors";
-    case "manifest":
-      return "fix plugin_info or the tool descriptors: names must suit cxagent (a plugin name of letters, digits, . _ -; tool names of letters, digits, _ -), each tool once";
-    case "exports":
-      return "a Cortex plugin exports cortex_plugin_init";
-    default:
-      return "check that the path names a shared library built for this machine";
-  }
-}
-
-function hintForRefusal(reason: string | undefined): string {
-  switch (reason) {
-    case "handshake":
-      return "rebuild the plugin against this host's ffi/cxagent_plugin.h";
-    case "manifest":
-      return "fix what cxagent_plugin_describe returns; it must match the sidecar <name>.plugin.json";
-    case "exports":
-      return "export every mandatory function with CXAGENT_PLUGIN_EXPORT (see ffi/cxagent_plugin.h)";
-    default:
-      return "check that the path names a shared library built for this machine";
-  }
-}
-
-function moduleHintForRefusal(reason: string | undefined): string {
-  switch (reason) {
-    case "manifest":
-      return "fix what describe() returns (or the sidecar <name>.plugin.json, which is the manifest without describe); the two must agree";
-    case "exports":
-      return 'default-export definePlugin({ start, invoke, stop, ... }) from "cxagent" (see the README, "Plugins in TypeScript")';
-    default:
-      return "the module could not be imported as it was approved; what it wrote may say more";
   }
 }

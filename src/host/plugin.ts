@@ -19,6 +19,7 @@ import { decide, GATE_MS, type GateAnswer, type GateDecision, type PermissionAns
 import { hiddenToolError, OPEN_POLICY, ruleText, type ToolPolicy } from "./tool-policy.ts";
 import type { Reply } from "../protocol/wire.ts";
 import type { PluginKind } from "../protocol/host-args.ts";
+import { type KindProfile, profileOf } from "../kinds/index.ts";
 import { type CallEvent, Connection, DEFAULTS, type ProcessHooks, type SealedDependency } from "./connection.ts";
 
 export const CRASH_BUDGET = { crashes: 3, windowMs: 5 * 60_000 };
@@ -39,8 +40,8 @@ export type AcceptManifest = (described: Manifest, previous: Manifest | null) =>
 
 export interface PluginSpec {
   name: string;
-  /** Which kind of plugin: native (the default: ffi/cxagent_plugin.h), cortex, or a TypeScript/JavaScript module. */
-  kind?: PluginKind;
+  /** Which kind of plugin, as its profile (kinds/): native (the default: ffi/cxagent_plugin.h), cortex, or a TypeScript/JavaScript module. */
+  profile?: KindProfile;
   /** The session's id, which a Cortex plugin is told with each call. */
   sessionId?: string;
   /** The command that starts a plugin host (see session/host-command.ts). */
@@ -161,7 +162,7 @@ export class Plugin {
       libraryBytes: spec.libraryBytes,
       dependencies: spec.dependencies,
       label: spec.name,
-      kind: spec.kind,
+      profile: spec.profile,
       sessionId: spec.sessionId ?? null,
       cwd: spec.cwd,
       startupMs: spec.startupMs,
@@ -219,7 +220,12 @@ export class Plugin {
 
   /** Which ABI the library speaks. */
   get kind(): PluginKind {
-    return this.spec.kind ?? "native";
+    return this.profile.kind;
+  }
+
+  /** Its kind's profile (kinds/): the words and defaults of that kind. */
+  get profile(): KindProfile {
+    return this.spec.profile ?? profileOf(undefined);
   }
 
   /** The default deadline (ms) of a tool's invoke, when the plugin declares one (a Cortex timeout_secs). */
@@ -422,9 +428,9 @@ export class Plugin {
     if (!("command" in reply)) return { message: null, status: "reported" };
     const parsed = v.safeParse(CommandResultSchema, reply.command);
     if (!parsed.success) {
-      const command = this.spec.kind === "module" ? "command()" : "cxagent_plugin_command";
-      throw new CxError("E_BAD_REPLY", `plugin '${this.name}': ${command} returned ${preview(JSON.stringify(reply.command))}, not {"message": string or null, "status": "reported", "changed" or "refused"}`, {
-        hint: this.spec.kind === "module" ? "see CommandResultInput in cxagent's plugin API" : "see cxagent_plugin_command in ffi/cxagent_plugin.h",
+      const { command } = this.profile;
+      throw new CxError("E_BAD_REPLY", `plugin '${this.name}': ${command.export} returned ${preview(JSON.stringify(reply.command))}, not {"message": string or null, "status": "reported", "changed" or "refused"}`, {
+        hint: command.hint,
       });
     }
     return parsed.output;
@@ -553,9 +559,7 @@ export class Plugin {
     switch (reply.fault) {
       case "bad-reply":
         return new CxError("E_BAD_REPLY", `plugin '${this.name}': ${reply.error}`, {
-          hint: this.kind === "cortex"
-            ? 'a Cortex tool_execute returns a ToolResult as JSON: {"output": string, "media": [attachment], "is_error": boolean}'
-            : "the plugin must return a JSON result envelope (see ffi/cxagent_plugin.h)",
+          hint: this.profile.badReplyHint,
         });
       case "missing-export":
         return new CxError("E_LOAD", `plugin '${this.name}': ${reply.error}`);

@@ -43,7 +43,14 @@ export interface HostArguments {
   check?: boolean;
 }
 
-export const HOST_DEFAULTS = { poolCap: 16, pollMs: 200 } as const;
+/**
+ * A plugin host's settings when its parent gives none: calls in native code at once, the poll
+ * interval (ms), and (for a module plugin, whose calls wait on its event loop) as many as the
+ * parent sends ahead at most (host/calls.ts).
+ */
+export const HOST_DEFAULTS = { poolCap: 16, pollMs: 200, pipelineCap: 256 } as const;
+/** The kind a plugin is when nobody said: `--kind` is left off for it. */
+export const DEFAULT_KIND: PluginKind = "native";
 
 export function hostArgv(a: HostArguments): string[] {
   return [
@@ -54,7 +61,7 @@ export function hostArgv(a: HostArguments): string[] {
     "--pool-cap", String(a.poolCap),
     "--poll-ms", String(a.pollMs),
     ...(a.spinUs === null ? [] : ["--spin-us", String(a.spinUs)]),
-    ...(a.kind === "native" ? [] : ["--kind", a.kind]),
+    ...(a.kind === DEFAULT_KIND ? [] : ["--kind", a.kind]),
     ...(a.sessionId === null ? [] : ["--session-id", a.sessionId]),
     ...(a.check ? ["--check"] : []),
     ...(a.snapshot === null ? [] : ["--snapshot", a.snapshot]),
@@ -65,7 +72,7 @@ export function hostArgv(a: HostArguments): string[] {
 export function readHostArgv(argv: readonly string[]): HostArguments | { error: string } {
   const [library, ...rest] = argv;
   if (!library || library.startsWith("--")) return { error: "no library given: usage is cxagent __host <library> [options]" };
-  const out: HostArguments = { library, kind: "native", sessionId: null, snapshot: null, libraryFd: null, dependencies: [], parentPid: null, poolCap: HOST_DEFAULTS.poolCap, pollMs: HOST_DEFAULTS.pollMs, spinUs: null };
+  const out: HostArguments = { library, kind: DEFAULT_KIND, sessionId: null, snapshot: null, libraryFd: null, dependencies: [], parentPid: null, poolCap: HOST_DEFAULTS.poolCap, pollMs: HOST_DEFAULTS.pollMs, spinUs: null };
   for (let i = 0; i < rest.length; i += 2) {
     const flag = rest[i]!;
     if (flag === "--check") {

@@ -104,7 +104,7 @@ export async function runLoadPipeline(ref: string, options: PipelineOptions, con
   const narrowing = { session: context.sessionTools, load: options.tools };
   const spec: PluginSpec = {
     name: sidecar.name,
-    kind: inspection.kind,
+    profile: inspection.profile,
     hostCommand: hostCommand(),
     library: location.library,
     libraryBytes: bytesToLoad(inspection),
@@ -118,7 +118,8 @@ export async function runLoadPipeline(ref: string, options: PipelineOptions, con
     // From the sidecar, which describe must match tool for tool before anything is served.
     policy: narrowSelection(sidecar.tools, inspection.selection, narrowing).policy,
   };
-  if (inspection.kind === "cortex") spec.accept = acceptCortex(inspection, spec, context, narrowing);
+  // A plugin with no sidecar (a Cortex one) declares its tools only when it runs.
+  if (!inspection.profile.sidecar) spec.accept = acceptCortex(inspection, spec, context, narrowing);
   const plugin = await Plugin.start(spec, context.hooksFor(sidecar));
   const t = plugin.timings;
   done("spawn", t.readyAt);

@@ -2,7 +2,7 @@ import { defineCommand } from "citty";
 import { firstDifference } from "../../session/compare.ts";
 import { join } from "node:path";
 import type { Manifest, Tool } from "../../protocol/manifest.ts";
-import type { PluginKind } from "../../protocol/host-args.ts";
+import { type KindProfile, profileOf } from "../../kinds/index.ts";
 import { inert, inertBlock } from "../../inert.ts";
 import { describeChanges, type Inspection, otherFolderSentence, refusalOf } from "../../session/inspect.ts";
 import { COST_ESTIMATE, contextCost } from "../../session/selection.ts";
@@ -73,7 +73,7 @@ export default defineCommand({
         ...selectionJson(inspected),
       },
       text:
-        (inspected.cortex ? renderCortex(inspected) : renderManifest(manifest, location.library, inspected.kind)) +
+        (inspected.cortex ? renderCortex(inspected) : renderManifest(manifest, location.library, inspected.profile)) +
         lines.join("\n") + "\n" +
         selectionLines(inspected).map((l) => l + "\n").join("") +
         (readme ? `\n${args.readme ? renderMarkdown(readme) : readmeSummary(readme, join(loadSet.realFolder, "README.md"))}\n` : "") +
@@ -84,11 +84,11 @@ export default defineCommand({
 });
 
 /** The manifest as a person reads it; every string from it is made inert. */
-export function renderManifest(m: Manifest, library: string, kind: PluginKind = "native"): string {
+export function renderManifest(m: Manifest, library: string, profile: KindProfile = profileOf(undefined)): string {
   const gate = (g: boolean | "dynamic") => (g === "dynamic" ? "asks depending on the arguments" : g ? "asks on every call" : "never asks");
   const lines = [
     `${inert(m.name)} ${inert(m.version)}  (contract ${m.pluginContract})`,
-    kind === "module" ? `module: ${inert(library)} (TypeScript/JavaScript, run by cxagent's Bun)` : `library: ${inert(library)}`,
+    profile.words.source(inert(library)),
     `spawns processes: ${m.spawns ? "yes" : "no"}   starts work on its own: ${m.client ? "yes" : "no"}`,
     `asks: ${describeAsking(m)}`,
     "",

@@ -5,6 +5,7 @@ import { globalOptions, pluginArg } from "../_args.ts";
 import type { CommandResult } from "../_output.ts";
 import { openSession } from "../_session.ts";
 
+/** Each step, in words; a kind words some differently (KindProfile.words.steps: a Cortex plugin has no sidecar). */
 const STEP_WORDS = {
   resolve: "resolve the reference",
   sidecar: "read the folder (sidecar, hash, config)",
@@ -13,14 +14,6 @@ const STEP_WORDS = {
   spawn: "spawn the plugin host → ready",
   compare: "compare describe with the sidecar",
   start: "start",
-} as const;
-
-/** A Cortex plugin has no sidecar: its folder is read for its manifest.toml, its tools claimed once it declares them. */
-const CORTEX_STEP_WORDS = {
-  sidecar: "read the folder (manifest.toml, hash, config)",
-  names: "claim the plugin's name",
-  compare: "claim the tool names it declared",
-  start: "start (nothing to call in a Cortex plugin)",
 } as const;
 
 export default defineCommand({
@@ -61,7 +54,7 @@ export default defineCommand({
         `loaded ${inert(plugin.name)} ${inert(plugin.manifest.version)}: ${plugin.tools.length} tool${plugin.tools.length === 1 ? "" : "s"}${plugin.exports.length ? `, exports ${plugin.exports.join(", ")}` : ""}`,
         ...selectionLines(plugin.policy),
         ...steps.flatMap((s) => [
-          row(plugin.kind === "cortex" && s.step in CORTEX_STEP_WORDS ? CORTEX_STEP_WORDS[s.step as keyof typeof CORTEX_STEP_WORDS] : s.step in STEP_WORDS ? STEP_WORDS[s.step as keyof typeof STEP_WORDS] : s.step, s.ms),
+          row(plugin.profile.words.steps[s.step] ?? (s.step in STEP_WORDS ? STEP_WORDS[s.step as keyof typeof STEP_WORDS] : s.step), s.ms),
           ...(s.step === "spawn" ? phases.map((p) => `      ${`${p.phase} began at`.padEnd(42)} ${p.atMs.toFixed(1).padStart(8)} ms`) : []),
         ]),
         row("total", ms(stopped - began)),
