@@ -10,7 +10,8 @@ import { closeSync, lstatSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
 import { join } from "node:path";
 import { CxError } from "../errors.ts";
 import type { KindProfile } from "../kinds/index.ts";
-import { hostArgv, type HostArguments } from "../protocol/host-args.ts";
+import { hostArgv, HOST_DEFAULTS } from "../protocol/host-args.ts";
+import type { HostSettings } from "../protocol/host-settings.ts";
 import { LINE_CAP } from "../protocol/wire.ts";
 import { endProcesses } from "../reaper/escalate.ts";
 import type { Owned } from "../reaper/ours.ts";
@@ -49,9 +50,10 @@ export interface ChildSpec {
   /** The kind's profile: whether its host gets a snapshot folder, may be a prepared one, its runtime tuning. */
   profile: KindProfile;
   cwd: string;
-  /** The plugin host's whole environment: nothing else of this process's is passed. */
-  env: Record<string, string>;
-  settings: Pick<HostArguments, "poolCap" | "pollMs" | "spinUs" | "sessionId" | "check">;
+  /** The host's settings, whole: its environment (nothing else of this process's is passed) and its command line. */
+  host: HostSettings;
+  /** Check mode (`cxagent check`). */
+  check?: boolean;
 }
 
 /**
@@ -152,7 +154,7 @@ export class ChildTransport implements Transport {
     const removeSnapshot = () => snapshot !== null && rmSync(snapshot, { recursive: true, force: true });
     // A host started before its plugin was known (prepared.ts) serves a plain load: its fd 3 is
     // sealed now with the approved bytes, and its settings follow as its first line.
-    const prepared = profile.preparedHost && !spec.settings.check && !spec.dependencies?.length && spec.libraryBytes ? takePrepared(spec.command, spec.env, spec.libraryBytes) : null;
+    const prepared = profile.preparedHost && !spec.check && !spec.dependencies?.length && spec.libraryBytes ? takePrepared(spec.command, spec.host.env, spec.libraryBytes) : null;
     let copies: number[];
     try {
       copies = prepared ? [] : sealedCopies(spec);
@@ -168,7 +170,11 @@ export class ChildTransport implements Transport {
       parentPid: process.pid,
       kind: profile.kind,
       snapshot,
-      ...spec.settings,
+      poolCap: spec.host.poolCap ?? HOST_DEFAULTS.poolCap,
+      pollMs: spec.host.pollMs,
+      spinUs: spec.host.spinUs,
+      sessionId: spec.host.sessionId,
+      check: spec.check,
     });
     // The host's stdout: a socket pair where there is one (protocol-socket.ts), else a pipe.
     const pair = prepared ? null : socketPair();
@@ -176,7 +182,7 @@ export class ChildTransport implements Transport {
       this.proc = prepared?.proc ?? Bun.spawn({
         cmd: [...spec.command, ...args],
         cwd: spec.cwd,
-        env: withRuntimeTuning(spec.env, profile),
+        env: withRuntimeTuning(spec.host.env, profile),
         stdio: ["pipe", pair?.child ?? "pipe", "pipe", ...copies],
         detached: true, // a session and process group of its own, so everything it starts can be ended with it
       }) as Subprocess<"pipe", "pipe", "pipe">;

@@ -9,7 +9,8 @@ import * as v from "valibot";
 import { CxError, type ErrorCode } from "../errors.ts";
 import { preview } from "../protocol/issues.ts";
 import { checkDescribed, type KnownManifest, type Manifest } from "../protocol/manifest.ts";
-import { HOST_DEFAULTS, type PluginKind } from "../protocol/host-args.ts";
+import type { PluginKind } from "../protocol/host-args.ts";
+import { HOST_DEFAULTS, type HostSettings, settleHostSettings } from "../protocol/host-settings.ts";
 import { type KindProfile, profileOf } from "../kinds/index.ts";
 import {
   EventSchema,
@@ -37,17 +38,8 @@ export type { CallEvent, RequestOptions } from "./calls.ts";
 export type { ExitInfo } from "./transport.ts";
 export type { SealedDependency } from "./child-transport.ts";
 
-export const DEFAULTS = {
-  startupMs: 10_000,
-  startMs: 30_000,
-  stopMs: 10_000,
-  graceMs: 2_000,
-  poolCap: HOST_DEFAULTS.poolCap,
-  pollMs: HOST_DEFAULTS.pollMs,
-  /** A call running this long counts as stuck when deciding whether to refuse new calls. */
-  stuckMs: 1_000,
-  stderrTailLines: 30,
-};
+/** The host settings' defaults (protocol/host-settings.ts), and how much of its stderr a crash message keeps. */
+export const DEFAULTS = { ...HOST_DEFAULTS, stderrTailLines: 30 };
 
 type AnyBody = Request extends infer R ? (R extends { id: number } ? Omit<R, "id"> : never) : never;
 type RequestBody = Exclude<AnyBody, { kind: Notice["kind"] }>;
@@ -98,11 +90,16 @@ export interface SpawnOptions extends ConnectOptions {
   /** Loaded from sealed copies too, in this order, before the library. */
   dependencies?: SealedDependency[];
   cwd: string;
+  /**
+   * The host's settings, settled once (a session's: Session), passed whole to the transport and
+   * the host's command line; the settings given one by one above fill in for a caller without it.
+   */
+  host?: HostSettings;
   pollMs?: number;
   /** The session a Cortex plugin is told it runs in. */
   sessionId?: string | null;
-  /** The plugin host's whole environment (see session/host-env.ts). */
-  env: Record<string, string>;
+  /** The plugin host's whole environment (see session/host-env.ts), when `host` is not given. */
+  env?: Record<string, string>;
   /** Check mode (`cxagent check`): the host watches every export and says what it sees (onCheck). */
   check?: boolean;
 }
@@ -201,6 +198,7 @@ export class Connection {
 
   /** Spawns a plugin host as a child process and waits for its startup line (see open). */
   static spawn(options: SpawnOptions): Promise<Opened> {
+    const host = options.host ?? settleHostSettings(options);
     return Connection.open((sink) => new ChildTransport({
       command: options.hostCommand,
       library: options.library,
@@ -209,15 +207,9 @@ export class Connection {
       label: options.label,
       profile: options.profile ?? profileOf(options.kind),
       cwd: options.cwd,
-      env: options.env,
-      settings: {
-        poolCap: options.poolCap ?? DEFAULTS.poolCap,
-        pollMs: options.pollMs ?? DEFAULTS.pollMs,
-        spinUs: options.spinUs ?? null,
-        sessionId: options.sessionId ?? null,
-        check: options.check,
-      },
-    }, sink), options);
+      host,
+      check: options.check,
+    }, sink), { ...options, poolCap: host.poolCap ?? undefined, stuckMs: host.stuckMs, spinUs: host.spinUs, startupMs: host.startupMs });
   }
 
   /**

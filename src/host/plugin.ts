@@ -20,7 +20,8 @@ import { hiddenToolError, OPEN_POLICY, ruleText, type ToolPolicy } from "./tool-
 import type { Reply } from "../protocol/wire.ts";
 import type { PluginKind } from "../protocol/host-args.ts";
 import { type KindProfile, profileOf } from "../kinds/index.ts";
-import { type CallEvent, Connection, DEFAULTS, type ProcessHooks, type SealedDependency } from "./connection.ts";
+import { type CallEvent, Connection, type ProcessHooks, type SealedDependency } from "./connection.ts";
+import type { HostSettings } from "../protocol/host-settings.ts";
 
 export const CRASH_BUDGET = { crashes: 3, windowMs: 5 * 60_000 };
 
@@ -42,8 +43,6 @@ export interface PluginSpec {
   name: string;
   /** Which kind of plugin, as its profile (kinds/): native (the default: ffi/cxagent_plugin.h), cortex, or a TypeScript/JavaScript module. */
   profile?: KindProfile;
-  /** The session's id, which a Cortex plugin is told with each call. */
-  sessionId?: string;
   /** The command that starts a plugin host (see session/host-command.ts). */
   hostCommand: string[];
   /** The library the plugin host loads. */
@@ -69,16 +68,11 @@ export interface PluginSpec {
   gateMs?: number;
   /** Who decides calls that need permission when the call names nobody (default: deny). */
   permission?: PermissionHandler | PermissionAnswer;
-  startupMs?: number;
-  startMs?: number;
-  stopMs?: number;
-  pollMs?: number;
-  poolCap?: number;
-  stuckMs?: number;
-  /** The plugin host's whole environment (the session's allow-list: session/host-env.ts). */
-  env: Record<string, string>;
-  /** The request threads' spin window in µs (null: the plugin host's default). */
-  spinUs?: number | null;
+  /**
+   * Its plugin hosts' settings (pool, poll, spin, deadlines, environment, session id), settled
+   * once by the session and passed whole to each host it starts (protocol/host-settings.ts).
+   */
+  host: HostSettings;
 }
 
 export interface InvokeOptions {
@@ -163,15 +157,9 @@ export class Plugin {
       dependencies: spec.dependencies,
       label: spec.name,
       profile: spec.profile,
-      sessionId: spec.sessionId ?? null,
       cwd: spec.cwd,
-      startupMs: spec.startupMs,
       expected: spec.expected,
-      pollMs: spec.pollMs,
-      poolCap: spec.poolCap,
-      stuckMs: spec.stuckMs,
-      env: spec.env,
-      spinUs: spec.spinUs ?? null,
+      host: spec.host,
       ...hooks,
     });
     try {
@@ -179,7 +167,7 @@ export class Plugin {
       const acceptedAt = performance.now();
       const reply = await connection.request(
         { kind: "start", context: { workingDirectory: spec.cwd, settings: spec.settings ?? {}, hostContract: CONTRACT_CURRENT } },
-        { timeoutMs: spec.startMs ?? DEFAULTS.startMs },
+        { timeoutMs: spec.host.startMs },
       );
       if (!reply.ok) {
         throw new CxError(reply.fault ? "E_BAD_REPLY" : "E_PLUGIN_FAILED", `plugin '${spec.name}' failed to start: ${reply.error}`, {
@@ -189,7 +177,7 @@ export class Plugin {
       }
       return { connection, manifest, exports: ready.exports, deadlines: ready.deadlines ?? [], about: ready.about ?? null, acceptedAt, startedAt: performance.now() };
     } catch (error) {
-      await connection.shutdown({ stopMs: spec.stopMs, sendStop: isCxError(error, "E_PLUGIN_FAILED") });
+      await connection.shutdown({ stopMs: spec.host.stopMs, sendStop: isCxError(error, "E_PLUGIN_FAILED") });
       throw error;
     }
   }
@@ -488,7 +476,7 @@ export class Plugin {
     const connection = this.connection ?? (await this.starting?.catch(() => null)) ?? null;
     this.connection = null;
     if (!connection) return;
-    const error = await connection.shutdown({ stopMs: this.spec.stopMs });
+    const error = await connection.shutdown({ stopMs: this.spec.host.stopMs });
     if (error) this.hooks.onLog?.(3, error.message);
   }
 

@@ -30,9 +30,6 @@ const STARTERS: Record<PluginKind, (start: HostStart) => Promise<void> | void> =
   module: async (start) => (await import("./module.ts")).startModule(start),
 };
 
-/** The longest a request thread spins for the next request before it sleeps, when the shim finds
- * that spinning pays on this machine (0 = never; see the spin before next_line in the shim). */
-const SPIN_US = 100;
 /** After the parent died: how long what the plugin started has between SIGTERM and SIGKILL. */
 const ORPHAN_GRACE_MS = 1000;
 
@@ -87,7 +84,7 @@ export async function runPluginHost(args: string[]): Promise<void> {
   // so a stop request finds a reader while those calls are stuck. (The parent also sends requests
   // ahead of that cap while calls are fast; if more than the cap of those get stuck at once, stop
   // waits for its deadline and the host is ended: see src/host/calls.ts.)
-  if (shim.init(protocolFd, requestFd, CONTRACT_CURRENT, POOL_CAP + 1, POLL_MS, LINE_CAP, settings?.spinUs ?? SPIN_US) !== 0) {
+  if (shim.init(protocolFd, requestFd, CONTRACT_CURRENT, POOL_CAP + 1, POLL_MS, LINE_CAP, settings?.spinUs ?? HOST_DEFAULTS.spinUs) !== 0) {
     process.stderr.write("cxagent plugin host: the shim could not initialise its locks\n");
     process.exit(1);
   }

@@ -43,12 +43,9 @@ export interface HostArguments {
   check?: boolean;
 }
 
-/**
- * A plugin host's settings when its parent gives none: calls in native code at once, the poll
- * interval (ms), and (for a module plugin, whose calls wait on its event loop) as many as the
- * parent sends ahead at most (host/calls.ts).
- */
-export const HOST_DEFAULTS = { poolCap: 16, pollMs: 200, pipelineCap: 256 } as const;
+/** The settings' defaults, which the host reads too: one table (host-settings.ts). */
+export { HOST_DEFAULTS } from "./host-settings.ts";
+import { HOST_DEFAULTS } from "./host-settings.ts";
 /** The kind a plugin is when nobody said: `--kind` is left off for it. */
 export const DEFAULT_KIND: PluginKind = "native";
 

@@ -47,8 +47,8 @@ export interface PipelineContext {
   hooksFor(manifest: Manifest): PluginEventHooks;
   /** The session's narrowing of every plugin's tools (checked already). */
   sessionTools: ToolChoice | undefined;
-  /** The runtime's settings, the same for every plugin of the session. */
-  runtime: Pick<PluginSpec, "gateMs" | "startupMs" | "startMs" | "stopMs" | "pollMs" | "poolCap" | "stuckMs" | "env" | "spinUs" | "sessionId"> & {
+  /** The runtime's settings, the same for every plugin of the session: its hosts' settings, settled once, whole. */
+  runtime: Pick<PluginSpec, "gateMs" | "host"> & {
     permission: PermissionHandler | PermissionAnswer | undefined;
   };
 }

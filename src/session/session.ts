@@ -27,6 +27,7 @@ import { type CheckedSchemas, checkedSchemas } from "../json-schema/checked.ts";
 import { type Inspection, inspect, inspectLocation, recordInspected, refusalOf, trustRequestOf } from "./inspect.ts";
 import { composeInstructions } from "./instructions.ts";
 import { pluginHostEnv } from "./host-env.ts";
+import { type HostSettings, settleHostSettings } from "../protocol/host-settings.ts";
 import { type LoadTimings, runLoadPipeline } from "./pipeline.ts";
 import { checkToolChoice, LOAD_OPTION, SESSION_OPTION } from "./selection.ts";
 
@@ -148,6 +149,8 @@ export class Session implements AsyncDisposable {
   private readonly options: SessionOptions;
   /** What every plugin host of this session gets as its environment. */
   private readonly hostEnv: Record<string, string>;
+  /** Every plugin host's settings (pool, poll, spin, deadlines, environment, this session's id), settled once. */
+  private readonly host: HostSettings;
   private readonly loaded = new Map<string, Plugin>();
   private closed = false;
   private record: SessionRecord | null = null;
@@ -163,6 +166,7 @@ export class Session implements AsyncDisposable {
     this.folders = resolveFolders(options);
     this.config = readConfig(this.folders.configDir);
     this.hostEnv = pluginHostEnv(process.env, options.env);
+    this.host = settleHostSettings({ ...options, env: this.hostEnv, spinUs: options.spinUs ?? spinFromEnv(options.env), sessionId: this.id });
     this.configFile = configPath(this.folders.configDir);
     this.project = readProjectConfig(this.cwd, { config: this.config, path: this.configFile, gateMs: GATE_MS });
     this.tools = checkToolChoice(options.tools, SESSION_OPTION);
@@ -293,19 +297,7 @@ export class Session implements AsyncDisposable {
       cwd: this.cwd,
       hooksFor: (manifest) => this.hooksFor(manifest),
       sessionTools: this.tools,
-      runtime: {
-        permission: this.options.permission,
-        gateMs: this.options.gateMs,
-        startupMs: this.options.startupMs,
-        startMs: this.options.startMs,
-        stopMs: this.options.stopMs,
-        pollMs: this.options.pollMs,
-        poolCap: this.options.poolCap,
-        stuckMs: this.options.stuckMs,
-        env: this.hostEnv,
-        spinUs: this.options.spinUs ?? spinFromEnv(this.options.env),
-        sessionId: this.id,
-      },
+      runtime: { permission: this.options.permission, gateMs: this.options.gateMs, host: this.host },
     });
     this.loaded.set(loaded.plugin.name, loaded.plugin);
     for (const r of loaded.plugin.policy.unmatched) {
