@@ -16,11 +16,12 @@ import { type CommandResult, CommandResultSchema, deniedResult, type JobResult, 
 import { Submits } from "./submits.ts";
 import { preview } from "../protocol/issues.ts";
 import { decide, GATE_MS, type GateAnswer, type GateDecision, type PermissionAnswer, type PermissionHandler } from "./gate.ts";
-import { hiddenToolError, OPEN_POLICY, ruleText, type ToolPolicy } from "./tool-policy.ts";
+import { hiddenToolError, OPEN_POLICY, type ToolPolicy } from "./tool-policy.ts";
 import type { Reply } from "../protocol/wire.ts";
 import type { PluginKind } from "../protocol/host-args.ts";
 import { type KindProfile, profileOf } from "../kinds/index.ts";
-import { type CallEvent, Connection, type ProcessHooks, type SealedDependency } from "./connection.ts";
+import { type CallEvent, Connection, type ProcessHooks, type RequestOptions, type SealedDependency } from "./connection.ts";
+import { gateDeadline, gateLateWords, invokeDeadline } from "./deadline.ts";
 import type { HostSettings } from "../protocol/host-settings.ts";
 
 export const CRASH_BUDGET = { crashes: 3, windowMs: 5 * 60_000 };
@@ -266,14 +267,14 @@ export class Plugin {
 
   private async askGate(tool: string, args: Record<string, unknown>): Promise<GateAnswer> {
     const limit = this.policy.gateTimeout;
-    const deadline = limit ? Math.min(limit.ms, this.spec.gateMs ?? limit.ms) : (this.spec.gateMs ?? GATE_MS);
+    const deadline = gateDeadline(this.spec.gateMs, GATE_MS, limit);
     try {
-      const reply = await this.call((connection) => connection.request({ kind: "gate", tool, arguments: args }, { timeoutMs: deadline }));
+      const reply = await this.call((connection) => connection.request({ kind: "gate", tool, arguments: args }, { timeoutMs: deadline.ms }));
       if (!reply.ok) return { kind: "failed", why: reply.error };
       return "gate" in reply ? { kind: "value", value: reply.gate } : { kind: "null" };
     } catch (error) {
       if (!(error instanceof CxError) || error.code === "E_QUARANTINED" || error.code === "E_STOPPED") throw error;
-      const why = error.code === "E_TIMEOUT" ? `it took longer than ${deadline} ms${limit?.ms === deadline ? `, the limit ${ruleText(limit.by)} sets` : ""}` : error.code === "E_CRASHED" ? `the plugin crashed: ${error.message.split("\n")[0]}` : error.message;
+      const why = error.code === "E_TIMEOUT" ? gateLateWords(deadline, limit) : error.code === "E_CRASHED" ? `the plugin crashed: ${error.message.split("\n")[0]}` : error.message;
       return { kind: "failed", why };
     }
   }
@@ -291,9 +292,9 @@ export class Plugin {
     }
     if (options.signal?.aborted) throw new CxError("E_CANCELLED", `plugin '${this.name}': ${tool} was cancelled before it started`);
     const started = performance.now();
-    const reply = await this.withDefaultDeadline(tool, options, (own) =>
-      this.withinLimit(own, (bounded) => this.call((connection) => connection.request({ kind: "invoke", tool, arguments: argumentsObject }, bounded))),
-    );
+    const deadline = invokeDeadline(options, this.name, tool, this.deadlineOf(tool), this.policy.invokeTimeout);
+    const request: RequestOptions = { ...deadline, signal: options.signal, onEvent: options.onEvent };
+    const reply = await this.call((connection) => connection.request({ kind: "invoke", tool, arguments: argumentsObject }, request));
     const elapsed = performance.now() - started;
     if (!reply.ok) throw this.replyError(reply, `${tool} failed`, tool);
     if (reply.result === null || typeof reply.result !== "object" || Array.isArray(reply.result)) {
@@ -302,48 +303,6 @@ export class Plugin {
       });
     }
     return toJobResult(reply.result as Record<string, unknown>, elapsed);
-  }
-
-  /**
-   * A call that gives no deadline gets the tool's own default, when the plugin declares one; a
-   * timeout it causes says where that deadline came from.
-   */
-  private withDefaultDeadline(tool: string, options: InvokeOptions, send: (own: InvokeOptions) => Promise<Reply>): Promise<Reply> {
-    const ms = options.timeoutMs === undefined ? this.deadlineOf(tool) : null;
-    if (ms === null) return send(options); // no async wrapper on the common path: each costs a turn of microtasks
-    return send({ ...options, timeoutMs: ms, resetOnProgress: false, maxMs: undefined }).catch((error: unknown) => {
-      if (!isCxError(error, "E_TIMEOUT") || error.details?.limitMs !== undefined) throw error;
-      throw new CxError("E_TIMEOUT", `${error.message} (the default deadline plugin '${this.name}' declares for ${tool}: timeout_secs ${ms / 1000})`, {
-        hint: "the native call runs on and its late answer will be discarded; give the call a longer deadline of its own if it needs more time",
-        next: { do: "raise-timeout", ms: ms * 2 },
-        cause: error,
-        details: { defaultMs: ms },
-      });
-    });
-  }
-
-  /**
-   * Runs `send` with the caller's deadline bounded by the config's `invokeTimeoutMs`, when one is
-   * set: the call may take at most that long in all, progress or not. A timeout that limit caused
-   * says which file and rule set it.
-   */
-  private withinLimit(options: InvokeOptions, send: (bounded: InvokeOptions) => Promise<Reply>): Promise<Reply> {
-    const limit = this.policy.invokeTimeout;
-    if (!limit) return send(options);
-    const own = options.timeoutMs;
-    const ownCap = own === undefined ? Infinity : options.resetOnProgress ? (options.maxMs ?? own * 10) : own;
-    if (ownCap <= limit.ms) return send(options);
-    const bounded: InvokeOptions = own === undefined || !options.resetOnProgress
-      ? { ...options, timeoutMs: Math.min(own ?? Infinity, limit.ms), resetOnProgress: false, maxMs: undefined }
-      : { ...options, timeoutMs: Math.min(own, limit.ms), maxMs: limit.ms };
-    return send(bounded).catch((error: unknown) => {
-      if (!isCxError(error, "E_TIMEOUT")) throw error;
-      throw new CxError("E_TIMEOUT", `${error.message} (calls of plugin '${this.name}' may take at most ${limit.ms} ms, the limit ${ruleText(limit.by)} sets)`, {
-        hint: `the native call runs on and its late answer will be discarded; a longer deadline needs a higher limit in ${limit.by.source} (a project's .cxagent/config.json can only lower it)`,
-        cause: error,
-        details: { limitMs: limit.ms, ...limit.by },
-      });
-    });
   }
 
   /**
