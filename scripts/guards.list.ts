@@ -573,6 +573,15 @@ export const GUARDS: Guard[] = [
     why: "a stored grant never answers a gated: true tool that no longer offers Always",
   },
   {
+    id: "gate-arguments-checked-once",
+    area: "gating",
+    file: "src/host/plugin.ts",
+    find: `    const decision = await this.decideGate(declared, args);`,
+    replace: `    const decision = await this.gate(tool, args);`,
+    tests: ["test/integration/arguments.test.ts"],
+    why: "a gated call's arguments are checked once, at the door; the gate receives them checked",
+  },
+  {
     id: "gate-default-deadline",
     area: "gating",
     file: "src/host/deadline.ts",

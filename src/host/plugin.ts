@@ -260,9 +260,13 @@ export class Plugin {
    */
   async gate(tool: string, args: unknown = {}): Promise<GateDecision> {
     const declared = this.tool(tool);
-    const argumentsObject = this.checkedArguments(declared, args);
-    const answer = declared.gated === "dynamic" ? await this.askGate(tool, argumentsObject) : null;
-    return decide(this.name, declared, argumentsObject, answer, (rule) => this.spec.grants.has(rule), this.policy.asked.get(tool) ?? null);
+    return this.decideGate(declared, this.checkedArguments(declared, args));
+  }
+
+  /** The decision for arguments checked already (checkedArguments): they are not checked twice. */
+  private async decideGate(declared: Tool, args: Record<string, unknown>): Promise<GateDecision> {
+    const answer = declared.gated === "dynamic" ? await this.askGate(declared.name, args) : null;
+    return decide(this.name, declared, args, answer, (rule) => this.spec.grants.has(rule), this.policy.asked.get(declared.name) ?? null);
   }
 
   private async askGate(tool: string, args: Record<string, unknown>): Promise<GateAnswer> {
@@ -287,7 +291,7 @@ export class Plugin {
     const declared = this.tool(tool);
     const argumentsObject = this.checkedArguments(declared, args);
     if (declared.gated !== false || this.policy.asked.has(tool)) {
-      const denied = await this.permit(tool, argumentsObject, options.permission ?? this.spec.permission);
+      const denied = await this.permit(declared, argumentsObject, options.permission ?? this.spec.permission);
       if (denied) return denied;
     }
     if (options.signal?.aborted) throw new CxError("E_CANCELLED", `plugin '${this.name}': ${tool} was cancelled before it started`);
@@ -335,8 +339,9 @@ export class Plugin {
   }
 
   /** Settles permission for a gated call; returns the denied result, or null to go ahead. */
-  private async permit(tool: string, args: Record<string, unknown>, permission: PermissionHandler | PermissionAnswer | undefined): Promise<JobResult | null> {
-    const decision = await this.gate(tool, args);
+  private async permit(declared: Tool, args: Record<string, unknown>, permission: PermissionHandler | PermissionAnswer | undefined): Promise<JobResult | null> {
+    const tool = declared.name;
+    const decision = await this.decideGate(declared, args);
     if (!decision.ask || decision.granted) return null;
     if (permission === undefined) {
       return deniedResult("policy", `${tool} was not run: it needs permission (${decision.display}) and there was no one to ask`);
