@@ -3,7 +3,7 @@
  * plugin host and hands back, line by line, what it writes on its protocol channel and on stderr,
  * and says once when it has ended. The connection (connection.ts) speaks the protocol over any
  * transport: a child process (child-transport.ts), or an in-memory pair in tests
- * (memory-transport.ts).
+ * (test/memory-transport.ts).
  */
 import type { Owned } from "../reaper/ours.ts";
 import type { Line } from "./lines.ts";

@@ -5,7 +5,7 @@
  */
 import { expect, test } from "bun:test";
 import { type CallEvent, Connection } from "../../src/host/connection.ts";
-import { memoryTransport } from "../../src/host/memory-transport.ts";
+import { memoryTransport } from "../memory-transport.ts";
 import { CxError } from "../../src/errors.ts";
 
 const MANIFEST = { pluginContract: 4, name: "fake", version: "1", tools: [{ name: "t" }] };

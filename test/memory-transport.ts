@@ -2,8 +2,8 @@
  * An in-memory transport, for tests of the connection and the plugin handle without a process:
  * the test plays the plugin host, reading the requests and writing lines, stderr and its end.
  */
-import type { Line } from "./lines.ts";
-import type { ExitInfo, Transport, TransportSink } from "./transport.ts";
+import type { Line } from "../src/host/lines.ts";
+import type { ExitInfo, Transport, TransportSink } from "../src/host/transport.ts";
 
 /** The plugin host's side of the pair, driven by the test. */
 export interface FakeHost {
