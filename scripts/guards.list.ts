@@ -831,9 +831,9 @@ export const GUARDS: Guard[] = [
   {
     id: "reap-stop-ends-children",
     area: "reaping",
-    file: "src/host/connection.ts",
-    find: `await endProcesses([...(host ? [host] : []), ...this.children], { graceMs: DEFAULTS.graceMs });`,
-    replace: `await endProcesses([...(host ? [host] : [])], { graceMs: DEFAULTS.graceMs });`,
+    file: "src/host/child-transport.ts",
+    find: `return finished(await endProcesses([this.process, ...this.children], { graceMs }));`,
+    replace: `return finished(await endProcesses([this.process], { graceMs }));`,
     tests: [REAP],
     why: "a plugin's registered children end when its host ends",
   },

@@ -74,6 +74,8 @@ export function memoryTransport(): { connect(sink: TransportSink): Transport; ho
       finish({ code: null, signal: "SIGKILL" });
       await exited;
     },
+    adopt: () => ({ ok: false, reason: "the plugin host is not a process here" }),
+    release: async () => [],
   };
   return {
     connect(s) {

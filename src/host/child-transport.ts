@@ -13,8 +13,8 @@ import type { KindProfile } from "../kinds/index.ts";
 import { hostArgv, HOST_DEFAULTS } from "../protocol/host-args.ts";
 import type { HostSettings } from "../protocol/host-settings.ts";
 import { LINE_CAP } from "../protocol/wire.ts";
-import { endProcesses } from "../reaper/escalate.ts";
-import type { Owned } from "../reaper/ours.ts";
+import { endProcesses, finished } from "../reaper/escalate.ts";
+import { type Owned, proveDescent } from "../reaper/ours.ts";
 import { readStat } from "../reaper/proc.ts";
 import { readLines } from "./lines.ts";
 import { sealedCopy } from "./memfd.ts";
@@ -144,6 +144,8 @@ export class ChildTransport implements Transport {
   awaitOutput?: (budgetNs: number) => boolean;
   /** The protocol channel's reader is done: its descriptor is closed, and its number may be reused. */
   private outputDone = false;
+  /** Processes the plugin registered that proved to be the host's descendants. */
+  private readonly children: Owned[] = [];
 
   constructor(spec: ChildSpec, sink: TransportSink) {
     makeNonDumpable(); // before any plugin host exists (see nondumpable.ts); Session.open did it already
@@ -249,5 +251,16 @@ export class ChildTransport implements Transport {
   async kill(): Promise<void> {
     await endProcesses([this.process], { graceMs: 0 });
     await this.exited;
+  }
+
+  adopt(pid: number): { ok: true; process: Required<Owned> } | { ok: false; reason: string } {
+    const proof = proveDescent(pid, this.process);
+    if (proof.ok) this.children.push(proof.process);
+    return proof;
+  }
+
+  async release(graceMs: number): Promise<number[]> {
+    // What the plugin registered, and what it left in the host's group, dies with the host.
+    return finished(await endProcesses([this.process, ...this.children], { graceMs }));
   }
 }

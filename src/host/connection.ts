@@ -25,8 +25,7 @@ import {
   StartupLineSchema,
   type WireEvent,
 } from "../protocol/wire.ts";
-import { endProcesses, finished } from "../reaper/escalate.ts";
-import { type Owned, proveDescent } from "../reaper/ours.ts";
+import type { Owned } from "../reaper/ours.ts";
 import { Calls, callsInFlightHere, type RequestOptions, requestLine } from "./calls.ts";
 import { ChildTransport, type SealedDependency } from "./child-transport.ts";
 import { RuntimeBannerFilter } from "./runtime-banner.ts";
@@ -159,8 +158,6 @@ export class Connection {
   private endListener: ((ending: Ending) => void) | null = null;
   private closing = false;
   private startup: ((line: StartupLine | CxError) => void) | null = null;
-  /** Processes the plugin registered that proved to be the host's descendants. */
-  private readonly children: Owned[] = [];
 
   private constructor(connect: (sink: TransportSink) => Transport, options: ConnectOptions) {
     this.label = options.label;
@@ -189,9 +186,8 @@ export class Connection {
       this.endListener?.(this.ending);
       // Calls cut short by an end we asked for were stopped; stop itself, if it was running, crashed.
       this.calls.failAll((what) => (this.closing && what !== this.exportNames.stop ? this.stoppedError(what) : this.crashError(exit, what)));
-      // What the plugin registered, and what it left in the host's group, dies with the host.
-      const endings = await endProcesses([...(host ? [host] : []), ...this.children], { graceMs: DEFAULTS.graceMs });
-      this.hooks.onGone?.(finished(endings));
+      // What the plugin registered, and what it left in the host's group, dies with the host (the transport's).
+      this.hooks.onGone?.(await this.transport.release(DEFAULTS.graceMs));
       return exit;
     });
   }
@@ -471,10 +467,8 @@ export class Connection {
    */
   private register(pid: number, ack: number | undefined) {
     try {
-      const host = this.transport.process;
-      const proof = host ? proveDescent(pid, host) : { ok: false as const, reason: "the plugin host is not a process here" };
+      const proof = this.transport.adopt(pid);
       if (proof.ok) {
-        this.children.push(proof.process);
         this.hooks.onChild?.(proof.process);
       } else {
         this.hooks.onLog?.(3, `register_child(${pid}) was refused: ${proof.reason}; nothing was recorded`);
