@@ -180,7 +180,8 @@ export class Session implements AsyncDisposable {
     const cwd = resolve(options.cwd ?? process.cwd());
     if (!existsSync(cwd) || !statSync(cwd).isDirectory()) {
       throw new CxError("E_INVALID_INPUT", `the project folder ${cwd} does not exist or is not a folder`, {
-        hint: "give --cwd an existing folder",
+        hint: "choose an existing folder as the project folder",
+        next: { do: "choose-folder", which: "project", path: cwd },
       });
     }
     const session = new Session(options);
