@@ -7,7 +7,7 @@ import type { CxError } from "../errors.ts";
 import type { Resolved } from "../discovery/discover.ts";
 import type { Manifest, Tool } from "../protocol/manifest.ts";
 import type { Inspection } from "../session/inspect.ts";
-import type { ElfSymbols } from "../trust/elf-symbols.ts";
+import type { ElfSymbols } from "../elf/symbols.ts";
 import { type Answer, CheckHost, type Observations, type SpawnCheckHost } from "./host.ts";
 import type { PluginKind } from "./report.ts";
 

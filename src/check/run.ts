@@ -18,7 +18,7 @@ import { hostCommand } from "../session/host-command.ts";
 import { bytesToLoad, type Inspection, recordInspected, refusalOf, trustRequestOf } from "../session/inspect.ts";
 import type { Session } from "../session/session.ts";
 import { type ConfirmTrust, confirmTrusted } from "../trust/check.ts";
-import { readSymbols } from "../trust/elf-symbols.ts";
+import { readSymbols } from "../elf/symbols.ts";
 import { libraryBytes } from "../trust/hash.ts";
 import { checkBadArguments, checkConcurrency, checkContent, checkResults } from "./checks/calls.ts";
 import { checkCommands, checkHostTable, checkPoll } from "./checks/extras.ts";

@@ -1,13 +1,13 @@
 /**
  * Which ABI a plugin library speaks, decided before any of its code runs, from its dynamic symbol
- * table (trust/elf.ts), never by loading it: a library that exports `cortex_plugin_init` and none
+ * table (elf/elf.ts), never by loading it: a library that exports `cortex_plugin_init` and none
  * of the `cxagent_plugin_*` functions is a Cortex native plugin; any other is a cxagent plugin
  * (whose missing exports its plugin host names, if it lacks any). A file that cannot be read as
  * ELF is left to the steps that refuse it with a reason.
  */
 import { closeSync, openSync } from "node:fs";
 import type { PluginKind } from "../protocol/host-args.ts";
-import { ElfError, fileSource, looksLikeElf, readExports } from "../trust/elf.ts";
+import { ElfError, fileSource, looksLikeElf, readExports } from "../elf/elf.ts";
 
 export const CORTEX_ENTRY = "cortex_plugin_init";
 
