@@ -14,42 +14,16 @@ import { globalArgs } from "./_args.ts";
 import { selfCommand } from "./_hints.ts";
 import { type CommandResult, type OutputMode, printError, printResult, stripAnsi, useColor } from "./_output.ts";
 import { flagRequested, parseCommandLine } from "./_parse.ts";
+import { COMMAND_NAMES, type CommandModule, COMMANDS as REGISTRY, HIDDEN, type Loader, VARIADIC } from "./_commands.ts";
+
+export type { CommandModule } from "./_commands.ts";
 import { isTTY, out } from "./_stdio.ts";
 
-/** A command's module: its definition, and optionally the JSON shape of its failures. */
-export interface CommandModule {
-  default: CommandDef<ArgsDef>;
-  /** The document --json / --jsonl print when the command fails (default `{"error": …}`). */
-  errorDocument?: (error: CxError) => unknown;
-}
-
-type Loader = () => Promise<CommandModule>;
-
-export const COMMANDS: Record<string, Loader> = {
-  list: () => import("./commands/list.ts") as never,
-  describe: () => import("./commands/describe.ts") as never,
-  approve: () => import("./commands/approve.ts") as never,
-  revoke: () => import("./commands/revoke.ts") as never,
-  load: () => import("./commands/load.ts") as never,
-  invoke: () => import("./commands/invoke.ts") as never,
-  gate: () => import("./commands/gate.ts") as never,
-  command: () => import("./commands/command.ts") as never,
-  watch: () => import("./commands/watch.ts") as never,
-  grants: () => import("./commands/grants.ts") as never,
-  reap: () => import("./commands/reap.ts") as never,
-  instructions: () => import("./commands/instructions.ts") as never,
-  mcp: () => import("./commands/mcp.ts") as never,
-  new: () => import("./commands/new.ts") as never,
-  check: () => import("./commands/check.ts") as never,
-  paths: () => import("./commands/paths.ts") as never,
-  completions: () => import("./commands/completions.ts") as never,
-  __complete: () => import("./commands/complete.ts") as never,
-};
-
-/** Commands whose last positional takes every further word. */
-export const VARIADIC = new Set(["command", "instructions", "mcp", "__complete"]);
-
-const HIDDEN = new Set(["__complete"]);
+/**
+ * The hidden command the completion scripts call; it reads the registry (_commands.ts), so the
+ * registry does not name it: it is added here, where nothing imports back.
+ */
+const COMMANDS: Record<string, Loader> = { ...REGISTRY, __complete: () => import("./commands/complete.ts") as never };
 
 const SUMMARIES: Record<string, string> = {
   list: "Discovered and configured plugins, with their trust status",
@@ -71,8 +45,6 @@ const SUMMARIES: Record<string, string> = {
   completions: "Print a shell completion script (bash, zsh or fish)",
   help: "Help for cxagent, or for one command",
 };
-
-export const COMMAND_NAMES = [...Object.keys(COMMANDS).filter((n) => !HIDDEN.has(n)), "help"];
 
 function rootCommand() {
   return defineCommand({
