@@ -35,6 +35,16 @@ function flockFunction(): ((fd: number, operation: number) => number) | null {
   return flock;
 }
 
+/**
+ * Takes flock(2)'s exclusive lock on `fd` without waiting: true when taken, false when another
+ * open file holds it, null where there is no flock (then nothing can be proven by it).
+ */
+export function tryLock(fd: number): boolean | null {
+  const lock = flockFunction();
+  if (!lock) return null;
+  return lock(fd, LOCK_EX | LOCK_NB) === 0;
+}
+
 export function lockPathOf(path: string): string {
   return join(dirname(path), `.${basename(path)}.lock`);
 }

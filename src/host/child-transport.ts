@@ -6,8 +6,8 @@
  * reaper's one escalation routine.
  */
 import type { Subprocess } from "bun";
-import { closeSync, lstatSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { closeSync, constants, existsSync, lstatSync, mkdtempSync, openSync, readdirSync, renameSync, rmSync } from "node:fs";
+import { basename, join } from "node:path";
 import { CxError } from "../errors.ts";
 import type { KindProfile } from "../kinds/index.ts";
 import { hostArgv, HOST_DEFAULTS } from "../protocol/host-args.ts";
@@ -24,6 +24,7 @@ import { withRuntimeTuning } from "./runtime-tuning.ts";
 import { takePrepared } from "./prepared.ts";
 import type { ExitInfo, Transport, TransportSink } from "./transport.ts";
 import { tempFolder } from "../files.ts";
+import { tryLock } from "../lock.ts";
 
 /** A library from the plugin's folder that its library needs, with the approved bytes. */
 export interface SealedDependency {
@@ -59,17 +60,60 @@ export interface ChildSpec {
 /**
  * A module plugin's snapshot folder, named for the process that made it (pid and start time), so
  * that one left by a parent killed before its plugin hosts ended can be told apart and removed.
+ *
+ * Its maker also holds flock(2) on the folder for as long as the folder is in use. A pid and a
+ * start time read from /proc prove a maker gone only where this process sees the maker's /proc: a
+ * cxagent in another pid namespace (`unshare --pid`, a container sharing the temporary folder)
+ * sees no such process, or another one with that pid, and would remove a live cxagent's snapshot.
+ * The lock is the kernel's, the same in every namespace, and the kernel drops it when its holder
+ * ends however it ends (kill -9 included): a sweep removes a folder only when it can take it.
  */
 const SNAPSHOT = /^cxagent-module-(\d+)\.(\d+)-/;
 let ownStart: string | undefined;
-function snapshotFolder(): string {
-  ownStart ??= readStat(process.pid)?.startTime ?? "0";
-  return mkdtempSync(join(tempFolder(), `cxagent-module-${process.pid}.${ownStart}-`));
+
+interface SnapshotFolder {
+  path: string;
+  /** The folder's descriptor holding its lock; null where there is no flock. */
+  lock: number | null;
 }
 
 /**
- * Removes the snapshot folders in this process's temporary folder whose maker is gone (a parent
- * killed with kill -9 removes nothing): this user's folders only. Returns what it removed.
+ * Makes the folder under a name no sweep looks at, locks it, and only then gives it its name: at
+ * no moment does a folder of that name exist unlocked while its maker lives.
+ */
+function snapshotFolder(): SnapshotFolder {
+  ownStart ??= readStat(process.pid)?.startTime ?? "0";
+  const folder = tempFolder();
+  const made = mkdtempSync(join(folder, `.cxagent-module-${process.pid}.${ownStart}-`));
+  let fd: number | null = null;
+  try {
+    fd = openSync(made, constants.O_RDONLY | constants.O_DIRECTORY);
+    const taken = tryLock(fd);
+    if (taken === null) {
+      closeSync(fd);
+      fd = null;
+    } else if (!taken) {
+      throw new Error("another process holds the lock of a folder this process has just made");
+    }
+    const path = join(folder, basename(made).slice(1));
+    // Only this process makes names with its pid and start time; rename(2) would replace an empty one.
+    if (existsSync(path)) throw new Error(`${path} exists already`);
+    renameSync(made, path);
+    return { path, lock: fd };
+  } catch (error) {
+    if (fd !== null) closeSync(fd);
+    rmSync(made, { recursive: true, force: true });
+    throw new CxError("E_LOAD", `cxagent could not make a module plugin's snapshot folder in ${folder}: ${(error as Error).message}`, {
+      cause: error,
+      hint: `check that ${folder} (TMPDIR) is a writable folder`,
+    });
+  }
+}
+
+/**
+ * Removes the snapshot folders in `folder` (the temporary folder) whose maker is gone (a parent
+ * killed with kill -9 removes nothing): this user's folders only, and only those whose lock this
+ * process can take (see SNAPSHOT). Returns what it removed.
  */
 export function sweepSnapshots(folder = tempFolder()): string[] {
   const removed: string[] = [];
@@ -84,13 +128,18 @@ export function sweepSnapshots(folder = tempFolder()): string[] {
     if (!match) continue;
     if (readStat(Number(match[1]))?.startTime === match[2]) continue; // its maker still runs
     const path = join(folder, name);
+    let fd: number | null = null;
     try {
       const stat = lstatSync(path);
       if (!stat.isDirectory() || stat.uid !== process.getuid?.()) continue;
+      fd = openSync(path, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+      if (tryLock(fd) === false) continue; // its maker still runs, where this process cannot see it
       rmSync(path, { recursive: true, force: true });
       removed.push(path);
     } catch {
       // gone meanwhile, or not ours to remove
+    } finally {
+      if (fd !== null) closeSync(fd);
     }
   }
   return removed;
@@ -152,8 +201,16 @@ export class ChildTransport implements Transport {
     const { profile } = spec;
     if (profile.snapshot && !spec.libraryBytes) throw new CxError("E_INTERNAL", `plugin '${spec.label}' is a ${profile.kind}, and its approved files were not given`);
     // A module's host writes its approved files here to import them; removed once the host is gone.
-    const snapshot = profile.snapshot ? snapshotFolder() : null;
-    const removeSnapshot = () => snapshot !== null && rmSync(snapshot, { recursive: true, force: true });
+    const folder = profile.snapshot ? snapshotFolder() : null;
+    const snapshot = folder?.path ?? null;
+    // Removed before its lock is let go: no sweep can take the lock of a folder still there in use.
+    let snapshotKept = folder !== null;
+    const removeSnapshot = () => {
+      if (!snapshotKept) return;
+      snapshotKept = false;
+      rmSync(folder!.path, { recursive: true, force: true });
+      if (folder!.lock !== null) closeSync(folder!.lock);
+    };
     // A host started before its plugin was known (prepared.ts) serves a plain load: its fd 3 is
     // sealed now with the approved bytes, and its settings follow as its first line.
     const prepared = profile.preparedHost && !spec.check && !spec.dependencies?.length && spec.libraryBytes ? takePrepared(spec.command, spec.host.env, spec.libraryBytes) : null;

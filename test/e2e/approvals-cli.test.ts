@@ -131,6 +131,18 @@ describe("changed says what changed", () => {
     expect(prompt.output).toContain("  changed       modified: README.md; added: extra.so; removed: notes.txt");
   });
 
+  test("a file changed without changing its size is named as modified", async () => {
+    using dir = tempDir();
+    const { env, plugins } = world(dir.path);
+    const echo = copyFixture("echo", plugins);
+    writeFileSync(join(echo, "data.txt"), "0123456789\n");
+    await pin("echo", env);
+    writeFileSync(join(echo, "data.txt"), "9876543210\n");
+    const r = await cli(["invoke", "echo", "echo_this", "--json"], { env });
+    expect(r.code).toBe(4);
+    expect(r.json().error.details.changes).toEqual({ added: [], removed: [], modified: ["data.txt"] });
+  });
+
   test("an approval written by an older cxagent (no file list) is still honoured, and says it cannot list changes", async () => {
     using dir = tempDir();
     const { env, plugins } = world(dir.path);

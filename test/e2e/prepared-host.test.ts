@@ -9,6 +9,7 @@ import { describe, expect, test } from "bun:test";
 import { closeSync, constants, existsSync, openSync, readdirSync, readFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { sealedCopy } from "../../src/host/memfd.ts";
+import { discardPrepared, prepareHost, takePrepared } from "../../src/host/prepared.ts";
 import { SHIM_OPTION } from "../../src/protocol/host-args.ts";
 import { hostCommand } from "../../src/session/host-command.ts";
 import { pluginHostEnv } from "../../src/session/host-env.ts";
@@ -157,6 +158,34 @@ describe("cxagent invoke's prepared plugin host", () => {
       expect(await proc.exited).toBe(0);
     });
   }
+
+  test("it is taken only by a load with the command and the environment it was started with", async () => {
+    const bytes = readFileSync(fixtureLibrary("echo"));
+    const env = pluginHostEnv(process.env);
+    const seen = new Set(hostsOf(process.pid).map((h) => h.pid));
+    /** The plugin host this process started last, once its command line shows it. */
+    const newHost = async () => {
+      let pid: number | undefined;
+      await until(() => (pid = hostsOf(process.pid).find((h) => !seen.has(h.pid))?.pid) !== undefined, 5000, "the prepared host to start");
+      seen.add(pid!);
+      return pid!;
+    };
+    // each differs from what the host was started with in one value, or one name
+    for (const other of [{ ...env, PATH: `${env.PATH}:/x` }, { ...env, CXAGENT_EXTRA: "1" }, Object.fromEntries(Object.entries(env).filter(([name]) => name !== "PATH"))]) {
+      prepareHost(hostCommand(), env);
+      const pid = await newHost();
+      expect(takePrepared(hostCommand(), other, bytes)).toBeNull();
+      await until(() => !alive(pid!), 5000, "the prepared host nobody could take to end");
+    }
+    prepareHost(hostCommand(), env);
+    expect(takePrepared([...hostCommand(), "--other"], env, bytes)).toBeNull();
+    prepareHost(hostCommand(), env);
+    const taken = takePrepared(hostCommand(), { ...env }, bytes);
+    expect(taken).not.toBeNull();
+    taken!.proc.stdin.end();
+    await taken!.proc.exited;
+    discardPrepared();
+  });
 
   test("one nobody takes ends at the end of its input, having written nothing", async () => {
     const { proc, input, firstLine } = await awaitingHost(openSync("/dev/null", "r"));

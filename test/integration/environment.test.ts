@@ -5,8 +5,9 @@
  */
 import { afterEach, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { withRuntimeTuning } from "../../src/host/runtime-tuning.ts";
-import { approve, cli, fixture, openSession } from "../helpers.ts";
+import { approve, cli, fixture, openSession, ROOT, until } from "../helpers.ts";
 
 const threadNames = (pid: number | string) => readdirSync(`/proc/${pid}/task`).map((t) => readFileSync(`/proc/${pid}/task/${t}/comm`, "utf8").trim());
 
@@ -49,12 +50,13 @@ test("CXAGENT_PASS_ENV names more variables to pass, but never a loader setting"
 });
 
 test("a native plugin's host is spawned without the runtime's idle helpers: no block warm-up thread, freed memory kept", async () => {
+  // The runtime starts the thread about half a second after it starts (later under load): wait for it.
+  await until(() => threadNames("self").includes("JSCWarmUp"), 30_000, "this runtime's JSCWarmUp thread");
   await using session = await openSession();
   const plugin = await session.load(fixture("reports-environment"));
   const { env } = (await plugin.invoke("reports_environment")).output as { env: Record<string, string | null> };
   expect(env.MIMALLOC_PURGE_DELAY).toBe("-1");
   // This runtime has the warm-up thread (the test's own process shows it), so the host is told to go without.
-  expect(threadNames("self")).toContain("JSCWarmUp");
   expect(env.BUN_JSC_useWarmUpMarkedBlocks).toBe("0");
   const host = threadNames(plugin.pid!);
   expect(host.length).toBeGreaterThan(2); // a runtime's threads were read: the shim's pool, the JIT, Bun's own
@@ -70,3 +72,20 @@ test("a script's own environment for the plugin wins over the runtime settings; 
   expect(withRuntimeTuning({ PATH: "/bin" }, "module")).not.toHaveProperty("MIMALLOC_PURGE_DELAY");
   expect(withRuntimeTuning({ PATH: "/bin" }, "cortex")).toMatchObject({ PATH: "/bin", MIMALLOC_PURGE_DELAY: "-1" });
 });
+
+test("a host spawned before the runtime showed its warm-up thread does not stop the next from getting the setting", async () => {
+  // A fresh process asks at once (the thread starts about half a second later), then once the thread is there.
+  const script = `
+    import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+    import { withRuntimeTuning } from ${JSON.stringify(join(ROOT, "src/host/runtime-tuning.ts"))};
+    const names = () => readdirSync("/proc/self/task").map((t) => readFileSync("/proc/self/task/" + t + "/comm", "utf8").trim());
+    const early = names().includes("JSCWarmUp") ? null : withRuntimeTuning({}, "native").BUN_JSC_useWarmUpMarkedBlocks ?? "unset";
+    while (!names().includes("JSCWarmUp")) await Bun.sleep(5);
+    console.log(JSON.stringify({ early, late: withRuntimeTuning({}, "native").BUN_JSC_useWarmUpMarkedBlocks ?? "unset" }));`;
+  const proc = Bun.spawnSync([process.execPath, "-e", script], { cwd: ROOT, stderr: "pipe" });
+  expect(proc.stderr.toString()).toBe("");
+  const { early, late } = JSON.parse(proc.stdout.toString()) as { early: string | null; late: string };
+  if (early !== null) expect(early).toBe("unset"); // null: the thread was there before the first question
+  expect(late).toBe("0");
+}, 60_000);

@@ -106,6 +106,29 @@ describe("approval of a gated call", () => {
     expect(result.output.arguments).toBeUndefined(); // the echo never happened
   });
 
+  test("a call cancelled while its permission is being asked never starts, whatever the answer", async () => {
+    using dir = tempDir();
+    const log = join(dir.path, "frees");
+    await using session = await openSession({ env: { CXAGENT_FX_FREE_LOG: log } });
+    const gates = await session.load(fixture("gates"));
+    await until(() => freeCounts(log).freed === 2, 5000, "describe and start, freed"); // what the load returned
+    const controller = new AbortController();
+    const call = gates.invoke("manifest_true", { x: 1 }, {
+      signal: controller.signal,
+      permission: () => {
+        controller.abort(); // the caller gives up while the question is on screen; then it is answered
+        return "once";
+      },
+    });
+    const error = await call.then(() => null, (e: unknown) => e as Error & { code?: string });
+    expect(error?.code).toBe("E_CANCELLED");
+    expect(error?.message).toBe("plugin 'gates': manifest_true was cancelled before it started");
+    // the plugin returned nothing more: no invoke reached it (the next call's result is the third string)
+    expect((await gates.invoke("manifest_false", { y: 2 })).output.arguments).toEqual({ y: 2 });
+    await until(() => freeCounts(log).freed === 3, 5000, "the next call's result, freed");
+    expect(freeCounts(log)).toEqual({ returned: 3, freed: 3 });
+  });
+
   test("once, deny, and always — which stores a grant that later calls honour without asking", async () => {
     using dir = tempDir();
     const project = join(dir.path, "project");

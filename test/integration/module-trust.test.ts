@@ -11,6 +11,9 @@ import { join } from "node:path";
 import { isCxError } from "../../src/errors.ts";
 import { Session } from "../../src/index.ts";
 import { alive, cli, refusal, ROOT, tempDir, until, writeModule } from "../helpers.ts";
+import { sweepSnapshots } from "../../src/host/child-transport.ts";
+import { writeSnapshot } from "../../src/plugin-host/module-loader.ts";
+import { inPidNamespace, PID_NAMESPACE } from "../isolation.ts";
 import { holdSession } from "../processes.ts";
 
 function isolated(dir: string, env: Record<string, string> = {}, confirm: boolean | null = null) {
@@ -143,6 +146,51 @@ describe("a module plugin's code runs only as approved", () => {
     expect((await plugin.invoke("work")).output.content).toBe("fine");
   });
 
+  test("a file the plugin writes into its own snapshot, or beside it, is not approved: importing it fails that call, and it never runs", async () => {
+    using dir = tempDir();
+    const marker = join(dir.path, "marker");
+    const code = `import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+export default {
+  start() {},
+  async invoke(tool: string, args: { rel: string }) {
+    const path = join(import.meta.dir, args.rel);
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, 'import { appendFileSync } from "node:fs"; appendFileSync(process.env.CXAGENT_FX_MARKER!, "late ran\\n"); export const x = 1;');
+    await import(path);
+    return { success: true, output: { content: "imported" } };
+  },
+  stop() {},
+};`;
+    const folder = writeModule(dir.path, "writes", code);
+    await using session = await isolated(dir.path, { CXAGENT_FX_MARKER: marker }, true);
+    const plugin = await session.load(folder);
+    const unapproved = await refusal(plugin.invoke("work", { rel: "late.ts" }));
+    expect(unapproved.message).toContain(`the plugin imports ${join(folder, "late.ts")}, which is not among the files that were approved`);
+    // <snapshot>/plugin-evil/ is beside the plugin's files (<snapshot>/plugin/), not inside them
+    const beside = await refusal(plugin.invoke("work", { rel: "../plugin-evil/late.ts" }));
+    // (messages write the snapshot's plugin/ as the plugin's folder, so its sibling shows as one of the folder's)
+    expect(beside.message).toContain(`the plugin imports ${folder}-evil/late.ts, which is outside its folder ${folder}:`);
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  test.each(["../escape.ts", "sub/../../escape.ts", "..", "/abs/escape.ts", "sub//x.ts", "./x.ts", "sub/.", ""])("an archive naming %p is refused by the plugin host before it writes that file", (rel) => {
+    using dir = tempDir();
+    const snapshot = join(dir.path, "snap");
+    mkdirSync(snapshot, { mode: 0o700 });
+    const bytes = new TextEncoder().encode("export const x = 1;");
+    for (const archive of [
+      { folder: "/plugins/p", entry: "p.ts", files: new Map([["p.ts", bytes], [rel, bytes]]), links: new Map<string, string>() },
+      { folder: "/plugins/p", entry: "p.ts", files: new Map([["p.ts", bytes]]), links: new Map([[rel, "p.ts"]]) },
+    ]) {
+      rmSync(snapshot, { recursive: true, force: true });
+      mkdirSync(snapshot, { mode: 0o700 });
+      expect(() => writeSnapshot(snapshot, archive)).toThrow(`the module archive names a path outside the plugin's folder: ${rel}`);
+      expect(existsSync(join(dir.path, "escape.ts"))).toBe(false);
+      expect(existsSync(join(snapshot, "escape.ts"))).toBe(false);
+    }
+  });
+
   test("a symbolic link inside its folder to a file inside it loads that file's approved bytes", async () => {
     using dir = tempDir();
     const folder = writeModule(dir.path, "linked", `import { x } from "./alias.ts";\nexport default { start() {}, invoke() { return { success: true, output: { x } }; }, stop() {} };`);
@@ -252,6 +300,49 @@ describe("a module plugin's code runs only as approved", () => {
     expect((await cli(["reap", "--dry-run", "--json"], { env })).code).toBe(0);
     expect(existsSync(snapshot)).toBe(true);
     expect((await cli(["reap", "--json"], { env })).code).toBe(0);
+    expect(existsSync(snapshot)).toBe(false);
+  });
+
+  test.skipIf(!PID_NAMESPACE)("a sweep in another pid namespace leaves a live cxagent's snapshot, and removes a dead one's", async () => {
+    using dir = tempDir();
+    const tmp = join(dir.path, "tmp");
+    mkdirSync(tmp);
+    const { proc, hosts } = await holdSession(join(dir.path, "state"), [join(ROOT, "test/fixtures/modules/probe")], { TMPDIR: tmp });
+    try {
+      const live = snapshotOf(hosts[0]!);
+      expect(live).toStartWith(join(tmp, `cxagent-module-${proc.pid}.`));
+      // a folder whose maker is gone: this namespace's /proc and the lock agree
+      const dead = join(tmp, `cxagent-module-${proc.pid + 1_000_000}.1-abcdef`);
+      mkdirSync(join(dead, "plugin"), { recursive: true, mode: 0o700 });
+      // Inside, /proc shows no process with the live maker's pid (or another one): only its lock tells.
+      const r = await inPidNamespace(`$CX reap --json >/dev/null; echo "exit $?"`, { TMPDIR: tmp, CXAGENT_STATE_DIR: join(dir.path, "state-inside") });
+      expect(r.stderr).toBe("");
+      expect(r.stdout).toBe("exit 0\n");
+      expect(existsSync(join(live, "plugin", "probe.ts"))).toBe(true);
+      expect(existsSync(dead)).toBe(false);
+    } finally {
+      proc.kill("SIGKILL");
+      await proc.exited;
+    }
+  });
+
+  test("a snapshot whose name says its maker is gone is kept while a process holds its lock", async () => {
+    using dir = tempDir();
+    const tmp = join(dir.path, "tmp");
+    const snapshot = join(tmp, `cxagent-module-${2 ** 22 + 7}.1-abcdef`);
+    mkdirSync(join(snapshot, "plugin"), { recursive: true, mode: 0o700 });
+    // util-linux flock(1) holds flock(2) on the folder while its command runs (--close: it alone)
+    const holder = Bun.spawn(["flock", "--exclusive", "--close", snapshot, "sh", "-c", "echo locked; exec sleep 60"], { stdout: "pipe", stderr: "inherit" });
+    try {
+      const reader = holder.stdout.getReader();
+      expect(new TextDecoder().decode((await reader.read()).value)).toBe("locked\n");
+      expect(sweepSnapshots(tmp)).toEqual([]);
+      expect(existsSync(join(snapshot, "plugin"))).toBe(true);
+    } finally {
+      holder.kill("SIGKILL");
+      await holder.exited;
+    }
+    expect(sweepSnapshots(tmp)).toEqual([snapshot]);
     expect(existsSync(snapshot)).toBe(false);
   });
 

@@ -6,7 +6,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { alive, approve, cli, fixture, tempDir } from "../helpers.ts";
+import { alive, approve, cli, fixture, ROOT, tempDir } from "../helpers.ts";
 import { inPidNamespace, PID_NAMESPACE } from "../isolation.ts";
 import { bystander, holdSession, procStat, readSessionRecord, sessionRecords, signalsReceived, startCli } from "../processes.ts";
 
@@ -105,3 +105,43 @@ describe.skipIf(!PID_NAMESPACE)("pid 1 and the cxagent process itself (in a priv
     expect(stderr).not.toContain("pid 1 got SIGTERM");
   });
 });
+
+// Which process is whose, as proveDescent reads it from /proc: the cases real processes cannot
+// stage (a child older than its parent exists only when a pid was reused) are staged in a private
+// pid and mount namespace, with a stat file of the test's own bound over the child's.
+describe.skipIf(!PID_NAMESPACE)("descent, against a /proc the test writes", () => {
+  /**
+   * Starts a "host" and a "child" (two sleeps, pid 1's children); binds over the child's
+   * /proc/<pid>/stat one whose parent is the host and whose start time is the host's plus
+   * `offset` ticks; asks the prover with the host's start time plus `hostOffset`.
+   */
+  async function ask(offset: number, hostOffset = 0) {
+    const script = `
+      sleep 60 & H=$!
+      sleep 60 & C=$!
+      HS=$(cut -d' ' -f22 /proc/$H/stat)
+      FAKE=$(mktemp)
+      awk -v h=$H -v s=$((HS + ${offset})) '{ $4 = h; $22 = s; print }' /proc/$C/stat > $FAKE
+      mount --bind $FAKE /proc/$C/stat
+      "$BUN" ${JSON.stringify(join(ROOT, "test/fixtures/prove-descent.ts"))} $C $H $((HS + ${hostOffset}))
+      umount /proc/$C/stat; rm -f $FAKE; kill $H $C`;
+    const r = await inPidNamespace(script, { BUN: process.execPath });
+    expect(r.stderr).toBe("");
+    return JSON.parse(r.stdout) as { ok: boolean; reason?: string };
+  }
+
+  test("a child whose parent is the host and that started after it, or in the same tick: its descendant", async () => {
+    expect((await ask(1)).ok).toBe(true);
+    expect((await ask(0)).ok).toBe(true);
+  });
+
+  test("a \"child\" that started before the host: not its descendant (the host's pid was reused)", async () => {
+    expect(await ask(-1)).toEqual({ ok: false, reason: "it is not a descendant of the plugin host" });
+  });
+
+  test("a host whose start time is not the recorded one: ended, its pid reused", async () => {
+    expect(await ask(1, 1)).toEqual({ ok: false, reason: "the plugin host has already ended" });
+    expect(await ask(1, -1)).toEqual({ ok: false, reason: "the plugin host has already ended" });
+  });
+});
+

@@ -276,6 +276,9 @@ describe("permission (point 9)", () => {
     expect(asked).toHaveLength(1);
     expect(asked[0].message).toBe(`cxagent: plugin 'mcp-conformance' wants to run its tool 'test_elicitation'.\nmcp-conformance wants to run test_elicitation with {"message":"hello"}`);
     expect(asked[0].requestedSchema.properties.decision.enum).toEqual(["allow_once", "allow_always", "deny"]);
+    // a client that fills the form with its defaults, or a person who just presses Enter, denies
+    expect(asked[0].requestedSchema.properties.decision.default).toBe("deny");
+    expect(asked[0].requestedSchema.required).toEqual(["decision"]);
     expect(grants().filter((g: any) => g.scope === project)).toEqual([]);
   });
 
@@ -298,6 +301,10 @@ describe("permission (point 9)", () => {
       // only an accepted form's choice counts: a decline or cancel carrying one is still a no
       { action: "decline", content: { decision: "allow_once" } },
       { action: "cancel", content: { decision: "allow_always" } },
+      // an accepted form without a choice, or with one it did not offer
+      { action: "accept", content: {} },
+      { action: "accept" },
+      { action: "accept", content: { decision: "allow" } },
     ];
     for (const answer of answers) {
       await using server = await connect([CONFORMANCE], { state, cwd: project, capabilities: { elicitation: {} } });

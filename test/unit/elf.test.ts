@@ -81,3 +81,32 @@ function dynamicSegment(bytes: Buffer): { dynamic: number; size: number } {
   }
   throw new Error("no PT_DYNAMIC");
 }
+
+test("a dynamic entry the loader reads once that appears exactly twice is refused, naming it", () => {
+  // with-dependency.so has two DT_NEEDED entries and one DT_RUNPATH: both needed ones become the
+  // same tag, or one of them a second DT_RUNPATH
+  const bytes = Buffer.from(library());
+  const phoff = Number(bytes.readBigUInt64LE(32));
+  const phnum = bytes.readUInt16LE(56);
+  let dynamic = -1;
+  let size = 0;
+  for (let i = 0; i < phnum; i++) {
+    const at = phoff + i * 56;
+    if (bytes.readUInt32LE(at) === 2) {
+      dynamic = Number(bytes.readBigUInt64LE(at + 8));
+      size = Number(bytes.readBigUInt64LE(at + 32));
+    }
+  }
+  const needed: number[] = [];
+  for (let at = dynamic; at + 16 <= dynamic + size; at += 16) if (bytes.readBigInt64LE(at) === 1n) needed.push(at);
+  expect(needed).toHaveLength(2);
+  const twoSonames = Buffer.from(bytes);
+  for (const at of needed) twoSonames.writeBigInt64LE(14n, at); // DT_SONAME
+  expect(() => readDynamic(twoSonames)).toThrow("its dynamic section has 2 DT_SONAME entries");
+  const twoRunpaths = Buffer.from(bytes);
+  twoRunpaths.writeBigInt64LE(29n, needed[0]!); // DT_RUNPATH
+  expect(() => readDynamic(twoRunpaths)).toThrow("its dynamic section has 2 DT_RUNPATH entries");
+  const oneSoname = Buffer.from(bytes);
+  oneSoname.writeBigInt64LE(14n, needed[0]!);
+  expect(readDynamic(oneSoname).soname).toBe("libgreeting.so");
+});

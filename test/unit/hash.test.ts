@@ -1,6 +1,6 @@
 import { expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { cpSync, mkdirSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { libraryBytes, loadSetHash } from "../../src/trust/hash.ts";
 import { tempDir } from "../helpers.ts";
@@ -96,6 +96,20 @@ test("a symbolic link is hashed by its target text and must stay inside the fold
   writeFileSync(join(dir.path, "outside"), "not in the load set");
   symlinkSync("../outside", join(set, "escape"));
   expect(() => loadSetHash(set)).toThrow("holds a symbolic link 'escape' → '../outside', and it points outside the folder");
+});
+
+test("a link into a sibling folder whose name begins with the plugin folder's is outside it", () => {
+  using dir = tempDir();
+  const set = join(dir.path, "plugin");
+  mkdirSync(set);
+  mkdirSync(join(dir.path, "plugin-evil"));
+  writeFileSync(join(dir.path, "plugin-evil", "lib.so"), "not in the load set");
+  symlinkSync("../plugin-evil/lib.so", join(set, "lib.so"));
+  expect(() => loadSetHash(set)).toThrow("holds a symbolic link 'lib.so' → '../plugin-evil/lib.so', and it points outside the folder");
+  // a link to the folder itself stays inside it
+  rmSync(join(set, "lib.so"));
+  symlinkSync(".", join(set, "self"));
+  expect(loadSetHash(set).hash).toBe(referenceHash([["self", "."]]));
 });
 
 test("a dangling symbolic link refuses the load set", () => {

@@ -1,0 +1,111 @@
+/**
+ * The edges of the dependency plan (src/trust/dependencies.ts), each on libraries compiled here:
+ * a folder beside the plugin's whose name begins with the plugin folder's name is outside it;
+ * `$ORIGIN/..` is refused even where it would lead back inside; two shipped libraries with one
+ * soname are refused, while one library needed twice is not.
+ */
+import { describe, expect, test } from "bun:test";
+import { mkdirSync, realpathSync, readFileSync, writeFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import { CxError } from "../../src/errors.ts";
+import { planDependencies } from "../../src/trust/dependencies.ts";
+import { tempDir } from "../helpers.ts";
+
+const cc = process.env.CC ?? "cc";
+
+/** Compiles a shared library from one line of C; `flags` are the linker's (soname, rpath, needed). */
+function library(path: string, flags: string[] = []): string {
+  mkdirSync(join(path, ".."), { recursive: true });
+  const source = `${path}.c`;
+  writeFileSync(source, `int ${path.replace(/\W/g, "_")}_marker(void) { return 1; }\n`);
+  const r = Bun.spawnSync([cc, "-shared", "-fPIC", "-Wl,--no-as-needed", "-o", path, source, ...flags], { stderr: "pipe" });
+  if (r.exitCode !== 0) throw new Error(`${cc} failed: ${r.stderr.toString()}`);
+  return path;
+}
+
+/** The plan for `lib` in `folder`, as the load pipeline asks for it: every file of the folder kept. */
+function plan(folder: string, lib: string) {
+  const realFolder = realpathSync(folder);
+  return planDependencies({
+    library: lib,
+    realFolder,
+    bytesOf: (rel) => {
+      try {
+        return readFileSync(join(realFolder, rel));
+      } catch {
+        return undefined;
+      }
+    },
+    env: {},
+    cwd: folder,
+  });
+}
+
+function refusal(fn: () => unknown): CxError {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof CxError) return error;
+    throw error;
+  }
+  throw new Error("it was not refused");
+}
+
+describe("the dependency plan's edges", () => {
+  test("a library in a sibling folder whose name begins with the plugin folder's is outside the folder", () => {
+    using dir = tempDir();
+    const folder = join(dir.path, "plugin");
+    const evil = join(dir.path, "plugin-evil");
+    library(join(evil, "libdep.so"), ["-Wl,-soname,libdep.so"]);
+    const lib = library(join(folder, "plugin.so"), [`-L${evil}`, "-ldep", "-Wl,--enable-new-dtags", `-Wl,-rpath,${evil}`]);
+    const error = refusal(() => plan(folder, lib));
+    expect(error.message).toBe(
+      `${lib} needs libdep.so, which the loader would load from ${join(evil, "libdep.so")}: outside the plugin's folder ${realpathSync(folder)} and not a system library, so it could change after you approve the plugin`,
+    );
+    // the library itself in the sibling folder, planned as the plugin folder's
+    const outside = library(join(evil, "other.so"));
+    expect(refusal(() => plan(folder, outside)).message).toBe(`the library ${outside} is not inside its own folder ${realpathSync(folder)}`);
+  });
+
+  test.each([
+    ["DT_RUNPATH", "--enable-new-dtags", "$ORIGIN/.."],
+    ["DT_RPATH", "--disable-new-dtags", "$ORIGIN/.."],
+    ["DT_RUNPATH", "--enable-new-dtags", "$ORIGIN/../plugin"],
+    ["DT_RUNPATH", "--enable-new-dtags", "$ORIGIN/sub/../.."],
+  ])("%s %s %s is refused, though the library it needs is in the plugin's folder", (source, dtags, path) => {
+    using dir = tempDir();
+    const folder = join(dir.path, "plugin");
+    library(join(folder, "libdep.so"), ["-Wl,-soname,libdep.so"]);
+    const lib = library(join(folder, "plugin.so"), [`-L${folder}`, "-ldep", `-Wl,${dtags}`, `-Wl,-rpath,${path}`]);
+    expect(refusal(() => plan(folder, lib)).message).toBe(`${lib} has '${path}' in its ${source}; cxagent accepts '$ORIGIN' and folders below it, without '..' or a numeric first folder`);
+  });
+
+  test("$ORIGIN and a folder below it are accepted", () => {
+    using dir = tempDir();
+    const folder = join(dir.path, "plugin");
+    library(join(folder, "lib", "libdep.so"), ["-Wl,-soname,libdep.so"]);
+    const lib = library(join(folder, "plugin.so"), [`-L${join(folder, "lib")}`, "-ldep", "-Wl,--enable-new-dtags", "-Wl,-rpath,$ORIGIN/lib"]);
+    expect(plan(folder, lib).inSet).toEqual([{ path: "lib/libdep.so", soname: "libdep.so" }]);
+  });
+
+  test("two shipped libraries with one soname are refused; one library needed by two is not", () => {
+    using dir = tempDir();
+    const folder = join(dir.path, "plugin");
+    // libx.so beside the plugin, and another libx.so in sub/, which libother.so finds first
+    library(join(folder, "libx.so"), ["-Wl,-soname,libx.so"]);
+    library(join(folder, "sub", "libx.so"), ["-Wl,-soname,libx.so"]);
+    library(join(folder, "libother.so"), ["-Wl,-soname,libother.so", `-L${join(folder, "sub")}`, "-lx", "-Wl,--enable-new-dtags", "-Wl,-rpath,$ORIGIN/sub"]);
+    const lib = library(join(folder, "plugin.so"), [`-L${folder}`, "-lx", "-lother", "-Wl,--enable-new-dtags", "-Wl,-rpath,$ORIGIN"]);
+    expect(refusal(() => plan(folder, lib)).message).toBe("two of the plugin's libraries, libx.so and sub/libx.so, both have the soname 'libx.so'; the loader would use only the first");
+    // the same libx.so needed by both: one library, planned once
+    const shared = join(dir.path, "shared");
+    library(join(shared, "libx.so"), ["-Wl,-soname,libx.so"]);
+    library(join(shared, "libother.so"), ["-Wl,-soname,libother.so", `-L${shared}`, "-lx", "-Wl,--enable-new-dtags", "-Wl,-rpath,$ORIGIN"]);
+    const ok = library(join(shared, "plugin.so"), [`-L${shared}`, "-lx", "-lother", "-Wl,--enable-new-dtags", "-Wl,-rpath,$ORIGIN"]);
+    expect(plan(shared, ok).inSet).toEqual([
+      { path: "libx.so", soname: "libx.so" },
+      { path: "libother.so", soname: "libother.so" },
+    ]);
+    expect(relative(shared, ok)).toBe("plugin.so");
+  });
+});
