@@ -6,99 +6,25 @@
  */
 import { CxError, isCxError } from "../errors.ts";
 import { didYouMean } from "../suggest.ts";
-import { ARGUMENTS_DEPTH_LIMIT, ArgumentsValidator } from "../json-schema/check.ts";
-import { tooDeep } from "../protocol/contract.ts";
-import { describeValue } from "../protocol/issues.ts";
 import type { Manifest, Tool } from "../protocol/manifest.ts";
-import { CONTRACT_CURRENT, type KnownManifest } from "../protocol/manifest.ts";
-import * as v from "valibot";
-import { type CommandResult, CommandResultSchema, deniedResult, type JobResult, type Submit, toJobResult } from "../protocol/result.ts";
+import { CONTRACT_CURRENT } from "../protocol/manifest.ts";
+import { type CommandResult, deniedResult, type JobResult, type Submit } from "../protocol/result.ts";
 import { Submits } from "./submits.ts";
-import { preview } from "../protocol/issues.ts";
 import { decide, GATE_MS, type GateAnswer, type GateDecision, type PermissionAnswer, type PermissionHandler } from "./gate.ts";
 import { hiddenToolError, OPEN_POLICY, type ToolPolicy } from "./tool-policy.ts";
 import type { Reply } from "../protocol/wire.ts";
 import type { PluginKind } from "../protocol/host-args.ts";
 import { type KindProfile, profileOf } from "../kinds/index.ts";
-import { type CallEvent, Connection, type ProcessHooks, type RequestOptions, type SealedDependency } from "./connection.ts";
+import { Connection, type ProcessHooks, type RequestOptions } from "./connection.ts";
 import { gateDeadline, gateLateWords, invokeDeadline } from "./deadline.ts";
-import type { HostSettings } from "../protocol/host-settings.ts";
+import { ArgumentsCheck } from "./arguments.ts";
+import { commandResult, invokeResult } from "./replies.ts";
+import type { InvokeOptions, PluginChange, PluginSpec } from "./plugin-spec.ts";
+
+export type { AcceptManifest, GrantStore, InvokeOptions, PluginChange, PluginEventHooks, PluginSpec } from "./plugin-spec.ts";
+export { requireObject } from "./arguments.ts";
 
 export const CRASH_BUDGET = { crashes: 3, windowMs: 5 * 60_000 };
-
-/** Where a plugin's standing "Always" grants live: the session scopes them (project, folder). */
-export interface GrantStore {
-  has(rule: string): boolean;
-  add(rule: string): void;
-}
-
-/**
- * Whether a manifest the plugin host described may be served: `previous` is null at the first
- * start (the session compares it with the sidecar) and the manifest served so far after a restart.
- * Throws the CxError that refuses it; may return the manifest to serve instead (a Cortex plugin
- * keeps the name it was approved under).
- */
-export type AcceptManifest = (described: Manifest, previous: Manifest | null) => Manifest | void;
-
-export interface PluginSpec {
-  name: string;
-  /** Which kind of plugin, as its profile (kinds/): native (the default: ffi/cxagent_plugin.h), cortex, or a TypeScript/JavaScript module. */
-  profile?: KindProfile;
-  /** The command that starts a plugin host (see session/host-command.ts). */
-  hostCommand: string[];
-  /** The library the plugin host loads. */
-  library: string;
-  /** Its approved bytes (a module's: its folder's files); every plugin host of this plugin loads exactly these. */
-  libraryBytes?: Uint8Array;
-  /** Libraries from its folder it needs, with their approved bytes, in the order they are loaded. */
-  dependencies?: SealedDependency[];
-  settings: unknown;
-  cwd: string;
-  /** The grants this plugin receives and stores. */
-  grants: GrantStore;
-  /** Checks each manifest the plugin host describes, at the first start and at every restart. */
-  accept: AcceptManifest;
-  /** The manifest it should describe, checked already (its sidecar's; see KnownManifest). */
-  expected?: KnownManifest;
-  /**
-   * Which tools are hidden (never listed, never called), which ask on every call, and the limits
-   * on its calls, with the rule behind each (default: every tool, as its manifest says).
-   */
-  policy?: ToolPolicy;
-  /** How long a gate may take before it counts as failed (default 500 ms). */
-  gateMs?: number;
-  /** Who decides calls that need permission when the call names nobody (default: deny). */
-  permission?: PermissionHandler | PermissionAnswer;
-  /**
-   * Its plugin hosts' settings (pool, poll, spin, deadlines, environment, session id), settled
-   * once by the session and passed whole to each host it starts (protocol/host-settings.ts).
-   */
-  host: HostSettings;
-}
-
-export interface InvokeOptions {
-  /**
-   * Decides the call when it needs permission: a function (a prompt, a policy) or a fixed answer.
-   * Without one, such a call is denied by policy. "always" stores a grant when Always is offered.
-   */
-  permission?: PermissionHandler | PermissionAnswer;
-  signal?: AbortSignal;
-  /** Milliseconds before the call is abandoned with E_TIMEOUT. No deadline unless given. */
-  timeoutMs?: number;
-  /** Each progress report restarts the timeout, up to `maxMs` in all (default 10 × timeoutMs). */
-  resetOnProgress?: boolean;
-  maxMs?: number;
-  onEvent?: (event: CallEvent) => void;
-}
-
-export type PluginEventHooks = ProcessHooks;
-
-/**
- * A change in what a plugin can serve: `quarantined` (it crashed too often; its tools fail for the
- * rest of the session), or `restarted` (a fresh plugin host replaced one that ended or was
- * replaced by `restart()`; same manifest, same tools).
- */
-export type PluginChange = { kind: "quarantined"; error: CxError } | { kind: "restarted" };
 
 export class Plugin {
   readonly name: string;
@@ -112,7 +38,7 @@ export class Plugin {
   private readonly submitted: Submits;
   private quarantine: CxError | null = null;
   private readonly changeListeners = new Set<(change: PluginChange) => void>();
-  private readonly validators = new Map<string, ArgumentsValidator>();
+  private readonly arguments: ArgumentsCheck;
   private commandTurn: Promise<void> = Promise.resolve();
   private stopped = false;
   private deliberate = false;
@@ -129,6 +55,7 @@ export class Plugin {
     this.library = spec.library;
     this.manifestValue = manifest;
     this.hooks = hooks;
+    this.arguments = new ArgumentsCheck((level, text) => hooks.onLog?.(level, text));
   }
 
   /**
@@ -260,10 +187,10 @@ export class Plugin {
    */
   async gate(tool: string, args: unknown = {}): Promise<GateDecision> {
     const declared = this.tool(tool);
-    return this.decideGate(declared, this.checkedArguments(declared, args));
+    return this.decideGate(declared, this.arguments.check(declared, args));
   }
 
-  /** The decision for arguments checked already (checkedArguments): they are not checked twice. */
+  /** The decision for arguments checked already (ArgumentsCheck): they are not checked twice. */
   private async decideGate(declared: Tool, args: Record<string, unknown>): Promise<GateDecision> {
     const answer = declared.gated === "dynamic" ? await this.askGate(declared.name, args) : null;
     return decide(this.name, declared, args, answer, (rule) => this.spec.grants.has(rule), this.policy.asked.get(declared.name) ?? null);
@@ -289,7 +216,7 @@ export class Plugin {
    */
   async invoke(tool: string, args: unknown = {}, options: InvokeOptions = {}): Promise<JobResult> {
     const declared = this.tool(tool);
-    const argumentsObject = this.checkedArguments(declared, args);
+    const argumentsObject = this.arguments.check(declared, args);
     if (declared.gated !== false || this.policy.asked.has(tool)) {
       const denied = await this.permit(declared, argumentsObject, options.permission ?? this.spec.permission);
       if (denied) return denied;
@@ -300,42 +227,7 @@ export class Plugin {
     const request: RequestOptions = { ...deadline, signal: options.signal, onEvent: options.onEvent };
     const reply = await this.call((connection) => connection.request({ kind: "invoke", tool, arguments: argumentsObject }, request));
     const elapsed = performance.now() - started;
-    if (!reply.ok) throw this.replyError(reply, `${tool} failed`, tool);
-    if (reply.result === null || typeof reply.result !== "object" || Array.isArray(reply.result)) {
-      throw new CxError("E_BAD_REPLY", `plugin '${this.name}': cxagent_plugin_invoke returned a result that is ${describeValue(reply.result)}, not a JobResult object`, {
-        hint: "a result envelope is {\"ok\": true, \"result\": {\"success\": true, \"output\": {...}}}",
-      });
-    }
-    return toJobResult(reply.result as Record<string, unknown>, elapsed);
-  }
-
-  /**
-   * A call's arguments as the plugin will see them: an object, nested no deeper than any tool
-   * needs, that satisfies the tool's inputSchema — checked here, for every caller, before the gate
-   * or the plugin sees them. Numbers and booleans a model sent as strings (or 0/1) are coerced
-   * where the schema wants them (json-schema/check.ts). A violation is E_INVALID_INPUT naming the
-   * path and the rule.
-   */
-  private checkedArguments(tool: Tool, args: unknown): Record<string, unknown> {
-    const object = requireObject(args, `arguments for ${tool.name}`);
-    const deep = tooDeep(object, ARGUMENTS_DEPTH_LIMIT, "(the arguments)");
-    if (deep !== null) {
-      throw new CxError("E_INVALID_INPUT", `arguments for ${tool.name} are nested more than ${ARGUMENTS_DEPTH_LIMIT} levels deep (at ${preview(deep, 80)}), deeper than the plugin host reads`, {
-        details: { tool: tool.name, path: deep },
-      });
-    }
-    let validator = this.validators.get(tool.name);
-    if (!validator) this.validators.set(tool.name, (validator = new ArgumentsValidator(tool.inputSchema)));
-    const checked = validator.check(object);
-    if (!checked.ok) {
-      const n = checked.problems.length;
-      throw new CxError("E_INVALID_INPUT", `arguments for ${tool.name} do not match its inputSchema: ${checked.problems.map((p) => p.message).join("; ")}`, {
-        hint: `the tool's inputSchema says which arguments it takes (${n} problem${n === 1 ? "" : "s"} here)`,
-        details: { tool: tool.name, problems: checked.problems },
-      });
-    }
-    if (checked.coerced.length) this.hooks.onLog?.(1, `${tool.name}: took ${checked.coerced.join(", ")} as the type its inputSchema asks for`);
-    return checked.value;
+    return invokeResult(this.name, this.profile, reply, tool, elapsed);
   }
 
   /** Settles permission for a gated call; returns the denied result, or null to go ahead. */
@@ -376,16 +268,7 @@ export class Plugin {
       throw new CxError("E_UNKNOWN_COMMAND", `plugin '${this.name}' declares no command '${name}'${didYouMean(name, names)}`, { hint: `its commands: ${names.join(", ") || "none"}` });
     }
     const reply = await this.oneCommandAtATime(() => this.call((connection) => connection.request({ kind: "command", name, text: text.trim() }, options)));
-    if (!reply.ok) throw this.replyError(reply, `command '${name}' failed`, name);
-    if (!("command" in reply)) return { message: null, status: "reported" };
-    const parsed = v.safeParse(CommandResultSchema, reply.command);
-    if (!parsed.success) {
-      const { command } = this.profile;
-      throw new CxError("E_BAD_REPLY", `plugin '${this.name}': ${command.export} returned ${preview(JSON.stringify(reply.command))}, not {"message": string or null, "status": "reported", "changed" or "refused"}`, {
-        hint: command.hint,
-      });
-    }
-    return parsed.output;
+    return commandResult(this.name, this.profile, reply, name);
   }
 
   /**
@@ -502,37 +385,4 @@ export class Plugin {
       this.changed({ kind: "quarantined", error: this.quarantine });
     }
   }
-
-  /**
-   * The error for a call the plugin answered with ok:false. Its own message often starts with the
-   * tool's name already ("calc_multiply: missing b"): then it is not said twice.
-   */
-  private replyError(reply: Extract<Reply, { ok: false }>, what: string, subject: string): CxError {
-    switch (reply.fault) {
-      case "bad-reply":
-        return new CxError("E_BAD_REPLY", `plugin '${this.name}': ${reply.error}`, {
-          hint: this.profile.badReplyHint,
-        });
-      case "missing-export":
-        return new CxError("E_LOAD", `plugin '${this.name}': ${reply.error}`);
-      case undefined:
-        return new CxError("E_PLUGIN_FAILED", `plugin '${this.name}': ${saysWho(reply.error, subject) ? "" : `${what}: `}${reply.error}`);
-      default:
-        return new CxError("E_INTERNAL", `plugin '${this.name}': ${reply.error}`);
-    }
-  }
-}
-
-/** Whether a plugin's message already starts by naming `subject` ("calc_add: …", "calc_add failed"). */
-function saysWho(message: string, subject: string): boolean {
-  return message.startsWith(subject) && /^[\s:,(]/.test(message.slice(subject.length));
-}
-
-export function requireObject(value: unknown, what: string): Record<string, unknown> {
-  if (value === null || typeof value !== "object" || Array.isArray(value)) {
-    throw new CxError("E_INVALID_INPUT", `${what} must be a JSON object, not ${describeValue(value)}`, {
-      hint: "pass an object such as {\"a\": 2, \"b\": 3}",
-    });
-  }
-  return value as Record<string, unknown>;
 }
