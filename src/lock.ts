@@ -57,8 +57,13 @@ export function withFileLock<T>(path: string, fn: () => T, waitMs = LOCK_WAIT_MS
   let fd: number;
   try {
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-    fd = openSync(lockPath, constants.O_RDWR | constants.O_CREAT, 0o600);
+    // O_NOFOLLOW: a link planted in the lock's place is refused, not followed to create or lock
+    // a file elsewhere.
+    fd = openSync(lockPath, constants.O_RDWR | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o600);
   } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ELOOP") throw notRegular(path, lockPath, "a symbolic link");
+    if (code === "EISDIR") throw notRegular(path, lockPath, "a folder");
     throw new CxError("E_STATE", `cannot write ${path}: its lock file ${lockPath} cannot be opened (${(error as Error).message})`, {
       cause: error,
       hint: `check that ${dirname(path)} exists and is writable, or use another state folder`,
@@ -66,6 +71,9 @@ export function withFileLock<T>(path: string, fn: () => T, waitMs = LOCK_WAIT_MS
     });
   }
   try {
+    // A FIFO, a device or a folder in the lock's place is not locked through (O_NONBLOCK: a FIFO is not waited on).
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) throw notRegular(path, lockPath, stat.isFIFO() ? "a FIFO" : "a special file");
     const deadline = Date.now() + waitMs;
     let pause = 1;
     while (lock(fd, LOCK_EX | LOCK_NB) !== 0) {
@@ -83,6 +91,13 @@ export function withFileLock<T>(path: string, fn: () => T, waitMs = LOCK_WAIT_MS
   } finally {
     closeSync(fd); // closing the only descriptor releases the lock
   }
+}
+
+function notRegular(path: string, lockPath: string, what: string): CxError {
+  return new CxError("E_STATE", `cannot write ${path}: its lock file ${lockPath} is ${what}, not a regular file, so it was not used`, {
+    hint: `cxagent makes that file itself; if you did not put it there, someone else may have: check who owns ${dirname(path)}, then remove ${lockPath}`,
+    details: { path, lockPath },
+  });
 }
 
 /** The pid holding a flock on the file `fd` is open on, from /proc/locks (Linux), if it can be told. */

@@ -2,11 +2,12 @@
  * Shared test helpers: where the built fixtures are, throwaway folders, and running the CLI the
  * way a user does (a real process, real stdout, stderr and exit code).
  */
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { Session, type SessionOptions } from "../src/session/session.ts";
 import { CxError } from "../src/errors.ts";
+import { privateFolderProblem } from "../src/host/private-folder.ts";
 import { expect } from "bun:test";
 
 /**
@@ -63,6 +64,18 @@ export const STATE_DIR = join(HOME, "state");
 mkdirSync(CONFIG_DIR, { recursive: true });
 mkdirSync(STATE_DIR, { recursive: true });
 process.on("exit", () => rmSync(HOME, { recursive: true, force: true }));
+
+/**
+ * Module plugins' snapshots go in a private folder (src/host/private-folder.ts), and the state
+ * folder above is under the shared /tmp: every process a test starts gets a private
+ * $XDG_RUNTIME_DIR instead, in this user's home (or the one it already has, when that is private).
+ */
+const givenRuntime = process.env.XDG_RUNTIME_DIR;
+export const RUNTIME_DIR = givenRuntime && existsSync(givenRuntime) && privateFolderProblem(givenRuntime) === null ? givenRuntime : mkdtempSync(join(homedir(), ".cxagent-test-run-"));
+if (RUNTIME_DIR !== givenRuntime) {
+  process.env.XDG_RUNTIME_DIR = RUNTIME_DIR;
+  process.on("exit", () => rmSync(RUNTIME_DIR, { recursive: true, force: true }));
+}
 
 /**
  * A session for tests, in the test folders. Unapproved plugins are approved as if a person had

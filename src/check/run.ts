@@ -129,6 +129,7 @@ export async function checkPlugin(session: Session, ref: string, options: CheckO
     label: inspection?.name ?? location.library,
     cwd: scratch,
     env,
+    snapshotDir: session.snapshotDir,
     pollMs: POLL_MS,
     check: true,
     ...hooks,

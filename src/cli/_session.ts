@@ -11,12 +11,13 @@ import { isInteractive } from "./_prompt.ts";
 import { trustPrompt } from "./_trust-prompt.ts";
 import { resolveFolders } from "../discovery/paths.ts";
 
-export async function openSession(options: GlobalOptions): Promise<Session> {
+export async function openSession(options: GlobalOptions & { snapshotDir?: string }): Promise<Session> {
   const logger = createLogger({ verbose: options.verbose });
   return Session.open({
     cwd: options.cwd,
     configDir: options.configDir,
     stateDir: options.stateDir,
+    snapshotDir: options.snapshotDir,
     logger,
     confirmTrust: isInteractive() ? trustPrompt(resolveFolders(options).stateDir) : null,
     // What a plugin writes and logs reaches the terminal inert, attributed to it by name.

@@ -39,6 +39,11 @@ export const PluginConfigSchema = v.strictObject({
   invokeTimeoutMs: v.optional(MillisecondsSchema),
   /** How long its "dynamic" gate may take before it counts as failed (default: the session's, 500 ms). */
   gateTimeoutMs: v.optional(MillisecondsSchema),
+  /**
+   * A module plugin only: absolute folders outside its own from which its Workers may start (and
+   * import), read from disk as they are then, not approved. Never in a project's config.
+   */
+  workerFolders: v.optional(v.array(v.pipe(v.string(), v.check((p) => p.startsWith("/"), "must be an absolute folder")))),
 });
 export type PluginConfig = v.InferOutput<typeof PluginConfigSchema>;
 
@@ -96,5 +101,5 @@ export function parseConfig(raw: unknown, path: string): Config {
 }
 
 function invalid(path: string, message: string, details: Record<string, unknown> | undefined): CxError {
-  return new CxError("E_CONFIG", message, { hint: `fix ${path}: it holds "pluginPaths" (folders to search) and "plugins" (per plugin: file, path, enabled, settings, tools, invokeTimeoutMs, gateTimeoutMs)`, details });
+  return new CxError("E_CONFIG", message, { hint: `fix ${path}: it holds "pluginPaths" (folders to search) and "plugins" (per plugin: file, path, enabled, settings, tools, invokeTimeoutMs, gateTimeoutMs, workerFolders)`, details });
 }

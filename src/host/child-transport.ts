@@ -25,6 +25,7 @@ import { takePrepared } from "./prepared.ts";
 import type { ExitInfo, Transport, TransportSink } from "./transport.ts";
 import { tempFolder } from "../files.ts";
 import { tryLock } from "../lock.ts";
+import { ensurePrivateFolder } from "./private-folder.ts";
 
 /** A library from the plugin's folder that its library needs, with the approved bytes. */
 export interface SealedDependency {
@@ -81,9 +82,9 @@ interface SnapshotFolder {
  * Makes the folder under a name no sweep looks at, locks it, and only then gives it its name: at
  * no moment does a folder of that name exist unlocked while its maker lives.
  */
-function snapshotFolder(): SnapshotFolder {
+function snapshotFolder(base: string): SnapshotFolder {
   ownStart ??= readStat(process.pid)?.startTime ?? "0";
-  const folder = tempFolder();
+  const folder = ensurePrivateFolder(base, "module plugins' snapshots are written");
   const made = mkdtempSync(join(folder, `.cxagent-module-${process.pid}.${ownStart}-`));
   let fd: number | null = null;
   try {
@@ -105,13 +106,13 @@ function snapshotFolder(): SnapshotFolder {
     rmSync(made, { recursive: true, force: true });
     throw new CxError("E_LOAD", `cxagent could not make a module plugin's snapshot folder in ${folder}: ${(error as Error).message}`, {
       cause: error,
-      hint: `check that ${folder} (TMPDIR) is a writable folder`,
+      hint: `check that ${folder} is a writable folder`,
     });
   }
 }
 
 /**
- * Removes the snapshot folders in `folder` (the temporary folder) whose maker is gone (a parent
+ * Removes the snapshot folders in `folder` (the snapshots' folder, snapshotBase) whose maker is gone (a parent
  * killed with kill -9 removes nothing): this user's folders only, and only those whose lock this
  * process can take (see SNAPSHOT). Returns what it removed.
  */
@@ -199,9 +200,10 @@ export class ChildTransport implements Transport {
   constructor(spec: ChildSpec, sink: TransportSink) {
     makeNonDumpable(); // before any plugin host exists (see nondumpable.ts); Session.open did it already
     const { profile } = spec;
-    if (profile.snapshot && !spec.libraryBytes) throw new CxError("E_INTERNAL", `plugin '${spec.label}' is a ${profile.kind}, and its approved files were not given`);
+    const { snapshotDir } = spec.host;
+    if (profile.snapshot && (!spec.libraryBytes || !snapshotDir)) throw new CxError("E_INTERNAL", `plugin '${spec.label}' is a ${profile.kind}, and its approved files or the folder for its snapshot were not given`);
     // A module's host writes its approved files here to import them; removed once the host is gone.
-    const folder = profile.snapshot ? snapshotFolder() : null;
+    const folder = profile.snapshot ? snapshotFolder(snapshotDir!) : null;
     const snapshot = folder?.path ?? null;
     // Removed before its lock is let go: no sweep can take the lock of a folder still there in use.
     let snapshotKept = folder !== null;
@@ -234,6 +236,7 @@ export class ChildTransport implements Transport {
       spinUs: spec.host.spinUs,
       sessionId: spec.host.sessionId,
       check: spec.check,
+      ...(spec.host.workerFolders.length ? { workerFolders: spec.host.workerFolders } : {}),
     });
     // The host's stdout: a socket pair where there is one (protocol-socket.ts), else a pipe.
     const pair = prepared ? null : socketPair();

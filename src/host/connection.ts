@@ -99,6 +99,10 @@ export interface SpawnOptions extends ConnectOptions {
   sessionId?: string | null;
   /** The plugin host's whole environment (see session/host-env.ts), when `host` is not given. */
   env?: Record<string, string>;
+  /** Where a module's snapshot is made, when `host` is not given: a private folder (host/private-folder.ts snapshotBase). */
+  snapshotDir?: string;
+  /** A module's "workerFolders" (config.json), when `host` is not given: folders outside its own its Workers may start from. */
+  workerFolders?: string[];
   /** Check mode (`cxagent check`): the host watches every export and says what it sees (onCheck). */
   check?: boolean;
 }
@@ -187,7 +191,9 @@ export class Connection {
       // Calls cut short by an end we asked for were stopped; stop itself, if it was running, crashed.
       this.calls.failAll((what) => (this.closing && what !== this.exportNames.stop ? this.stoppedError(what) : this.crashError(exit, what)));
       // What the plugin registered, and what it left in the host's group, dies with the host (the transport's).
-      this.hooks.onGone?.(await this.transport.release(DEFAULTS.graceMs));
+      // (Released whether or not anyone listens: `onGone?.(await …)` would skip the call without a listener.)
+      const gone = await this.transport.release(DEFAULTS.graceMs);
+      this.hooks.onGone?.(gone);
       return exit;
     });
   }

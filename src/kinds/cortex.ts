@@ -33,6 +33,7 @@ export const CORTEX: KindProfile = {
   plansLibraries: true,
   preparedHost: true,
   snapshot: false,
+  workers: false,
   sidecar: false,
   checkable: false,
   words: {

@@ -36,6 +36,7 @@ export const MODULE: KindProfile = {
   plansLibraries: false,
   preparedHost: false,
   snapshot: true,
+  workers: true,
   sidecar: true,
   checkable: true,
   words: {

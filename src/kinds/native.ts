@@ -31,6 +31,7 @@ export const NATIVE: KindProfile = {
   plansLibraries: true,
   preparedHost: true,
   snapshot: false,
+  workers: false,
   sidecar: true,
   checkable: true,
   words: {

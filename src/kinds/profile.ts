@@ -42,6 +42,8 @@ export interface KindProfile {
   readonly preparedHost: boolean;
   /** Whether its plugin host gets a private snapshot folder to import the approved files from. */
   readonly snapshot: boolean;
+  /** Whether it runs JavaScript that may start Workers (its config entry's "workerFolders" apply). */
+  readonly workers: boolean;
   /**
    * Where its manifest is before it runs: its sidecar, or (a Cortex plugin) its manifest.toml and
    * library, when its tools are declared only once it runs.

@@ -24,11 +24,11 @@
  * Loaded from the snapshot's files, not through the hook (approved bytes, but read from the
  * private folder when they are used; said so in the README): what the plugin reads itself at run
  * time (fs, or Bun.file on `import.meta.dir`, which points into the snapshot), libraries it opens
- * with bun:ffi, native addons (`.node`, which Bun loads with dlopen) and the modules of Workers it
- * starts.
+ * with bun:ffi and native addons (`.node`, which Bun loads with dlopen). The Workers it starts get
+ * this same hook (module-workers.ts).
  */
 import { createRequire, isBuiltin } from "node:module";
-import { lstatSync, mkdirSync, readdirSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
+import { lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, extname, join, sep } from "node:path";
 import { LOG_LEVELS, definePlugin } from "../protocol/module-plugin.ts";
 import type { ModuleArchive } from "../protocol/module-archive.ts";
@@ -67,21 +67,28 @@ export function writeSnapshot(dir: string, archive: ModuleArchive): Snapshot {
   write(join(dir, "node_modules", "cxagent", "package.json"), '{"name":"cxagent","type":"module","main":"index.js"}\n');
   write(join(dir, "node_modules", "cxagent", "index.js"), "// served by the plugin host: its own plugin API\n");
   mkdirSync(root, { mode: 0o700 });
-  const inside = (rel: string) => {
-    const parts = rel.split("/");
-    if (rel.startsWith("/") || parts.some((p) => p === "" || p === "." || p === "..")) throw new Error(`the module archive names a path outside the plugin's folder: ${rel}`);
-    return join(root, ...parts);
-  };
-  for (const [rel, bytes] of archive.files) write(inside(rel), bytes);
+  for (const [rel, bytes] of archive.files) write(insideSnapshot(root, rel), bytes);
   for (const [rel, target] of archive.links) {
-    const path = inside(rel);
+    const path = insideSnapshot(root, rel);
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     symlinkSync(target, path);
   }
+  return snapshotOf(dir, archive);
+}
+
+function insideSnapshot(root: string, rel: string): string {
+  const parts = rel.split("/");
+  if (rel.startsWith("/") || parts.some((p) => p === "" || p === "." || p === "..")) throw new Error(`the module archive names a path outside the plugin's folder: ${rel}`);
+  return join(root, ...parts);
+}
+
+/** The snapshot writeSnapshot wrote into `dir` (a Worker's loader finds it so: module-workers.ts). */
+export function snapshotOf(dir: string, archive: ModuleArchive): Snapshot {
+  const root = join(dir, "plugin");
   const prefix = root + sep;
   return {
     root,
-    entry: inside(archive.entry),
+    entry: insideSnapshot(root, archive.entry),
     shown: (text) => text.replaceAll(prefix, archive.folder + sep).replaceAll(root, archive.folder),
   };
 }
@@ -92,7 +99,7 @@ type Loaded = { contents: Uint8Array; loader: "ts" | "tsx" | "js" | "jsx" } | { 
  * Installs the loader hook: from now on every module Bun loads is served from `archive`'s bytes,
  * or refused. The host's own modules are all loaded before this runs.
  */
-export function installLoader(archive: ModuleArchive, snapshot: Snapshot, dir: string): void {
+export function installLoader(archive: ModuleArchive, snapshot: Snapshot, dir: string, outside: readonly string[] = []): void {
   const apiPath = join(dir, "node_modules", "cxagent", "index.js");
   const prefix = snapshot.root + sep;
   const packageTypes = new Map<string, string | null>();
@@ -176,8 +183,31 @@ export function installLoader(archive: ModuleArchive, snapshot: Snapshot, dir: s
     return { ...named, default: esModule ? named.default : value, "module.exports": value };
   };
 
+  /**
+   * In a Worker only: a file under a folder the user listed in the plugin's "workerFolders"
+   * (module-workers.ts), loaded from disk as it is now, not from approved bytes; else null.
+   */
+  const fromOutside = (path: string): Loaded | null => {
+    if (outside.length === 0) return null;
+    let real: string;
+    try {
+      real = realpathSync(path);
+    } catch {
+      return null;
+    }
+    if (!outside.some((folder) => real === folder || real.startsWith(folder + sep))) return null;
+    const ext = extname(real).toLowerCase();
+    const bytes = readFileSync(real);
+    if (ext === ".json") return { exports: asModule(JSON.parse(new TextDecoder().decode(bytes))), loader: "object" };
+    if (ext === ".ts" || ext === ".mts" || ext === ".cts" || ext === ".tsx" || ext === ".jsx") return { contents: bytes, loader: ext === ".tsx" ? "tsx" : ext === ".jsx" ? "jsx" : "ts" };
+    if (ext === ".js" || ext === ".mjs" || ext === ".cjs") return { contents: bytes, loader: "js" };
+    return { exports: { default: real }, loader: "object" };
+  };
+
   const load = (path: string): Loaded => {
     if (path === apiPath) return { exports: { ...API, default: API }, loader: "object" };
+    const allowed = fromOutside(path);
+    if (allowed) return allowed;
     const rel = approved(path);
     const bytes = archive.files.get(rel)!;
     const ext = extname(rel).toLowerCase();

@@ -18,6 +18,7 @@ import { preview } from "../protocol/issues.ts";
 import type { Libc } from "./libc.ts";
 import type { HostStart } from "./start.ts";
 import { installLoader, writeSnapshot } from "./module-loader.ts";
+import { guardWorkers } from "./module-workers.ts";
 import { messageOf } from "./module-io.ts";
 import { serve } from "./module-serve.ts";
 
@@ -31,17 +32,18 @@ export async function startModule({ libc, shim, settings, refuse, phase, protoco
   let archive: ModuleArchive;
   try {
     // Through /proc: the descriptor's own offset is at the end, where the parent's writes left it.
+    // It stays open: each Worker the plugin starts reads the approved files from it (module-workers.ts).
     archive = decodeArchive(readFileSync(`/proc/self/fd/${libraryFd}`));
   } catch (error) {
-    return refuse("load", `the plugin host could not read the module's approved files: ${(error as Error).message}`);
-  } finally {
     closeSync(libraryFd);
+    return refuse("load", `the plugin host could not read the module's approved files: ${(error as Error).message}`);
   }
   phase("snapshot");
   let snapshot;
   try {
     snapshot = writeSnapshot(dir, archive);
     installLoader(archive, snapshot, dir);
+    guardWorkers(libraryFd, dir, settings.workerFolders ?? [], archive, snapshot);
   } catch (error) {
     return refuse("load", `the plugin host could not prepare the module's approved files: ${(error as Error).message}`);
   }

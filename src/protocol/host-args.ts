@@ -13,6 +13,8 @@
  *                           --library-fd then holds its folder's approved files, protocol/module-archive.ts)
  *   --session-id ID         the parent's session, which a Cortex plugin is told in each call
  *   --snapshot DIR          module only: the empty private folder the parent made for the snapshot
+ *   --worker-folder DIR     module only, repeatable: a folder outside the plugin's own from which
+ *                           its Workers may start (the plugin's "workerFolders" in config.json)
  *   --check                 check mode, for `cxagent check`: the shim watches every export and the
  *                           host table and says what it sees ("check" events, wire.ts)
  *
@@ -41,6 +43,8 @@ export interface HostArguments {
   spinUs: number | null;
   /** Check mode (`cxagent check`); never set for an ordinary load. */
   check?: boolean;
+  /** Module only: folders outside the plugin's own from which its Workers may start (config.json "workerFolders"). */
+  workerFolders?: string[];
 }
 
 /** The settings' defaults, which the host reads too: one table (host-settings.ts). */
@@ -62,6 +66,7 @@ export function hostArgv(a: HostArguments): string[] {
     ...(a.sessionId === null ? [] : ["--session-id", a.sessionId]),
     ...(a.check ? ["--check"] : []),
     ...(a.snapshot === null ? [] : ["--snapshot", a.snapshot]),
+    ...(a.workerFolders ?? []).flatMap((folder) => ["--worker-folder", folder]),
   ];
 }
 
@@ -112,6 +117,9 @@ export function readHostArgv(argv: readonly string[]): HostArguments | { error: 
         break;
       case "--snapshot":
         out.snapshot = value;
+        break;
+      case "--worker-folder":
+        (out.workerFolders ??= []).push(value);
         break;
       default:
         return { error: `unknown option '${flag}'` };

@@ -43,6 +43,10 @@ export interface HostSettings {
   env: Record<string, string>;
   /** The session a Cortex plugin is told it runs in, or null. */
   sessionId: string | null;
+  /** Where a module's snapshot folder is made: a folder only this user can write (host/private-folder.ts snapshotBase); null: none given. */
+  snapshotDir: string | null;
+  /** A module's "workerFolders" (its config.json entry): folders outside its own its Workers may start from. */
+  workerFolders: string[];
 }
 
 /** What a caller may give: any setting, the rest from the table. */
@@ -60,5 +64,7 @@ export function settleHostSettings(given: HostSettingsInput): HostSettings {
     stuckMs: given.stuckMs ?? HOST_DEFAULTS.stuckMs,
     env: given.env ?? {},
     sessionId: given.sessionId ?? null,
+    snapshotDir: given.snapshotDir ?? null,
+    workerFolders: given.workerFolders ?? [],
   };
 }

@@ -41,6 +41,8 @@ export interface PipelineContext {
   loaded(): readonly Manifest[];
   /** The settings of a config.json entry, verbatim. */
   settingsOf(entry: string): unknown;
+  /** The "workerFolders" of a config.json entry (a module's Workers may start from these). */
+  workerFoldersOf?(entry: string): string[] | undefined;
   confirmTrust: ConfirmTrust | undefined;
   stateDir: string;
   cwd: string;
@@ -115,6 +117,8 @@ export async function runLoadPipeline(ref: string, options: PipelineOptions, con
     accept: acceptFor(sidecar, location.sidecar),
     expected: expectedOf(sidecar),
     ...context.runtime,
+    // The session's host settings, and this plugin's own: the folders its Workers may start from.
+    host: { ...context.runtime.host, workerFolders: (inspection.profile.workers && entry !== undefined ? context.workerFoldersOf?.(entry) : undefined) ?? [] },
     // From the sidecar, which describe must match tool for tool before anything is served.
     policy: narrowSelection(sidecar.tools, inspection.selection, narrowing).policy,
   };

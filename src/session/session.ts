@@ -19,6 +19,7 @@ import type { ConfirmTrust } from "../trust/check.ts";
 import type { PermissionAnswer, PermissionHandler } from "../host/gate.ts";
 import { makeNonDumpable } from "../host/nondumpable.ts";
 import { sweepSnapshots } from "../host/child-transport.ts";
+import { snapshotBase } from "../host/private-folder.ts";
 import type { Plugin, PluginEventHooks } from "../host/plugin.ts";
 import { reap, type ReapEntry, type ReapReport } from "../reaper/reap.ts";
 import type { Owned } from "../reaper/ours.ts";
@@ -70,6 +71,13 @@ export interface SessionOptions {
   tools?: ToolChoice;
   /** End processes left behind by sessions that died, before this one starts (default true). */
   reap?: boolean;
+  /**
+   * Where module plugins' snapshots are written: a folder only this user can write, all the way
+   * up (default: $XDG_RUNTIME_DIR/cxagent when that is private, else `<stateDir>/run`;
+   * host/private-folder.ts). `cxagent check`, whose state folder is a throwaway one under the
+   * temporary folder, passes the user's own.
+   */
+  snapshotDir?: string;
   /**
    * Extra environment variables for every plugin host this session starts, on top of the few it
    * always passes (see session/host-env.ts: PATH, HOME, the locale, …, and CXAGENT_PASS_ENV).
@@ -151,6 +159,8 @@ export class Session implements AsyncDisposable {
   private readonly hostEnv: Record<string, string>;
   /** Every plugin host's settings (pool, poll, spin, deadlines, environment, this session's id), settled once. */
   private readonly host: HostSettings;
+  /** Where module plugins' snapshots are written (SessionOptions.snapshotDir). */
+  readonly snapshotDir: string;
   private readonly loaded = new Map<string, Plugin>();
   private closed = false;
   private record: SessionRecord | null = null;
@@ -166,7 +176,8 @@ export class Session implements AsyncDisposable {
     this.folders = resolveFolders(options);
     this.config = readConfig(this.folders.configDir);
     this.hostEnv = pluginHostEnv(process.env, options.env);
-    this.host = settleHostSettings({ ...options, env: this.hostEnv, spinUs: options.spinUs ?? spinFromEnv(options.env), sessionId: this.id });
+    this.snapshotDir = options.snapshotDir ?? snapshotBase(this.folders.stateDir);
+    this.host = settleHostSettings({ ...options, env: this.hostEnv, spinUs: options.spinUs ?? spinFromEnv(options.env), sessionId: this.id, snapshotDir: this.snapshotDir });
     this.configFile = configPath(this.folders.configDir);
     this.project = readProjectConfig(this.cwd, { config: this.config, path: this.configFile, gateMs: GATE_MS });
     this.tools = checkToolChoice(options.tools, SESSION_OPTION);
@@ -197,7 +208,7 @@ export class Session implements AsyncDisposable {
       for (const c of session.reaped.corrupt) session.logger.warn(`a session record could not be read and was kept: ${c.problem}`);
       for (const r of session.reaped.refused) session.logger.warn(`${r.problem}; it was kept for you to inspect and remove`);
       // What a TypeScript plugin's host imported from, left behind with it.
-      for (const path of sweepSnapshots()) session.logger.debug(`removed ${path}, a plugin's snapshot its dead session left`);
+      for (const path of sweepSnapshots(session.snapshotDir)) session.logger.debug(`removed ${path}, a plugin's snapshot its dead session left`);
     }
     return session;
   }
@@ -293,6 +304,7 @@ export class Session implements AsyncDisposable {
       inspectAt: (location) => this.inspectAt(location),
       loaded: () => this.plugins.map((p) => p.manifest),
       settingsOf: (entry) => this.config.plugins.get(entry)?.settings,
+      workerFoldersOf: (entry) => this.config.plugins.get(entry)?.workerFolders,
       confirmTrust: this.options.confirmTrust ?? undefined,
       stateDir: this.folders.stateDir,
       cwd: this.cwd,

@@ -4,6 +4,7 @@
  */
 import { resolveFolders } from "../discovery/paths.ts";
 import { sweepSnapshots } from "../host/child-transport.ts";
+import { snapshotBase } from "../host/private-folder.ts";
 import { reap, type ReapReport } from "../reaper/reap.ts";
 import { type Grant, projectScope, readGrants, revokeGrant } from "../trust/grants.ts";
 
@@ -30,7 +31,8 @@ export function revokeGrants(rule: string, scope: string | null, options: StateO
  * signals and removes nothing.
  */
 export async function reapLeftovers(options: StateOptions & { dryRun?: boolean } = {}): Promise<ReapReport> {
-  const report = await reap({ stateDir: resolveFolders(options).stateDir, dryRun: options.dryRun });
-  if (!options.dryRun) sweepSnapshots();
+  const { stateDir } = resolveFolders(options);
+  const report = await reap({ stateDir, dryRun: options.dryRun });
+  if (!options.dryRun) sweepSnapshots(snapshotBase(stateDir));
   return report;
 }

@@ -2,10 +2,10 @@
  * The CLI as a user runs it: real processes, stdout parsed as whole documents, exit codes.
  */
 import { beforeAll, describe, expect, test } from "bun:test";
-import { copyFileSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { checkManifest } from "../../src/protocol/manifest.ts";
-import { approve, CALCULATOR, cli, CONFIG_DIR, copyFixture, fixture, HOME, hostsOf, ROOT, STATE_DIR, tempDir, tty, until } from "../helpers.ts";
+import { approve, CALCULATOR, cli, CONFIG_DIR, copyFixture, fixture, HOME, hostsOf, ROOT, RUNTIME_DIR, STATE_DIR, tempDir, tty, until } from "../helpers.ts";
 
 beforeAll(async () => {
   for (const name of ["handshake-99", "crash-in-invoke", "invoke-replies", "slow-invoke"]) await approve(fixture(name));
@@ -294,12 +294,16 @@ describe("the compiled binary", () => {
     const plugin = join(ROOT, "examples/calculator-ts");
     const hash = (await cli(["describe", plugin, "--json"], { bin: [copy], cwd: dir.path, env })).json().hash;
     expect((await cli(["approve", plugin, "--hash", hash], { bin: [copy], cwd: dir.path, env })).code).toBe(0);
+    // Snapshots go in the private folder for them ($XDG_RUNTIME_DIR/cxagent here), never in $TMPDIR.
+    const snapshots = () => (existsSync(join(RUNTIME_DIR, "cxagent")) ? readdirSync(join(RUNTIME_DIR, "cxagent")).filter((n) => n.startsWith("cxagent-module-")) : []);
+    const before = snapshots();
     const invoked = await cli(["invoke", plugin, "calc_divide", "--args", '{"a": 22, "b": 7}', "--json"], { bin: [copy], cwd: dir.path, env });
     expect(invoked.stderr).toBe("");
     expect(invoked.code).toBe(0);
     expect(invoked.json().result.output).toEqual({ content: "22 / 7 = 3.1429", answer: 22 / 7 });
     // and the snapshot it imported from is gone with its plugin host
     expect(readdirSync(dir.path).filter((n) => n.startsWith("cxagent-module-"))).toEqual([]);
+    expect(snapshots()).toEqual(before);
     // A module's output, process.stdout's included, is its log: never the protocol, also from the
     // binary (module-plugins.test.ts has a host touch process.stdout before it moves fd 1).
     const probe = join(ROOT, "test/fixtures/modules/probe");

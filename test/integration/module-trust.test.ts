@@ -5,12 +5,11 @@
  * the folder is refused, naming it, before any of it runs.
  */
 import { describe, expect, test } from "bun:test";
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { isCxError } from "../../src/errors.ts";
 import { Session } from "../../src/index.ts";
-import { alive, cli, refusal, ROOT, tempDir, until, writeModule } from "../helpers.ts";
+import { alive, cli, refusal, ROOT, RUNTIME_DIR, tempDir, until, writeModule } from "../helpers.ts";
 import { sweepSnapshots } from "../../src/host/child-transport.ts";
 import { writeSnapshot } from "../../src/plugin-host/module-loader.ts";
 import { inPidNamespace, PID_NAMESPACE } from "../isolation.ts";
@@ -272,7 +271,8 @@ export default {
     const { proc, hosts } = await holdSession(join(dir.path, "state"), [join(ROOT, "test/fixtures/modules/probe")]);
     const host = hosts[0]!;
     const snapshot = snapshotOf(host);
-    expect(snapshot).toStartWith(join(tmpdir(), `cxagent-module-${proc.pid}.`));
+    // in the private folder for snapshots ($XDG_RUNTIME_DIR/cxagent here), not the shared /tmp
+    expect(snapshot).toStartWith(join(RUNTIME_DIR, "cxagent", `cxagent-module-${proc.pid}.`));
     expect(existsSync(join(snapshot, "plugin", "probe.ts"))).toBe(true);
     proc.kill("SIGKILL");
     await proc.exited;
@@ -285,29 +285,31 @@ export default {
 
   test("a snapshot whose maker is gone and left no session record: a session's start leaves it, cxagent reap removes it", async () => {
     using dir = tempDir();
-    const tmp = join(dir.path, "tmp");
-    mkdirSync(tmp);
+    const runtime = mkdtempSync(join(RUNTIME_DIR, "runtime-"));
+    const tmp = join(runtime, "cxagent");
+    mkdirSync(tmp, { mode: 0o700 });
     // the folder a module's host would have had from a parent that is gone (its pid and start time)
     const gone = Bun.spawn(["true"]);
     await gone.exited;
     const start = readFileSync(`/proc/${process.pid}/stat`, "utf8").split(") ")[1]!.split(" ")[19]!;
     const snapshot = join(tmp, `cxagent-module-${gone.pid}.${start}-abcdef`);
     mkdirSync(join(snapshot, "plugin"), { recursive: true, mode: 0o700 });
-    const env = { TMPDIR: tmp, CXAGENT_STATE_DIR: join(dir.path, "state") };
-    // no record of a dead session: Session.open does not read the temporary folder
+    const env = { XDG_RUNTIME_DIR: runtime, CXAGENT_STATE_DIR: join(dir.path, "state") };
+    // no record of a dead session: Session.open does not read the snapshots' folder
     expect((await cli(["list", "--json"], { env })).code).toBe(0);
     expect(existsSync(snapshot)).toBe(true);
     expect((await cli(["reap", "--dry-run", "--json"], { env })).code).toBe(0);
     expect(existsSync(snapshot)).toBe(true);
     expect((await cli(["reap", "--json"], { env })).code).toBe(0);
     expect(existsSync(snapshot)).toBe(false);
+    rmSync(runtime, { recursive: true, force: true });
   });
 
   test.skipIf(!PID_NAMESPACE)("a sweep in another pid namespace leaves a live cxagent's snapshot, and removes a dead one's", async () => {
     using dir = tempDir();
-    const tmp = join(dir.path, "tmp");
-    mkdirSync(tmp);
-    const { proc, hosts } = await holdSession(join(dir.path, "state"), [join(ROOT, "test/fixtures/modules/probe")], { TMPDIR: tmp });
+    const runtime = mkdtempSync(join(RUNTIME_DIR, "runtime-"));
+    const tmp = join(runtime, "cxagent");
+    const { proc, hosts } = await holdSession(join(dir.path, "state"), [join(ROOT, "test/fixtures/modules/probe")], { XDG_RUNTIME_DIR: runtime });
     try {
       const live = snapshotOf(hosts[0]!);
       expect(live).toStartWith(join(tmp, `cxagent-module-${proc.pid}.`));
@@ -315,7 +317,7 @@ export default {
       const dead = join(tmp, `cxagent-module-${proc.pid + 1_000_000}.1-abcdef`);
       mkdirSync(join(dead, "plugin"), { recursive: true, mode: 0o700 });
       // Inside, /proc shows no process with the live maker's pid (or another one): only its lock tells.
-      const r = await inPidNamespace(`$CX reap --json >/dev/null; echo "exit $?"`, { TMPDIR: tmp, CXAGENT_STATE_DIR: join(dir.path, "state-inside") });
+      const r = await inPidNamespace(`$CX reap --json >/dev/null; echo "exit $?"`, { XDG_RUNTIME_DIR: runtime, CXAGENT_STATE_DIR: join(dir.path, "state-inside") });
       expect(r.stderr).toBe("");
       expect(r.stdout).toBe("exit 0\n");
       expect(existsSync(join(live, "plugin", "probe.ts"))).toBe(true);
@@ -323,6 +325,7 @@ export default {
     } finally {
       proc.kill("SIGKILL");
       await proc.exited;
+      rmSync(runtime, { recursive: true, force: true });
     }
   });
 

@@ -4,7 +4,7 @@
  * and a writer killed while it holds the lock leaves nothing locked.
  */
 import { describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { isCxError } from "../../src/errors.ts";
 import { recordApproval } from "../../src/trust/approvals.ts";
@@ -64,5 +64,31 @@ describe("a crashed writer", () => {
     // the kernel released the lock with the process: the next write goes through at once
     recordApproval(state, { plugin: "after", hash: "b".repeat(64), realFolder: "/after", files: [] });
     expect(JSON.parse(readFileSync(file, "utf8")).approvals.map((a: { plugin: string }) => a.plugin)).toEqual(["after"]);
+  });
+});
+
+describe("the lock file", () => {
+  test("a symbolic link planted in its place is refused, naming it, and nothing is created where it points", async () => {
+    using dir = tempDir();
+    const file = join(dir.path, "permissions.json");
+    const lockPath = join(dir.path, ".permissions.json.lock");
+    const target = join(dir.path, "elsewhere");
+    symlinkSync(target, lockPath);
+    const error = await refusal(Promise.resolve().then(() => withFileLock(file, () => "never")));
+    expect(isCxError(error, "E_STATE")).toBe(true);
+    expect(error.message).toBe(`cannot write ${file}: its lock file ${lockPath} is a symbolic link, not a regular file, so it was not used`);
+    expect(error.hint).toContain(`remove ${lockPath}`);
+    expect(existsSync(target)).toBe(false);
+  });
+
+  test("a FIFO in its place is refused at once, not waited on", async () => {
+    using dir = tempDir();
+    const file = join(dir.path, "approvals.json");
+    const lockPath = join(dir.path, ".approvals.json.lock");
+    expect(Bun.spawnSync(["mkfifo", lockPath]).exitCode).toBe(0);
+    const started = performance.now();
+    const error = await refusal(Promise.resolve().then(() => withFileLock(file, () => "never")));
+    expect(performance.now() - started).toBeLessThan(2000);
+    expect(error.message).toBe(`cannot write ${file}: its lock file ${lockPath} is a FIFO, not a regular file, so it was not used`);
   });
 });

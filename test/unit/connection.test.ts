@@ -110,3 +110,10 @@ test("shutdown sends stop, closes the host's input and waits for its end", async
   expect(await stopping).toBeNull();
   expect(connection.alive).toBe(false);
 });
+
+test("what the host left is ended when it ends, whether or not anyone listens for the pids gone", async () => {
+  const { connection, host } = await connected();
+  host.exit({ code: 0 });
+  await connection.exited;
+  expect(host.released).toBe(1);
+});

@@ -19,8 +19,10 @@ test("settling takes each setting given and the table's default for the rest", (
     stuckMs: HOST_DEFAULTS.stuckMs,
     env: {},
     sessionId: null,
+    snapshotDir: null,
+    workerFolders: [],
   });
-  const given = { poolCap: 4, pollMs: 5, spinUs: 0, startupMs: 6, startMs: 7, stopMs: 8, stuckMs: 9, env: { A: "1" }, sessionId: "s" };
+  const given = { poolCap: 4, pollMs: 5, spinUs: 0, startupMs: 6, startMs: 7, stopMs: 8, stuckMs: 9, env: { A: "1" }, sessionId: "s", snapshotDir: "/run/x", workerFolders: ["/w"] };
   expect(settleHostSettings(given)).toEqual(given);
   expect(settleHostSettings({ startMs: undefined }).startMs).toBe(HOST_DEFAULTS.startMs);
 });

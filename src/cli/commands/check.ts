@@ -15,6 +15,8 @@ import { selfCommand, shellWord } from "../_hints.ts";
 import { inert } from "../../inert.ts";
 import { err } from "../_stdio.ts";
 import { tempFolder } from "../../files.ts";
+import { snapshotBase } from "../../host/private-folder.ts";
+import { resolveFolders } from "../../discovery/paths.ts";
 
 export default defineCommand({
   meta: {
@@ -33,7 +35,8 @@ export default defineCommand({
     // A state folder of its own: what check approves, records and leaves is thrown away with it.
     const stateDir = mkdtempSync(join(tempFolder(), "cxagent-check-state-"));
     try {
-      await using session = await openSession({ ...options, stateDir });
+      // Module snapshots go where the user's own sessions put them: a private folder, not the temporary one.
+      await using session = await openSession({ ...options, stateDir, snapshotDir: snapshotBase(resolveFolders(options).stateDir) });
       if (hash !== undefined) {
         // An unreadable sidecar or a library that cannot load is not approved (nothing of it will
         // run); the report says what is wrong with it.
