@@ -8,9 +8,9 @@
 import * as v from "valibot";
 import { CxError, type ErrorCode } from "../errors.ts";
 import { preview } from "../protocol/issues.ts";
-import { checkDescribed, type KnownManifest, type Manifest } from "../protocol/manifest.ts";
+import { checkDescribed, type Manifest } from "../protocol/manifest.ts";
 import type { PluginKind } from "../protocol/host-args.ts";
-import { HOST_DEFAULTS, type HostSettings, settleHostSettings } from "../protocol/host-settings.ts";
+import { HOST_DEFAULTS, settleHostSettings } from "../protocol/host-settings.ts";
 import { type KindProfile, profileOf } from "../kinds/index.ts";
 import {
   EventSchema,
@@ -20,15 +20,14 @@ import {
   parseReply,
   type Reply,
   type Request,
-  type CheckEvent,
   type StartupLine,
   StartupLineSchema,
   type WireEvent,
 } from "../protocol/wire.ts";
-import type { Owned } from "../reaper/ours.ts";
 import { Calls, callsInFlightHere, type RequestOptions, requestLine } from "./calls.ts";
-import { ChildTransport, type SealedDependency } from "./child-transport.ts";
-import { RuntimeBannerFilter } from "./runtime-banner.ts";
+import { ChildTransport } from "./child-transport.ts";
+import { crashError, StderrTail } from "./stderr-tail.ts";
+import type { ConnectOptions, Ending, ProcessHooks, SpawnOptions } from "./connection-options.ts";
 import { ReplySpin, parentSpinUs } from "./reply-spin.ts";
 import type { Line } from "./lines.ts";
 import type { ExitInfo, Transport, TransportSink } from "./transport.ts";
@@ -36,6 +35,7 @@ import type { ExitInfo, Transport, TransportSink } from "./transport.ts";
 export type { CallEvent, RequestOptions } from "./calls.ts";
 export type { ExitInfo } from "./transport.ts";
 export type { SealedDependency } from "./child-transport.ts";
+export type { ConnectOptions, Ending, ProcessHooks, SpawnOptions } from "./connection-options.ts";
 
 /** The host settings' defaults (protocol/host-settings.ts), and how much of its stderr a crash message keeps. */
 export const DEFAULTS = { ...HOST_DEFAULTS, stderrTailLines: 30 };
@@ -43,75 +43,6 @@ export const DEFAULTS = { ...HOST_DEFAULTS, stderrTailLines: 30 };
 type AnyBody = Request extends infer R ? (R extends { id: number } ? Omit<R, "id"> : never) : never;
 type RequestBody = Exclude<AnyBody, { kind: Notice["kind"] }>;
 type NoticeBody = Extract<AnyBody, { kind: Notice["kind"] }>;
-
-export interface ProcessHooks {
-  /** A line the plugin wrote to stdout or stderr (both arrive on the host's stderr). */
-  onOutput?: (text: string) => void;
-  /** A log report with no call (id 0), or a message from the host itself. */
-  onLog?: (level: number, text: string) => void;
-  onSubmit?: (submit: { goal?: unknown; wantResult?: unknown }) => void;
-  /** The plugin host was spawned (before anything else happens): its pid, start time, group and session. */
-  onSpawn?: (host: Owned) => void;
-  /**
-   * The plugin registered a process and it proved to be the plugin host's descendant (read from
-   * /proc here, never taken from the plugin's word); it is confirmed to the plugin once this
-   * returns. A registration that does not prove out goes to onLog instead.
-   */
-  onChild?: (child: Required<Owned>) => void;
-  /** These processes (the host, its registered children) have ended and need no reaping. */
-  onGone?: (pids: number[]) => void;
-  /** What a plugin host in check mode saw (SpawnOptions.check; `cxagent check`). */
-  onCheck?: (event: CheckEvent) => void;
-}
-
-export interface ConnectOptions extends ProcessHooks {
-  /** The plugin's name, for messages. */
-  label: string;
-  /** Which kind of plugin: native (the default), cortex, or module; it names what a request calls, in messages. */
-  kind?: PluginKind;
-  /** The kind's profile, when the caller chose it already (a session did, at inspection); else `kind`'s. */
-  profile?: KindProfile;
-  /** The spin windows, µs: the host's (null: its default), and this side's (reply-spin.ts); 0 turns both off. */
-  spinUs?: number | null;
-  startupMs?: number;
-  poolCap?: number;
-  stuckMs?: number;
-  /** The manifest the plugin should describe, checked already (its sidecar's): see KnownManifest. */
-  expected?: KnownManifest;
-}
-
-export interface SpawnOptions extends ConnectOptions {
-  /** The command that starts a plugin host, without its arguments: the session knows where cxagent is. */
-  hostCommand: string[];
-  library: string;
-  /** The library's approved bytes: loaded from a sealed copy of these, not from the file. */
-  libraryBytes?: Uint8Array;
-  /** Loaded from sealed copies too, in this order, before the library. */
-  dependencies?: SealedDependency[];
-  cwd: string;
-  /**
-   * The host's settings, settled once (a session's: Session), passed whole to the transport and
-   * the host's command line; the settings given one by one above fill in for a caller without it.
-   */
-  host?: HostSettings;
-  pollMs?: number;
-  /** The session a Cortex plugin is told it runs in. */
-  sessionId?: string | null;
-  /** The plugin host's whole environment (see session/host-env.ts), when `host` is not given. */
-  env?: Record<string, string>;
-  /** Where a module's snapshot is made, when `host` is not given: a private folder (host/private-folder.ts snapshotBase). */
-  snapshotDir?: string;
-  /** A module's "workerFolders" (config.json), when `host` is not given: folders outside its own its Workers may start from. */
-  workerFolders?: string[];
-  /** Check mode (`cxagent check`): the host watches every export and says what it sees (onCheck). */
-  check?: boolean;
-}
-
-/** How the host ended, and whether a call was waiting on it (its caller was told by its error). */
-export interface Ending {
-  exit: ExitInfo;
-  hadPending: boolean;
-}
 
 function describeRequest(body: RequestBody, names: typeof EXPORT_OF): string {
   if (body.kind === "invoke" || body.kind === "gate") return `${names[body.kind]} of ${body.tool}`;
@@ -134,8 +65,6 @@ const PHASE_WORDS: Record<string, string> = {
   describe: "describe()",
 };
 
-const describeExit = (exit: ExitInfo) => (exit.signal ? `signal ${exit.signal}` : `exit code ${exit.code}`);
-
 export class Connection {
   readonly label: string;
   readonly kind: PluginKind;
@@ -155,8 +84,8 @@ export class Connection {
   private outboxHasCall = false;
   /** This side's spin (reply-spin.ts); null when the session turned spinning off. */
   private readonly replySpin: ReplySpin | null;
-  private readonly tail: string[] = [];
-  private readonly banner = new RuntimeBannerFilter();
+  /** Its last lines on stderr and the fault the runtime reported, for a crash's message. */
+  private readonly tail = new StderrTail(DEFAULTS.stderrTailLines);
   private phase = "startup";
   private ending: Ending | null = null;
   private endListener: ((ending: Ending) => void) | null = null;
@@ -237,11 +166,7 @@ export class Connection {
       host.whenEnded(({ exit }) => {
         clearTimeout(timer);
         resolve(
-          new CxError("E_CRASHED", `plugin '${host.label}' crashed (${describeExit(exit)}) during ${host.phase}${host.faultText()}${host.tailText()}`, {
-            hint: "what the plugin wrote may say why",
-            next: { do: "see-output", plugin: host.label },
-            details: { exitCode: exit.code, signal: exit.signal, fault: host.banner.fault, stderr: host.tailLines() },
-          }),
+          crashError(host.label, exit, `during ${host.phase}`, host.tail, "what the plugin wrote may say why"),
         );
       });
     });
@@ -365,27 +290,8 @@ export class Connection {
     await this.exited;
   }
 
-  /** The plugin's last lines on stderr, without the runtime's crash banner. */
-  private tailLines(): string[] {
-    return [...this.tail, ...this.banner.flush()].slice(-DEFAULTS.stderrTailLines);
-  }
-
-  /** The fault as the runtime reported it: " (Segmentation fault at address 0x8)". */
-  private faultText(): string {
-    return this.banner.fault ? ` (${this.banner.fault})` : "";
-  }
-
-  private tailText(): string {
-    const lines = this.tailLines();
-    return lines.length ? `; its last output:\n${lines.map((l) => `  | ${l}`).join("\n")}` : "";
-  }
-
   private crashError(exit: ExitInfo, what: string): CxError {
-    return new CxError("E_CRASHED", `plugin '${this.label}' crashed (${describeExit(exit)}) while ${what} was running${this.faultText()}${this.tailText()}`, {
-      hint: "the next call to it starts a fresh plugin host; what the plugin wrote may say why it crashed",
-      next: { do: "see-output", plugin: this.label },
-      details: { exitCode: exit.code, signal: exit.signal, fault: this.banner.fault, stderr: this.tailLines() },
-    });
+    return crashError(this.label, exit, `while ${what} was running`, this.tail, "the next call to it starts a fresh plugin host; what the plugin wrote may say why it crashed");
   }
 
   /** A call still running when the host was ended on purpose (stop, restart, a deadline at startup). */
@@ -403,10 +309,7 @@ export class Connection {
 
   private onStderr(line: Line) {
     const text = line.cut ? `${line.text}… [${line.cut} more bytes]` : line.text;
-    for (const kept of this.banner.accept(text)) {
-      this.tail.push(kept.length > 400 ? kept.slice(0, 400) + "…" : kept);
-      if (this.tail.length > DEFAULTS.stderrTailLines) this.tail.shift();
-    }
+    this.tail.accept(text);
     this.hooks.onOutput?.(text);
   }
 
