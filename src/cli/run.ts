@@ -14,6 +14,7 @@ import { globalArgs } from "./_args.ts";
 import { selfCommand } from "./_hints.ts";
 import { type CommandResult, type OutputMode, printError, printResult, stripAnsi, useColor } from "./_output.ts";
 import { flagRequested, parseCommandLine } from "./_parse.ts";
+import { summaryOf } from "./_meta.ts";
 import { COMMAND_NAMES, type CommandModule, COMMANDS as REGISTRY, HIDDEN, type Loader, VARIADIC } from "./_commands.ts";
 
 export type { CommandModule } from "./_commands.ts";
@@ -25,26 +26,8 @@ import { isTTY, out } from "./_stdio.ts";
  */
 const COMMANDS: Record<string, Loader> = { ...REGISTRY, __complete: () => import("./commands/complete.ts") as never };
 
-const SUMMARIES: Record<string, string> = {
-  list: "Discovered and configured plugins, with their trust status",
-  describe: "What a plugin declares and its tools' arguments (no plugin code runs); --live loads it and compares",
-  approve: "Approve a plugin's exact files, interactively or by pinned hash",
-  revoke: "Withdraw a plugin's approval",
-  load: "Load a plugin (trust, spawn, handshake, describe, start, stop), with timings",
-  invoke: "Call one of a plugin's tools",
-  gate: "Show the permission decision for a call, without making it",
-  command: "Run one of a plugin's commands",
-  watch: "Print the work a plugin submits",
-  instructions: "Print the instructions loaded plugins add for the model",
-  grants: "List or revoke standing permission grants",
-  reap: "End processes left behind by sessions that died",
-  mcp: "Serve plugins to an MCP client (Claude Code, Codex, Cursor, …) over stdio or HTTP",
-  new: "Start a new plugin in C or Rust, ready to build",
-  check: "Run a plugin through every check of the contract, each pass, warn or fail",
-  paths: "The folders and files cxagent uses, and whether each can be read",
-  completions: "Print a shell completion script (bash, zsh or fish)",
-  help: "Help for cxagent, or for one command",
-};
+/** The summary of help, the one command that is this file's own. */
+const HELP_SUMMARY = "Help for cxagent, or for one command";
 
 function rootCommand() {
   return defineCommand({
@@ -54,8 +37,15 @@ function rootCommand() {
       version: { type: "boolean", alias: ["v", "V"], description: "Print the version (with --verbose: Bun, plugin contract, platform)" },
       help: { type: "boolean", alias: "h", description: "Show this help, or a command's with <command> --help" },
     },
-    subCommands: Object.fromEntries(COMMAND_NAMES.map((name) => [name, defineCommand({ meta: { name, description: SUMMARIES[name] } })])),
+    // Each command's summary is its own meta's, read only when this list is shown.
+    subCommands: Object.fromEntries(COMMAND_NAMES.map((name) => [name, name === "help" ? defineCommand({ meta: { name, description: HELP_SUMMARY } }) : () => summaryCommand(name)])),
   }) as CommandDef<ArgsDef>;
+}
+
+/** A command as the top-level help lists it: its name and the summary its own meta gives. */
+async function summaryCommand(name: string): Promise<CommandDef<ArgsDef>> {
+  const meta = await resolveValue((await COMMANDS[name]!()).default.meta);
+  return defineCommand({ meta: { name, description: summaryOf(meta) } }) as CommandDef<ArgsDef>;
 }
 
 export async function main(argv: string[]): Promise<number> {

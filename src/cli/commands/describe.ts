@@ -1,4 +1,5 @@
 import { defineCommand } from "citty";
+import { commandMeta } from "../_meta.ts";
 import { firstDifference } from "../../session/compare.ts";
 import { join } from "node:path";
 import type { Manifest, Tool } from "../../protocol/manifest.ts";
@@ -13,7 +14,7 @@ import { type CommandResult, indentBlock } from "../_output.ts";
 import { openSession } from "../_session.ts";
 
 export default defineCommand({
-  meta: { name: "describe", description: "What a plugin declares, read from its sidecar: no plugin code runs" },
+  meta: commandMeta({ name: "describe", description: "What a plugin declares, read from its sidecar: no plugin code runs", summary: "What a plugin declares and its tools' arguments (no plugin code runs); --live loads it and compares" }),
   args: {
     ...pluginArg,
     live: { type: "boolean", description: "Also load the plugin and compare what it describes with its sidecar" },

@@ -1,11 +1,12 @@
 import { defineCommand } from "citty";
+import { commandMeta } from "../_meta.ts";
 import { inert } from "../../inert.ts";
 import { listGrants, projectScope, revokeGrants } from "../../session/state.ts";
 import { globalOptions } from "../_args.ts";
 import type { CommandResult } from "../_output.ts";
 
 export default defineCommand({
-  meta: { name: "grants", description: "List the standing permission grants (Always answers), or revoke one" },
+  meta: commandMeta({ name: "grants", description: "List the standing permission grants (Always answers), or revoke one", summary: "List or revoke standing permission grants" }),
   args: {
     revoke: { type: "string", description: "Revoke this rule in the project folder, e.g. 'plugin calculator tool calc_add'", valueHint: "RULE" },
     "all-projects": { type: "boolean", description: "With --revoke: in every project folder, not just this one" },

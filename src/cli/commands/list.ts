@@ -1,4 +1,5 @@
 import { defineCommand } from "citty";
+import { commandMeta } from "../_meta.ts";
 import type { Manifest } from "../../protocol/manifest.ts";
 import { collisionsOf } from "../../session/names.ts";
 import { isCxError } from "../../errors.ts";
@@ -11,7 +12,7 @@ import { type CommandResult, indentBlock } from "../_output.ts";
 import { openSession } from "../_session.ts";
 
 export default defineCommand({
-  meta: { name: "list", description: "Every configured or discovered plugin, with its trust state (no plugin code runs)" },
+  meta: commandMeta({ name: "list", description: "Every configured or discovered plugin, with its trust state (no plugin code runs)", summary: "Discovered and configured plugins, with their trust status" }),
   args: {},
   async run({ args }): Promise<CommandResult> {
     const options = globalOptions(args);

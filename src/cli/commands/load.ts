@@ -1,4 +1,5 @@
 import { defineCommand } from "citty";
+import { commandMeta } from "../_meta.ts";
 import { inert } from "../../inert.ts";
 import { askedBecause, hiddenBecause, type ToolPolicy } from "../../host/tool-policy.ts";
 import { globalOptions, pluginArg } from "../_args.ts";
@@ -17,10 +18,11 @@ const STEP_WORDS = {
 } as const;
 
 export default defineCommand({
-  meta: {
+  meta: commandMeta({
     name: "load",
     description: "Load a plugin and stop it again, timing each step: resolve, sidecar, names, trust, spawn (dlopen, handshake, describe, attach), compare, start, stop",
-  },
+    summary: "Load a plugin (trust, spawn, handshake, describe, start, stop), with timings",
+  }),
   args: {
     ...pluginArg,
     once: { type: "boolean", description: "Load it even if config.json disables it (approval still applies)" },
