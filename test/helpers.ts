@@ -126,7 +126,7 @@ export async function cli(args: string[], options: { env?: Record<string, string
 
 /** Reads the "returned freed" counters a fixture writes to CXAGENT_FX_FREE_LOG (a Cortex fixture adds its plugin_drop count). */
 export function freeCounts(file: string): { returned: number; freed: number; drops?: number } {
-  const [returned, freed, drops] = readFileSync(file, "utf8").trim().split(" ").map(Number);
+  const [returned, freed, drops] = readFileSync(file, "utf8").trim().split(/\s+/).map(Number);
   return { returned: returned!, freed: freed!, ...(drops === undefined ? {} : { drops }) };
 }
 

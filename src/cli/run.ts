@@ -11,7 +11,7 @@ import { asCxError, CxError } from "../errors.ts";
 import { CONTRACT_CURRENT, CONTRACT_OLDEST } from "../protocol/manifest.ts";
 import { didYouMean } from "../suggest.ts";
 import { globalArgs } from "./_args.ts";
-import { selfCommand } from "./_hints.ts";
+import { rememberLocationFlags, selfCommand } from "./_hints.ts";
 import { type CommandResult, type OutputMode, printError, printResult, stripAnsi, useColor } from "./_output.ts";
 import { flagRequested, parseCommandLine } from "./_parse.ts";
 import { summaryOf } from "./_meta.ts";
@@ -26,8 +26,18 @@ import { isTTY, out } from "./_stdio.ts";
  */
 const COMMANDS: Record<string, Loader> = { ...REGISTRY, __complete: () => import("./commands/complete.ts") as never };
 
-/** The summary of help, the one command that is this file's own. */
-const HELP_SUMMARY = "Help for cxagent, or for one command";
+/** The summaries of this file's own commands: help, and version (the same as --version). */
+const OWN_SUMMARIES: Record<string, string> = {
+  version: "The version (--verbose: Bun, plugin contract, platform), as --version",
+  help: "Help for cxagent, or for one command",
+};
+
+/** A command as the top-level help lists it: its name and the summary its own meta gives. */
+async function summaryCommand(name: string): Promise<CommandDef<ArgsDef>> {
+  const meta = await resolveValue((await COMMANDS[name]!()).default.meta);
+  return defineCommand({ meta: { name, description: summaryOf(meta) } }) as CommandDef<ArgsDef>;
+}
+
 
 function rootCommand() {
   return defineCommand({
@@ -38,14 +48,8 @@ function rootCommand() {
       help: { type: "boolean", alias: "h", description: "Show this help, or a command's with <command> --help" },
     },
     // Each command's summary is its own meta's, read only when this list is shown.
-    subCommands: Object.fromEntries(COMMAND_NAMES.map((name) => [name, name === "help" ? defineCommand({ meta: { name, description: HELP_SUMMARY } }) : () => summaryCommand(name)])),
+    subCommands: Object.fromEntries(COMMAND_NAMES.map((name) => [name, name in OWN_SUMMARIES ? defineCommand({ meta: { name, description: OWN_SUMMARIES[name] } }) : () => summaryCommand(name)])),
   }) as CommandDef<ArgsDef>;
-}
-
-/** A command as the top-level help lists it: its name and the summary its own meta gives. */
-async function summaryCommand(name: string): Promise<CommandDef<ArgsDef>> {
-  const meta = await resolveValue((await COMMANDS[name]!()).default.meta);
-  return defineCommand({ meta: { name, description: summaryOf(meta) } }) as CommandDef<ArgsDef>;
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -56,13 +60,16 @@ export async function main(argv: string[]): Promise<number> {
     const { name, rest } = splitCommand(argv);
     if (name === null) return await topLevel(rest, mode);
     if (name === "help") return await help(rest, mode);
+    // `cxagent version`, as gh version: the same as --version, whose flags it takes.
+    if (name === "version") return await topLevel(["--version", ...rest], mode);
     const module = await COMMANDS[name]!();
     errorDocument = module.errorDocument;
     const command = module.default;
     const args = { ...globalArgs, ...((await resolveValue(command.args)) ?? {}) } as ArgsDef;
     const full = defineCommand({ ...command, meta: { ...(await resolveValue(command.meta)), name } });
     if (wantsHelp(rest)) return await printUsage({ ...full, args }, rootCommand(), name, mode);
-    const parsed = parseCommandLine(rest, args, { command: name, variadic: VARIADIC.has(name), self: selfCommand });
+    const parsed = parseCommandLine(rest, args, { command: name, variadic: VARIADIC.has(name), explainsMissing: module.explainsMissing, self: selfCommand });
+    rememberLocationFlags(parsed as Record<string, unknown>);
     const result = (await command.run?.({ rawArgs: rest, args: parsed as never, cmd: full })) as CommandResult;
     printResult(result, mode === "json");
     return result.exitCode ?? 0;
@@ -111,7 +118,7 @@ function splitCommand(argv: string[]): { name: string | null; rest: string[] } {
       if (takesValue.has(token)) i++;
       continue;
     }
-    if (token === "help" || token in COMMANDS) return { name: token, rest: [...argv.slice(0, i), ...argv.slice(i + 1)] };
+    if (token === "help" || token === "version" || token in COMMANDS) return { name: token, rest: [...argv.slice(0, i), ...argv.slice(i + 1)] };
     throw new CxError("E_USAGE", `unknown command '${token}'${didYouMean(token, COMMAND_NAMES)}`, {
       hint: `commands: ${COMMAND_NAMES.join(", ")}; see ${selfCommand()} --help`,
     });
@@ -149,7 +156,8 @@ async function help(rest: string[], mode: OutputMode): Promise<number> {
 }
 
 async function printUsage(command: CommandDef<ArgsDef>, parent: CommandDef<ArgsDef> | undefined, name: string | null, mode: OutputMode): Promise<number> {
-  const usage = await renderUsage(command, parent);
+  // citty pads every row of its tables to the widest: trailing spaces a terminal shows as nothing and a diff or copy keeps.
+  const usage = (await renderUsage(command, parent)).replace(/[ \t]+$/gm, "");
   if (mode !== "text") {
     out(JSON.stringify({ command: name, usage: stripAnsi(usage) }, null, mode === "json" ? 2 : undefined) + "\n");
   } else {

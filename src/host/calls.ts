@@ -137,7 +137,7 @@ export class Calls {
    * `body` is the request without its id; `what` names it in messages.
    */
   start(body: object, what: string, options: RequestOptions, urgent = false): Promise<Reply> {
-    if (options.signal?.aborted) return Promise.reject(cancelled(this.label, what));
+    if (options.signal?.aborted) return Promise.reject(cancelled(this.label, what, options.signal.reason));
     const id = this.nextId++;
     const line = requestLine(id, body);
     if (line.length > LINE_CAP) {
@@ -147,7 +147,7 @@ export class Calls {
     if (full && this.allStuck()) return Promise.reject(this.busyError(what));
     return new Promise<Reply>((resolve, reject) => {
       let timer: unknown;
-      const onAbort = () => this.abandon(id, cancelled(this.label, what));
+      const onAbort = () => this.abandon(id, cancelled(this.label, what, options.signal?.reason));
       const cleanup = () => {
         if (timer !== undefined) this.clock.clearTimer(timer);
         options.signal?.removeEventListener("abort", onAbort);
@@ -314,8 +314,13 @@ export class Calls {
   }
 }
 
-function cancelled(label: string, what: string) {
-  return new CxError("E_CANCELLED", `plugin '${label}': ${what} was cancelled`, {
-    hint: "the native call runs on and its late answer will be discarded",
+/** The caller's abort reason is kept: in the message when it has words, and as the error's cause. */
+function cancelled(label: string, what: string, reason?: unknown) {
+  const words = reason instanceof Error ? reason.message : typeof reason === "string" ? reason : "";
+  // AbortController.abort() with no reason gives a DOMException "The operation was aborted." or similar: nothing to add.
+  const told = words && !(reason instanceof Error && reason.name === "AbortError") ? `: ${words}` : "";
+  return new CxError("E_CANCELLED", `plugin '${label}': ${what} was cancelled${told}`, {
+    hint: "the plugin's call runs on (it cannot be interrupted) and its late answer will be discarded",
+    cause: reason,
   });
 }

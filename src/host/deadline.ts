@@ -65,7 +65,7 @@ export function gateLateWords(deadline: { ms: number; byLimit: boolean }, limit:
  */
 export function timeoutError(label: string, what: string, why: string, timeoutMs: number, source: DeadlineSource = CALL): CxError {
   const said = `plugin '${label}': ${what} ${why}`;
-  const runsOn = "the native call runs on and its late answer will be discarded";
+  const runsOn = "the plugin's call runs on (it cannot be interrupted) and its late answer will be discarded";
   switch (source.from) {
     case "call":
       return new CxError("E_TIMEOUT", said, {
@@ -75,7 +75,7 @@ export function timeoutError(label: string, what: string, why: string, timeoutMs
     case "tool":
       return new CxError("E_TIMEOUT", `${said} (the default deadline plugin '${source.plugin}' declares for ${source.tool}: timeout_secs ${source.ms / 1000})`, {
         hint: `${runsOn}; give the call a longer deadline of its own if it needs more time`,
-        next: { do: "raise-timeout", ms: source.ms * 2 },
+        next: { do: "raise-timeout", ms: source.ms },
         details: { defaultMs: source.ms },
       });
     case "policy": {

@@ -35,6 +35,7 @@ export const CORTEX: KindProfile = {
   snapshot: false,
   workers: false,
   sidecar: false,
+  handshake: true,
   checkable: false,
   words: {
     source: (path) => `library: ${path}`,

@@ -38,6 +38,7 @@ export const MODULE: KindProfile = {
   snapshot: true,
   workers: true,
   sidecar: true,
+  handshake: false,
   checkable: true,
   words: {
     source: (path) => `module: ${path} (TypeScript/JavaScript, run by cxagent's Bun)`,

@@ -12,11 +12,11 @@ export const NATIVE: KindProfile = {
   refusalHint(reason) {
     switch (reason) {
       case "handshake":
-        return "rebuild the plugin against this host's ffi/cxagent_plugin.h";
+        return "rebuild the plugin against this cxagent's contract (cxagent_plugin.h, which cxagent new writes into a C project; CXAGENT_PLUGIN_CONTRACT)";
       case "manifest":
         return "fix what cxagent_plugin_describe returns; it must match the sidecar <name>.plugin.json";
       case "exports":
-        return "export every mandatory function with CXAGENT_PLUGIN_EXPORT (see ffi/cxagent_plugin.h)";
+        return "export every mandatory function: in C with CXAGENT_PLUGIN_EXPORT from cxagent_plugin.h (cxagent new --lang c writes a copy), in Rust as #[unsafe(no_mangle)] pub extern \"C\" fn; cxagent check lists what is missing";
       default:
         return "check that the path names a shared library built for this machine";
     }
@@ -33,6 +33,7 @@ export const NATIVE: KindProfile = {
   snapshot: false,
   workers: false,
   sidecar: true,
+  handshake: true,
   checkable: true,
   words: {
     source: (path) => `library: ${path}`,

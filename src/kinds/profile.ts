@@ -51,6 +51,8 @@ export interface KindProfile {
   readonly sidecar: boolean;
   /** Whether `cxagent check` can run it in a check-mode plugin host. */
   readonly checkable: boolean;
+  /** Whether its load has a handshake (an ABI version to agree on); a module's has none, describe is its first answer. */
+  readonly handshake: boolean;
   /** Its words for the CLI. */
   readonly words: KindWords;
 }

@@ -34,6 +34,7 @@ export async function startModule({ libc, shim, settings, refuse, phase, protoco
     // Through /proc: the descriptor's own offset is at the end, where the parent's writes left it.
     // It stays open: each Worker the plugin starts reads the approved files from it (module-workers.ts).
     archive = decodeArchive(readFileSync(`/proc/self/fd/${libraryFd}`));
+    libc.closeOnExec(libraryFd); // not handed to what the plugin runs
   } catch (error) {
     closeSync(libraryFd);
     return refuse("load", `the plugin host could not read the module's approved files: ${(error as Error).message}`);

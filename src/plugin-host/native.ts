@@ -28,7 +28,7 @@ export function startNative(start: HostStart): never {
     return refuse(
       "exports",
       `${path} does not export ${missing.length === 1 ? "the mandatory function" : `${missing.length} mandatory functions`}: ${list}` +
-        ` (see ffi/cxagent_plugin.h; each needs CXAGENT_PLUGIN_EXPORT)`,
+        ` (C: each declared with CXAGENT_PLUGIN_EXPORT from cxagent_plugin.h; Rust: #[unsafe(no_mangle)] pub extern "C" fn)`,
     );
   }
   const exported = (name: string) => address(name)!;

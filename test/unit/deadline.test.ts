@@ -33,7 +33,7 @@ test("E_TIMEOUT says who set the deadline", () => {
   const tool = timeoutError("p", "tool_execute of t", "did not answer within 1000 ms", 1000, { from: "tool", plugin: "p", tool: "t", ms: 1000 });
   expect(tool.message).toEndWith("(the default deadline plugin 'p' declares for t: timeout_secs 1)");
   expect(tool.details).toEqual({ defaultMs: 1000 });
-  expect(tool.next).toEqual({ do: "raise-timeout", ms: 2000 });
+  expect(tool.next).toEqual({ do: "raise-timeout", ms: 1000 });
   const policy = timeoutError("p", "x", "did not answer within 200 ms", 200, { from: "policy", plugin: "p", limit });
   expect(policy.message).toEndWith(`(calls of plugin 'p' may take at most 200 ms, the limit ${by.source}: ${by.rule} sets)`);
   expect(policy.details).toEqual({ limitMs: 200, ...by });

@@ -165,7 +165,9 @@ function renderCortex(inspected: Inspection): string {
     `library: ${inert(location.library)}`,
     `manifest: ${cortex!.manifest ? inert(cortex!.manifest) : "none (no manifest.toml: named after its library's file)"}`,
     ...(cortex!.description ? [`about: ${inert(cortex!.description)}`] : []),
-    "tools: declared only by its running code; once it is approved, describe --live lists them",
+    inspected.trust.state === "approved"
+      ? `tools: declared only by its running code; describe --live lists them`
+      : "tools: declared only by its running code; once it is approved, describe --live lists them",
   ];
   return lines.join("\n") + "\n";
 }
