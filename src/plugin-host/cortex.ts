@@ -16,7 +16,7 @@ import { preview } from "../protocol/issues.ts";
 import { LINE_CAP, type ToolDeadline } from "../protocol/wire.ts";
 import { CORTEX_ABI, deadlineOf, type Descriptor, DescriptorSchema, PluginInfoSchema, readCortexJson, synthesizeManifest } from "./cortex-manifest.ts";
 import { openLibrary } from "./library.ts";
-import type { HostStart } from "./main.ts";
+import type { HostStart } from "./start.ts";
 import type { CortexText } from "./shim.ts";
 
 const POOL_START = 2;

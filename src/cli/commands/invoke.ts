@@ -1,4 +1,5 @@
 import { defineCommand } from "citty";
+import { commandMeta } from "../_meta.ts";
 import { readFileSync } from "node:fs";
 import { CxError, resultExitCode } from "../../errors.ts";
 import type { CallEvent } from "../../host/connection.ts";
@@ -40,7 +41,7 @@ function denial(result: JobResult, plugin: string, tool: string): CxError {
 export const explainsMissing = ["tool"];
 
 export default defineCommand({
-  meta: { name: "invoke", description: "Call one of a plugin's tools" },
+  meta: commandMeta({ name: "invoke", description: "Call one of a plugin's tools", summary: "Call one of a plugin's tools" }),
   args: {
     ...pluginArg,
     tool: { type: "positional", description: "The tool to call", required: true },
