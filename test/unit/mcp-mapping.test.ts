@@ -137,7 +137,7 @@ describe("elicitation", () => {
 
   test("permissionFor: a rule allows once, noting it; the client's answer is noted; a failed question denies, unless the call was cancelled", async () => {
     const notes: string[] = [];
-    const base = { plugin: "calc", tool: "div", project: "/p", note: (line: string) => notes.push(line) };
+    const base = { plugin: "calc", tool: "div", project: "/p", note: (line: string) => notes.push(line), mayStore: true };
     const byRule = permissionFor({ ...base, rules: [parseAllowRule("calc/*")], canElicit: true, elicit: async () => ({ action: "decline" }), signal: new AbortController().signal })!;
     expect(await byRule(request(true) as never)).toBe("once");
     expect(notes.pop()).toBe("allowed by --allow-tool calc/*: divide 1 by zero");
