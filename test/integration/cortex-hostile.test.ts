@@ -26,7 +26,7 @@ const crashed = (during: string): Outcome => ({ load: "E_CRASHED", says: `${PLUG
 
 /** Every lie about a returned buffer, and what it must come to for plugin_info, tool_descriptor(0) and tool_execute. */
 const BUFFERS: [string, Outcome, Outcome, Outcome][] = [
-  ["null_ptr", refusedAt("plugin_info", "returned an empty buffer"), refusedAt("tool_descriptor(0)", "returned an empty buffer"), badReply("an empty buffer, not a ToolResult")],
+  ["null_ptr", refusedAt("plugin_info", "returned a buffer whose ptr is NULL but whose len is not 0"), refusedAt("tool_descriptor(0)", "returned a buffer whose ptr is NULL but whose len is not 0"), badReply("a buffer whose ptr is NULL but whose len is not 0, not a ToolResult")],
   ["len_over_cap", refusedAt("plugin_info", "returned a buffer whose len is larger than its cap"), refusedAt("tool_descriptor(0)", "returned a buffer whose len is larger than its cap"), badReply("a buffer whose len is larger than its cap, not a ToolResult")],
   ["cap_zero", refusedAt("plugin_info", "returned a buffer whose len is larger than its cap"), refusedAt("tool_descriptor(0)", "returned a buffer whose len is larger than its cap"), badReply("a buffer whose len is larger than its cap, not a ToolResult")],
   ["len_max", refusedAt("plugin_info", "returned a buffer larger than the line cap allows"), refusedAt("tool_descriptor(0)", "returned a buffer larger than the line cap allows"), badReply("a buffer larger than the line cap allows, not a ToolResult")],
