@@ -1494,6 +1494,15 @@ export const GUARDS: Guard[] = [
     why: "a Cortex plugin whose descriptors add up to a startup line past the line cap is refused at once, naming the size, instead of waiting out the startup deadline",
   },
   {
+    id: "trust-prepared-copy-verified",
+    area: "trust",
+    file: "src/host/prepared.ts",
+    find: `fillAndSeal(prepared.fd, bytes) && holdsExactly(prepared.fd, bytes);`,
+    replace: `fillAndSeal(prepared.fd, bytes);`,
+    tests: [PREPARED],
+    why: "a prepared host's copy, open in the host (and reachable through /proc while it was dumpable) before it was sealed, is used only if it holds exactly the approved bytes",
+  },
+  {
     id: "state-lock-no-follow",
     area: "state",
     file: "src/lock.ts",
