@@ -54,7 +54,7 @@ const TABLE: [string, Outcome][] = [
   // 4096 tools, the most read, each valid: it loads (its tools are work0 … work4095)
   ["many:4096:100", { call: "E_UNKNOWN_TOOL", says: `${PLUGIN} has no tool 'work'` }],
   // each descriptor fits a line, their sum does not: refused at once, not left to the startup deadline
-  ["many:4:17000000", { load: "E_MANIFEST", says: `${PLUGIN} was refused: the manifest made from plugin_info and the 4 tool descriptors is 68000641 bytes, more than one protocol line holds (67108864 bytes)` }],
+  ["many:4:17000000", { load: "E_MANIFEST", says: `${PLUGIN} was refused: the manifest made from plugin_info and the 4 tool descriptors is 68000641 bytes on the startup line, more than one protocol line holds (67108864 bytes)` }],
   ["past_end:empty", refusedAt("tool_descriptor(1)", "returned an empty buffer")],
   ["past_end:wild", crashed("during tool_descriptor")],
   ["table:free_wild", crashed("during plugin_info")],
