@@ -795,8 +795,9 @@ CXAGENT_PLUGIN_EXPORT const char* cxagent_plugin_start(const char* context_json)
  *   "output"           object, default {} (a non-object counts as {}). Free
  *                      form, with one key that matters most:
  *       "content"      string: the text the model reads as the tool's answer.
- *                      Without it the model receives an empty string, not
- *                      "no result", and will misreport a perfectly good call.
+ *                      Without it a model gets the rest of "output" as
+ *                      JSON (over MCP), or nothing when there is none, not
+ *                      the answer meant for it; `cxagent check` fails it.
  *                      When there is nothing to report, say so in words ("no
  *                      matches for 'foo' in src/"). Other keys carry
  *                      structured data for scripts and other callers.

@@ -27,6 +27,10 @@
  *   the lock itself is held to its promise by state-lock-exclusive.
  * - The lowest-limit rule for config limits (session/selection.ts): a project that would raise a
  *   limit is refused before it applies (sel-project-no-longer-gate, sel-project-no-longer-invoke).
+ * - The writer's lock around adding a call to the shim's list of running calls (ffi/shim/40-writer.c
+ *   call_begin; issue 37): without it, a call added while another is taken off can be lost, and its
+ *   reports dropped. The window is a few instructions: 50,000 calls 64 at a time, each reporting
+ *   (reports.test.ts), did not hit it in a run on 2 CPUs, so no test can time it.
  */
 
 export type Area = "trust" | "text" | "gating" | "selection" | "reaping" | "isolation" | "protocol" | "state" | "mcp";
@@ -133,8 +137,8 @@ export const GUARDS: Guard[] = [
     id: "trust-prepared-sealed-first",
     area: "trust",
     file: "src/host/prepared.ts",
-    find: "const sealed = fits && fillAndSeal(prepared.fd, bytes);",
-    replace: "const sealed = fits && require(\"node:fs\").writeSync(prepared.fd, bytes) >= 0;",
+    find: "const sealed = fits && fillAndSeal(prepared.fd, bytes) &&",
+    replace: "const sealed = fits && require(\"node:fs\").writeSync(prepared.fd, bytes) >= 0 &&",
     tests: [PREPARED],
     why: "the prepared host's copy is filled and sealed before its settings line lets it load anything",
   },
@@ -575,11 +579,20 @@ export const GUARDS: Guard[] = [
     why: "a stored grant never answers a gated: true tool that no longer offers Always",
   },
   {
-    id: "gate-default-deadline",
+    id: "gate-arguments-checked-once",
     area: "gating",
     file: "src/host/plugin.ts",
-    find: `: (this.spec.gateMs ?? GATE_MS);`,
-    replace: `: this.spec.gateMs;`,
+    find: `    const decision = await this.decideGate(declared, args);`,
+    replace: `    const decision = await this.gate(tool, args);`,
+    tests: ["test/integration/arguments.test.ts"],
+    why: "a gated call's arguments are checked once, at the door; the gate receives them checked",
+  },
+  {
+    id: "gate-default-deadline",
+    area: "gating",
+    file: "src/host/deadline.ts",
+    find: `  if (!limit) return { ms: sessionMs ?? defaultMs, byLimit: false };`,
+    replace: `  if (!limit) return { ms: sessionMs!, byLimit: false };`,
     tests: [GATE],
     why: "a gate that does not answer within 500 ms counts as failed",
   },
@@ -824,11 +837,20 @@ export const GUARDS: Guard[] = [
   {
     id: "reap-stop-ends-children",
     area: "reaping",
-    file: "src/host/connection.ts",
-    find: `await endProcesses([...(host ? [host] : []), ...this.children], { graceMs: DEFAULTS.graceMs });`,
-    replace: `await endProcesses([...(host ? [host] : [])], { graceMs: DEFAULTS.graceMs });`,
+    file: "src/host/child-transport.ts",
+    find: `return finished(await endProcesses([this.process, ...this.children], { graceMs }));`,
+    replace: `return finished(await endProcesses([this.process], { graceMs }));`,
     tests: [REAP],
     why: "a plugin's registered children end when its host ends",
+  },
+  {
+    id: "reap-release-without-listener",
+    area: "reaping",
+    file: "src/host/connection.ts",
+    find: `      const gone = await this.transport.release(DEFAULTS.graceMs);`,
+    replace: `      const gone: number[] = [];`,
+    tests: ["test/unit/connection.test.ts", "test/integration/check.test.ts"],
+    why: "what a host left is ended when it ends, also where nobody listens for the pids gone (cxagent check)",
   },
   {
     id: "reap-group-members",
@@ -1019,6 +1041,24 @@ export const GUARDS: Guard[] = [
     tests: [REGISTRATION],
     why: "a registered process is recorded only when /proc shows it descends from the plugin host",
   },
+  {
+    id: "reg-child-younger-than-host",
+    area: "reaping",
+    file: "src/reaper/ours.ts",
+    find: `      return startedBefore(child.startTime, host.startTime)\n        ? { ok: false, reason: "it is not a descendant of the plugin host" }\n        : { ok: true, process: owned };`,
+    replace: `      return { ok: true, process: owned };`,
+    tests: [REGISTRATION],
+    why: "a 'child' of the host's pid that started before the host is another process's (the pid was reused): refused (staged with a /proc of the test's own)",
+  },
+  {
+    id: "reg-host-start-time",
+    area: "reaping",
+    file: "src/reaper/ours.ts",
+    find: `  if (!hostNow || hostNow.startTime !== host.startTime) return`,
+    replace: `  if (!hostNow) return`,
+    tests: [REGISTRATION],
+    why: "a plugin host whose pid now has another start time has ended: nothing is recorded as its child",
+  },
 
   // ---- isolation: a plugin reaches no other cxagent process, and gets only what it needs ----
   {
@@ -1079,8 +1119,8 @@ export const GUARDS: Guard[] = [
     id: "iso-env-explicit",
     area: "isolation",
     file: "src/host/child-transport.ts",
-    find: `        env: withRuntimeTuning(spec.env, kind),`,
-    replace: `        env: withRuntimeTuning({ ...process.env, ...spec.env } as Record<string, string>, kind),`,
+    find: `        env: withRuntimeTuning(spec.host.env, profile),`,
+    replace: `        env: withRuntimeTuning({ ...process.env, ...spec.host.env } as Record<string, string>, profile),`,
     tests: [ENV],
     why: "a plugin host's environment is exactly the session's allow-list, nothing inherited",
   },
@@ -1177,6 +1217,24 @@ export const GUARDS: Guard[] = [
     why: "the plugin host drops a report that arrives after its call's reply",
   },
   {
+    id: "protocol-no-call-no-progress",
+    area: "protocol",
+    file: "ffi/shim/50-callbacks.c",
+    find: `  if (id < 0 || (id == 0 && kind != EV_LOG)) {`,
+    replace: `  if (id < 0) {`,
+    tests: ["test/integration/reports.test.ts"],
+    why: "a report naming call id 0 (no call) goes out as a log only: progress and stream need a call",
+  },
+  {
+    id: "protocol-current-call-cleared",
+    area: "protocol",
+    file: "ffi/shim/40-writer.c",
+    find: `    x_pthread_setspecific(g_call_key, NULL);\n    x_free(c);`,
+    replace: `    x_free(c);`,
+    tests: ["test/integration/reports.test.ts"],
+    why: "a thread whose call ended names no call: never the call just freed",
+  },
+  {
     id: "protocol-held-reply-flushed",
     area: "protocol",
     file: "ffi/shim/40-writer.c",
@@ -1243,7 +1301,7 @@ export const GUARDS: Guard[] = [
     id: "protocol-start-deadline",
     area: "protocol",
     file: "src/host/plugin.ts",
-    find: `{ timeoutMs: spec.startMs ?? DEFAULTS.startMs },`,
+    find: `{ timeoutMs: spec.host.startMs },`,
     replace: `{},`,
     tests: [FAULTS],
     why: "a start that does not answer within its deadline fails the load, and the host is ended",
@@ -1749,6 +1807,15 @@ export const GUARDS: Guard[] = [
     why: "a table of another ABI version is refused at the handshake",
   },
   {
+    id: "cortex-len-over-cap",
+    area: "protocol",
+    file: "ffi/shim/85-cortex.c",
+    find: `  else if (b.len > b.cap) *len = CORTEX_LEN_OVER_CAP;`,
+    replace: `  else if (b.len > b.cap + 1) *len = CORTEX_LEN_OVER_CAP;`,
+    tests: [CORTEX],
+    why: "a Cortex buffer whose len is larger than its cap (by one byte too) is refused, not read",
+  },
+  {
     id: "cortex-every-buffer-freed",
     area: "protocol",
     file: "ffi/shim/85-cortex.c",
@@ -1814,9 +1881,9 @@ export const GUARDS: Guard[] = [
   {
     id: "cortex-default-deadline",
     area: "protocol",
-    file: "src/host/plugin.ts",
-    find: `    const ms = options.timeoutMs === undefined ? this.deadlineOf(tool) : null;`,
-    replace: `    const ms = null as number | null;`,
+    file: "src/host/deadline.ts",
+    find: `  const own: Deadline = call.timeoutMs === undefined && toolDefaultMs !== null`,
+    replace: `  const own: Deadline = call.timeoutMs === undefined && toolDefaultMs !== null && false`,
     tests: [CORTEX],
     why: "a tool's timeout_secs bounds a call that gives no deadline of its own",
   },
@@ -1851,9 +1918,9 @@ export const GUARDS: Guard[] = [
   {
     id: "module-no-native-pool-cap",
     area: "protocol",
-    file: "src/host/connection.ts",
-    find: `poolCap: options.poolCap ?? (this.kind === "module" ? PIPELINE_CAP : DEFAULTS.poolCap),`,
-    replace: `poolCap: options.poolCap ?? DEFAULTS.poolCap,`,
+    file: "src/kinds/module.ts",
+    find: `poolCap: HOST_DEFAULTS.pipelineCap,`,
+    replace: `poolCap: HOST_DEFAULTS.poolCap,`,
     tests: ["test/integration/module-plugins.test.ts"],
     why: "a module plugin's waiting calls hold no thread: 16 of them do not make it busy",
   },

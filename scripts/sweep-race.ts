@@ -1,9 +1,10 @@
 #!/usr/bin/env bun
 /**
  * Proves that no cxagent's snapshot sweep removes another live cxagent's files (issue 37): two
- * cxagents of one user share one snapshots' folder; one loads a module plugin, calls it and unloads
- * it, in a loop; the other opens sessions in a loop, each finding a dead session's record, so
- * each open reaps and sweeps the snapshots' folder. Every failure of either is counted and shown.
+ * cxagents of one user share one folder for module snapshots ($XDG_RUNTIME_DIR/cxagent, private);
+ * one loads a module plugin, calls it and unloads it, in a loop; the other opens sessions in a
+ * loop, each finding a dead session's record, so each open reaps and sweeps that folder. Every
+ * failure of either is counted and shown.
  *
  * Usage: bun scripts/sweep-race.ts [--seconds N] [--same-namespace]
  *   --seconds         how long both loops run (60)
@@ -13,7 +14,7 @@
  *
  * Exit 0: both loops ran with zero failures. 1: some failed. Not part of `npm test` (a minute).
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { Session } from "../src/index.ts";
@@ -58,7 +59,7 @@ async function loop(role: string, deadline: number): Promise<void> {
     const sessions = join(process.env.CXAGENT_STATE_DIR!, "sessions");
     while (Date.now() < deadline) {
       try {
-        // a record of a dead session: Session.open reaps, then sweeps the snapshots' folder
+        // a record of a dead session: Session.open reaps, then sweeps the temporary folder
         mkdirSync(sessions, { recursive: true, mode: 0o700 });
         const record = { owner: { pid: 4_194_000 + (tally.ok % 100), startTime: "1" }, createdAt: new Date().toISOString(), processes: [] };
         writeFileSync(join(sessions, `dead-${tally.ok}.json`), JSON.stringify(record));
@@ -78,11 +79,9 @@ if (role) {
   process.exit(0);
 }
 
-// In the home: module snapshots go in a folder only this user can write all the way up. Both
-// cxagents get the same private $XDG_RUNTIME_DIR, so both make and sweep snapshots in one folder.
+// Private all the way up (not under /tmp), as cxagent requires of the folder it writes snapshots to.
 const work = mkdtempSync(join(homedir(), ".cxagent-sweep-race-"));
-const tmp = join(work, "tmp");
-mkdirSync(tmp);
+chmodSync(work, 0o700);
 const runtime = join(work, "runtime");
 mkdirSync(runtime, { mode: 0o700 });
 const namespace = !argv.includes("--same-namespace");
@@ -91,7 +90,7 @@ const self = [process.execPath, join(import.meta.dir, "sweep-race.ts")];
 const start = (role: string, state: string, prefix: string[] = []) =>
   Bun.spawn([...prefix, ...self, "--role", role, "--until", String(deadline)], {
     cwd: root,
-    env: { ...process.env, TMPDIR: tmp, XDG_RUNTIME_DIR: runtime, CXAGENT_STATE_DIR: state, CXAGENT_CONFIG_DIR: join(work, "config") },
+    env: { ...process.env, XDG_RUNTIME_DIR: runtime, CXAGENT_STATE_DIR: state, CXAGENT_CONFIG_DIR: join(work, "config") },
     stdout: "pipe",
     stderr: "pipe",
   });

@@ -51,7 +51,7 @@ export type NextStep =
   | { do: "load-once"; ref: string }
   /** Allow a call that needed a person, once. */
   | { do: "allow-call"; plugin: string; tool: string }
-  /** Give the call more time than it had. */
+  /** Give the call more time than it had: `ms` is the deadline that was too short (give more than this). */
   | { do: "raise-timeout"; ms: number }
   /** Look at everything the plugin wrote (its stdout and stderr, its logs). */
   | { do: "see-output"; plugin: string }

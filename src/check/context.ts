@@ -7,9 +7,10 @@ import type { CxError } from "../errors.ts";
 import type { Resolved } from "../discovery/discover.ts";
 import type { Manifest, Tool } from "../protocol/manifest.ts";
 import type { Inspection } from "../session/inspect.ts";
-import type { ElfSymbols } from "../trust/elf-symbols.ts";
+import type { ElfSymbols } from "../elf/symbols.ts";
 import { type Answer, CheckHost, type Observations, type SpawnCheckHost } from "./host.ts";
 import type { PluginKind } from "./report.ts";
+import { profileOf } from "../kinds/index.ts";
 
 export interface CheckTimeouts {
   /** Each invoke and command (default 10 s). */
@@ -141,7 +142,7 @@ export class CheckContext {
   async running(): Promise<CheckHost | string> {
     if (this.runnable !== null) return this.runnable;
     const main = await this.main();
-    if (main instanceof Error) return "the plugin did not load (see handshake)";
+    if (main instanceof Error) return `the plugin did not load (see ${loadCheck(this)})`;
     if (!main.started) return "its start failed with empty settings (see start)";
     return main.host;
   }
@@ -195,4 +196,9 @@ export class CheckContext {
 
 export function firstLine(text: string): string {
   return text.split("\n")[0]!;
+}
+
+/** The check that reports a failed load: the handshake's for a library, describe's for a module (which has no handshake). */
+export function loadCheck(ctx: { kind: PluginKind }): string {
+  return profileOf(ctx.kind).handshake ? "handshake" : "describe";
 }

@@ -31,6 +31,11 @@ export interface CheckReport {
   kind: PluginKind;
   /** True when no check failed. */
   ok: boolean;
+  /**
+   * The working folder the tools were called in: the project folder (--cwd), a scratch copy of a
+   * fixture folder (--fixture; `folder` is the fixture), or an empty scratch folder.
+   */
+  ranIn: { folder: string | null; what: "project" | "fixture" | "empty" };
   counts: Record<CheckStatus, number>;
   checks: CheckOutcome[];
   /** Processes the plugin left behind that the check ended (they were proven its descendants). */

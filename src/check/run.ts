@@ -6,7 +6,7 @@
  * native plugins of the cxagent ABI and module plugins; a kind it cannot run yet (Cortex) gets its
  * live checks skipped.
  */
-import { mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { cpSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { CxError, isCxError } from "../errors.ts";
 import { Connection } from "../host/connection.ts";
@@ -18,7 +18,7 @@ import { hostCommand } from "../session/host-command.ts";
 import { bytesToLoad, type Inspection, recordInspected, refusalOf, trustRequestOf } from "../session/inspect.ts";
 import type { Session } from "../session/session.ts";
 import { type ConfirmTrust, confirmTrusted } from "../trust/check.ts";
-import { readSymbols } from "../trust/elf-symbols.ts";
+import { readSymbols } from "../elf/symbols.ts";
 import { libraryBytes } from "../trust/hash.ts";
 import { checkBadArguments, checkConcurrency, checkContent, checkResults } from "./checks/calls.ts";
 import { checkCommands, checkHostTable, checkPoll } from "./checks/extras.ts";
@@ -29,6 +29,8 @@ import { checkDescriptions, checkExports, checkLibrary, checkNames, checkSchemas
 import { CheckContext } from "./context.ts";
 import { newObservations, type SpawnCheckHost } from "./host.ts";
 import { type CheckOutcome, type CheckReport, countOutcomes, type PluginKind, type Verdict } from "./report.ts";
+import { profileOf } from "../kinds/index.ts";
+import { DEFAULT_KIND, PLUGIN_KINDS } from "../protocol/host-args.ts";
 import { ensurePrivateFolder } from "../host/private-folder.ts";
 
 export interface Check {
@@ -75,7 +77,7 @@ export const CHECKS: readonly Check[] = [
 ];
 
 /** The kinds this build can run in a check-mode plugin host. */
-const RUNS: readonly PluginKind[] = ["native", "module"];
+const RUNS: readonly PluginKind[] = PLUGIN_KINDS.filter((kind) => profileOf(kind).checkable);
 
 export interface CheckOptions {
   /**
@@ -90,12 +92,19 @@ export interface CheckOptions {
   callTimeoutMs?: number;
   /** More environment for the plugin hosts, as SessionOptions.env. */
   env?: Record<string, string>;
+  /**
+   * Where the plugin hosts run (their working folder and the project folder start is given): this
+   * folder itself (`cxagent check --cwd DIR`: the tools see the project as a user's call would, and
+   * may change it), or a copy of `fixture` in a scratch folder. Default: an empty scratch folder.
+   */
+  project?: string;
+  fixture?: string;
 }
 
 /** The kind of plugin a location holds (discovery decides it, before any code runs; native until it says otherwise). */
 function kindOf(location: object): PluginKind {
   const kind = (location as { kind?: unknown }).kind;
-  return kind === "cortex" || kind === "module" ? kind : "native";
+  return (PLUGIN_KINDS as readonly unknown[]).includes(kind) ? (kind as PluginKind) : DEFAULT_KIND;
 }
 
 /**
@@ -116,7 +125,14 @@ export async function checkPlugin(session: Session, ref: string, options: CheckO
   if (inspection?.shadowing) throw refusalOf(inspection)!;
   const kind = kindOf(location);
   // The hosts' working folder, where a plugin may write and read back: private all the way up, as a snapshot is.
-  const scratch = realpathSync(mkdtempSync(join(ensurePrivateFolder(session.snapshotDir, "cxagent check runs its plugin hosts"), "cxagent-check-")));
+  const made = realpathSync(mkdtempSync(join(ensurePrivateFolder(session.snapshotDir, "cxagent check runs its plugin hosts"), "cxagent-check-")));
+  try {
+    if (options.fixture !== undefined) copyFixture(options.fixture, made);
+  } catch (error) {
+    rmSync(made, { recursive: true, force: true });
+    throw error;
+  }
+  const scratch = options.project !== undefined ? realpathSync(options.project) : made;
   const seen = newObservations();
   const env = pluginHostEnv(process.env, options.env);
   const spawn: SpawnCheckHost = (hooks) => Connection.spawn({
@@ -164,7 +180,7 @@ export async function checkPlugin(session: Session, ref: string, options: CheckO
   } finally {
     await ctx.closeAll();
     ended = await endLeftovers(ctx);
-    rmSync(scratch, { recursive: true, force: true });
+    rmSync(made, { recursive: true, force: true }); // never the project folder itself
   }
   const counts = countOutcomes(outcomes);
   return {
@@ -173,6 +189,7 @@ export async function checkPlugin(session: Session, ref: string, options: CheckO
     library: location.library,
     kind,
     ok: counts.fail === 0,
+    ranIn: options.project !== undefined ? { folder: scratch, what: "project" } : options.fixture !== undefined ? { folder: options.fixture, what: "fixture" } : { folder: null, what: "empty" },
     counts,
     checks: outcomes,
     ended,
@@ -180,6 +197,18 @@ export async function checkPlugin(session: Session, ref: string, options: CheckO
 }
 
 const POLL_MS = 20;
+
+/** Copies a fixture folder's contents into the scratch folder (symbolic links kept as links). */
+function copyFixture(fixture: string, into: string): void {
+  let isFolder = false;
+  try {
+    isFolder = statSync(fixture).isDirectory();
+  } catch {
+    // reported below
+  }
+  if (!isFolder) throw new CxError("E_INVALID_INPUT", `the fixture ${fixture} is not a folder`, { hint: "give --fixture a folder whose contents the tools should find in their working folder" });
+  cpSync(fixture, into, { recursive: true, verbatimSymlinks: true });
+}
 
 function selectChecks(only: readonly string[] | undefined): readonly Check[] {
   if (!only) return CHECKS;

@@ -6,7 +6,7 @@ import { CxError } from "../errors.ts";
 
 export const globalArgs = {
   json: { type: "boolean", description: "Print exactly one JSON document on stdout, also on failure" },
-  cwd: { type: "string", description: "Project folder (default: the current directory)", valueHint: "DIR" },
+  cwd: { type: "string", description: "Project folder (default: the current directory); relative paths are read from it too, as after git -C or make -C", valueHint: "DIR" },
   "config-dir": { type: "string", description: "Configuration folder (default: $CXAGENT_CONFIG_DIR or ~/.config/cxagent)", valueHint: "DIR" },
   "state-dir": { type: "string", description: "State folder (default: $CXAGENT_STATE_DIR or ~/.local/state/cxagent)", valueHint: "DIR" },
   verbose: { type: "boolean", description: "Show debug logs and everything plugins write to stderr" },
@@ -40,4 +40,16 @@ export function hashArg(value: unknown): string | undefined {
   const hash = value.trim().toLowerCase();
   if (!/^[0-9a-f]{64}$/.test(hash)) throw new CxError("E_USAGE", `--hash takes 64 hexadecimal digits, not '${value}'`);
   return hash;
+}
+
+/** Every value of a repeatable flag, in order (`--flag V` and `--flag=V`), up to a `--`. */
+export function repeatedValues(rawArgs: readonly string[], flag: string): string[] {
+  const values: string[] = [];
+  for (let i = 0; i < rawArgs.length; i++) {
+    const token = rawArgs[i]!;
+    if (token === "--") break;
+    if (token === flag && i + 1 < rawArgs.length) values.push(rawArgs[++i]!);
+    else if (token.startsWith(`${flag}=`)) values.push(token.slice(flag.length + 1));
+  }
+  return values;
 }

@@ -33,6 +33,27 @@ function findSelfCommand(env: NodeJS.ProcessEnv): string {
   return shellWord(shortPath(program));
 }
 
+/** The global flags of this run that say where plugins, approvals and grants are (see hintCommand). */
+let locationFlags: string[] = [];
+
+/**
+ * Remembers the --config-dir, --state-dir and --cwd this run was given, as typed, so that a command
+ * a hint names finds the same plugin, approvals and grants: `invoke calculator … --config-dir D`
+ * must hint `approve calculator --config-dir D`, which without the flag finds no such plugin.
+ */
+export function rememberLocationFlags(args: Record<string, unknown>): void {
+  locationFlags = [];
+  for (const flag of ["cwd", "config-dir", "state-dir"]) {
+    const value = args[flag];
+    if (typeof value === "string") locationFlags.push(`--${flag} ${shellWord(value)}`);
+  }
+}
+
+/** A cxagent command line for a hint: how the user runs cxagent, the words, this run's location flags. */
+export function hintCommand(words: string): string {
+  return [selfCommand(), words, ...locationFlags].join(" ");
+}
+
 /** Whether `name` on PATH is `program` itself (symbolic links resolved). */
 function onPath(name: string, program: string, env: NodeJS.ProcessEnv): boolean {
   let target: string;
@@ -66,18 +87,18 @@ export function shellWord(word: string): string {
 }
 
 export function wordNextStep(next: NextStep, hint: string | undefined): string {
-  const cx = selfCommand();
+  const cx = (words: string) => hintCommand(words);
   switch (next.do) {
     case "approve": {
       const ref = shellWord(next.ref);
-      return `review it with '${cx} describe ${ref}', then approve it: '${cx} approve ${ref}' on a terminal, or '${cx} approve ${ref} --hash ${next.hash}'`;
+      return `review it with '${cx(`describe ${ref}`)}', then approve it: '${cx(`approve ${ref}`)}' on a terminal, or '${cx(`approve ${ref} --hash ${next.hash}`)}'`;
     }
     case "load-once":
       return `load it for this run only with --once (it still needs approval), or set enabled: true in config.json`;
     case "allow-call":
       return `there was no terminal to ask on; pass --allow to allow this one call`;
     case "raise-timeout":
-      return `the native call runs on and its late answer will be discarded; give a longer --timeout than ${next.ms} ms if it needs more time`;
+      return `the plugin's call runs on (it cannot be interrupted) and its late answer will be discarded; give a longer --timeout than ${next.ms} ms if it needs more time`;
     case "see-output":
       return `${hint ? `${hint}; ` : ""}run again with --verbose to see everything the plugin wrote`;
     case "restart":
@@ -87,7 +108,7 @@ export function wordNextStep(next: NextStep, hint: string | undefined): string {
       return next.which === "project" ? `give ${flag} an existing folder` : `check that ${next.path} exists and is writable, or choose another folder with ${flag}`;
     }
     case "list-plugins":
-      return `${hint ? `${hint}; ` : ""}see ${cx} list`;
+      return `${hint ? `${hint}; ` : ""}see ${cx("list")}`;
     case "report-bug":
       return `this is a bug in cxagent; run again with --verbose and report the output`;
   }

@@ -41,6 +41,8 @@ export interface ParseOptions {
   command: string;
   /** The last positional takes every further word (command TEXT..., instructions PLUGIN...). */
   variadic?: boolean;
+  /** Required positionals the command itself explains when missing (invoke without <tool> lists the plugin's tools). */
+  explainsMissing?: readonly string[];
   /** How the user runs cxagent, for the hints' commands (asked only for a hint: finding it reads PATH). */
   self: () => string;
 }
@@ -126,7 +128,7 @@ export function parseCommandLine(tokens: readonly string[], args: ArgsDef, optio
   }
   for (const key of positionals) {
     const def = args[key]!;
-    if (def.required && (out[key] === undefined || out[key] === "")) {
+    if (def.required && (out[key] === undefined || out[key] === "") && !options.explainsMissing?.includes(key)) {
       throw new CxError("E_USAGE", `'${label}' needs <${key}>`, { hint: helpHint() });
     }
   }

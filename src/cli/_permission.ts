@@ -7,7 +7,7 @@ import { type Choice, choose, isInteractive } from "./_prompt.ts";
 import { inert } from "../inert.ts";
 import { askedBecause } from "../host/tool-policy.ts";
 import { join } from "node:path";
-import { selfCommand, shellWord } from "./_hints.ts";
+import { hintCommand, shellWord } from "./_hints.ts";
 import { err } from "./_stdio.ts";
 
 /** The plugin's wording of a call, inert; its later lines indented so none can pass for our legend. */
@@ -46,7 +46,7 @@ const askOnTerminal = (place: GrantPlace): PermissionHandler => async ({ decisio
   err(`${shownDisplay(decision.display)}\n${why}${legend}\n`);
   const answer = await choose("Allow this call?", choices, "deny");
   if (answer === "always" && decision.rule) {
-    err(`always: stored '${decision.rule}' for ${inert(place.project)} in ${join(place.stateDir, "permissions.json")}; '${selfCommand()} grants --revoke ${shellWord(decision.rule)}' removes it\n`);
+    err(`always: stored '${decision.rule}' for ${inert(place.project)} in ${join(place.stateDir, "permissions.json")}; to remove it: ${hintCommand(`grants --revoke ${shellWord(decision.rule)}`)}\n`);
   }
   return answer;
 };

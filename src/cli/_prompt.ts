@@ -1,10 +1,12 @@
 /**
  * The one terminal prompt: a question on stderr, answered with a single key. Both prompts use the
  * same keys for the same answers: y yes (allow once), a always, n no (deny). Enter takes the
- * default; Ctrl-C, Ctrl-D and Escape take the safe answer; any other key is answered on the screen
+ * default; Ctrl-D and Escape take the safe answer; Ctrl-C interrupts (E_INTERRUPTED, exit 130, as
+ * git, npm and gh do), having allowed or approved nothing; any other key is answered on the screen
  * (which keys answer) and the question asked again. Never used without a terminal (a prompt with
  * nobody to answer it would hang), so callers check isInteractive() first.
  */
+import { CxError } from "../errors.ts";
 import { inert } from "../inert.ts";
 import { err, isTTY } from "./_stdio.ts";
 
@@ -28,13 +30,19 @@ export async function choose<T extends string>(question: string, choices: Choice
   stdin.resume();
   err(`${question} [${keys}] `);
   try {
-    const answer = await new Promise<T>((resolve) => {
+    const answer = await new Promise<T>((resolve, reject) => {
       const onData = (data: Buffer) => {
         let value: T | undefined;
         let key = "";
         // Keys typed ahead arrive together: the first one that answers wins, others are ignored.
         for (key of data.toString("utf8")) {
-          if (key === "\r" || key === "\n" || key === "\x03" || key === "\x04" || key === "\x1b") value = fallback;
+          if (key === "\x03") {
+            stdin.off("data", onData);
+            err("^C\n");
+            reject(new CxError("E_INTERRUPTED", "interrupted at the prompt: nothing was allowed or approved"));
+            return;
+          }
+          if (key === "\r" || key === "\n" || key === "\x04" || key === "\x1b") value = fallback;
           else value = choices.find((c) => c.key.toLowerCase() === key.toLowerCase())?.value;
           if (value !== undefined) break;
         }
@@ -47,7 +55,7 @@ export async function choose<T extends string>(question: string, choices: Choice
         }
         stdin.off("data", onData);
         const label = choices.find((c) => c.value === value)?.label ?? value;
-        err(`${key === "\x03" ? "^C → " : ""}${label}\n`);
+        err(`${label}\n`);
         resolve(value);
       };
       stdin.on("data", onData);

@@ -1,14 +1,14 @@
 /**
  * The trust prompt on a terminal (SPEC §6.3): what a person is shown before any plugin byte runs,
- * every string from the plugin or its folder made inert, and the question, default No (Ctrl-C is
- * No). The library never asks by itself: the CLI passes this as its ConfirmTrust.
+ * every string from the plugin or its folder made inert, and the question, default No (Ctrl-C
+ * interrupts: exit 130, nothing approved). The library never asks by itself: the CLI passes this as its ConfirmTrust.
  */
 import { inert } from "../inert.ts";
 import type { Manifest } from "../protocol/manifest.ts";
 import { join } from "node:path";
 import type { ConfirmTrust, TrustRequest } from "../index.ts";
 import { describeChanges, otherFolderSentence } from "../session/inspect.ts";
-import { selfCommand, shellWord } from "./_hints.ts";
+import { hintCommand, shellWord } from "./_hints.ts";
 import { choose } from "./_prompt.ts";
 import { err } from "./_stdio.ts";
 
@@ -24,7 +24,7 @@ export function trustPrompt(stateDir: string): ConfirmTrust {
       { key: "n", label: "no", value: "no" },
     ], "no");
     if (answer === "yes") {
-      err(`approved: ${inert(request.manifest.name)} ${inert(request.manifest.version)} at ${inert(request.realFolder)} (hash ${request.hash.slice(0, 12)}…), stored in ${join(stateDir, "approvals.json")}; '${selfCommand()} revoke ${shellWord(request.realFolder)}' withdraws it\n`);
+      err(`approved: ${inert(request.manifest.name)} ${inert(request.manifest.version)} at ${inert(request.realFolder)} (hash ${request.hash.slice(0, 12)}…), stored in ${join(stateDir, "approvals.json")}; '${hintCommand(`revoke ${shellWord(request.realFolder)}`)}' withdraws it\n`);
     }
     return answer === "yes";
   };

@@ -99,5 +99,14 @@ export interface PermissionRequest {
   decision: GateDecision;
 }
 
-/** Decides a call that needs permission: a person at a prompt, or a script's own policy. */
-export type PermissionHandler = (request: PermissionRequest) => PermissionAnswer | Promise<PermissionAnswer>;
+/** The three answers, for checking one that arrived at run time. */
+export const PERMISSION_ANSWERS: readonly PermissionAnswer[] = ["once", "always", "deny"];
+
+/**
+ * Decides a call that needs permission: a person at a prompt, or a script's own policy. A promise
+ * may resolve to any string: TypeScript (5.9) widens `async () => "once"` to Promise<string>
+ * against a return type of `PermissionAnswer | Promise<PermissionAnswer>`, so that form did not
+ * type-check. The answer is checked when it arrives instead: anything but once, always or deny
+ * fails the call with E_INVALID_INPUT, never allows it.
+ */
+export type PermissionHandler = (request: PermissionRequest) => PermissionAnswer | Promise<PermissionAnswer | (string & {})>;

@@ -11,7 +11,6 @@ import {
   ElicitResultSchema,
   ErrorCode,
   ListToolsRequestSchema,
-  McpError,
   type ServerNotification,
   type ServerRequest,
   SetLevelRequestSchema,
@@ -143,7 +142,9 @@ export class McpHub {
     if (!plugin) {
       const known = this.tools().map((t) => t.name);
       const list = known.length > 20 ? `${known.slice(0, 20).join(", ")}, …` : known.join(", ") || "none";
-      throw new McpError(ErrorCode.InvalidParams, `Unknown tool '${name}'; the tools served are: ${list}`);
+      // Not McpError: its message starts "MCP error -32602: ", which the SDK sends as the message,
+      // and a client's McpError prefixes again ("MCP error -32602: MCP error -32602: …").
+      throw Object.assign(new Error(`Unknown tool '${name}'; the tools served are: ${list}`), { code: ErrorCode.InvalidParams });
     }
     const quarantine = this.quarantined.get(plugin.name);
     if (quarantine) return failedCall(plugin.name, quarantine);

@@ -116,5 +116,5 @@ export function permissionFor(options: {
 
 /** Appended to a denial by policy, so the model (and the person reading) knows the way out. */
 export function policyHint(plugin: string, tool: string): string {
-  return `This MCP client cannot ask a person (it declared no elicitation capability). To allow it, restart the server with --allow-tool ${plugin}/${tool}, or answer Always once on a terminal: cxagent invoke ${plugin} ${tool}.`;
+  return `This MCP client cannot ask a person (it declared no elicitation capability). To allow it, restart the server with --allow-tool ${plugin}/${tool}, or store a grant for the server's project folder: cxagent grants --add 'plugin ${plugin} tool ${tool}' (run in that folder, or with --cwd).`;
 }

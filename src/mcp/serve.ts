@@ -67,6 +67,10 @@ export async function serveMcp(options: McpOptions): Promise<number> {
     for (const rule of options.rules) {
       if (!plugins.some((p) => p.tools.some((t) => rule.matches(p.name, t.name)))) note(`--allow-tool ${rule.text} matches no served tool`);
     }
+    if (plugins.length === 0 && options.plugins.length === 0) {
+      // Serving nothing is allowed (plugins may be approved later), but never without saying where it looked.
+      note(`no enabled, approved plugin to serve; looked in ${session.searchFolders.map((f) => f.path).join(", ")} and config.json (see cxagent list)`);
+    }
     const tools = hub.tools().length;
     const served = `${plugins.length} plugin${plugins.length === 1 ? "" : "s"} (${tools} tool${tools === 1 ? "" : "s"})${plugins.length ? `: ${plugins.map((p) => p.name).join(", ")}` : ""}`;
     if (options.http) {

@@ -17,7 +17,7 @@ import type { ToolDeadline } from "../protocol/wire.ts";
 import { CORTEX_ABI, deadlineOf, type Descriptor, DescriptorSchema, PluginInfoSchema, readCortexJson, synthesizeManifest } from "./cortex-manifest.ts";
 import { openLibrary } from "./library.ts";
 import { readyLine, tooLongText } from "./ready-line.ts";
-import type { HostStart } from "./main.ts";
+import type { HostStart } from "./start.ts";
 import type { CortexText } from "./shim.ts";
 
 const POOL_START = 2;

@@ -16,7 +16,7 @@ import { decodeArchive, type ModuleArchive } from "../protocol/module-archive.ts
 import type { ModulePlugin } from "../protocol/module-plugin.ts";
 import { preview } from "../protocol/issues.ts";
 import type { Libc } from "./libc.ts";
-import type { HostStart } from "./main.ts";
+import type { HostStart } from "./start.ts";
 import { installLoader, writeSnapshot } from "./module-loader.ts";
 import { guardWorkers } from "./module-workers.ts";
 import { readyLine, tooLongText } from "./ready-line.ts";

@@ -10,8 +10,8 @@ import { CONTRACT_CURRENT, CONTRACT_OLDEST, contractInRange, MANDATORY_EXPORTS, 
 import { preview } from "../protocol/issues.ts";
 import { beginCheckMode, type CheckMode } from "./check-mode.ts";
 import { openLibrary } from "./library.ts";
-import type { HostStart } from "./main.ts";
 import { readyLine, tooLongText } from "./ready-line.ts";
+import type { HostStart } from "./start.ts";
 
 const POOL_START = 2;
 
@@ -29,7 +29,7 @@ export function startNative(start: HostStart): never {
     return refuse(
       "exports",
       `${path} does not export ${missing.length === 1 ? "the mandatory function" : `${missing.length} mandatory functions`}: ${list}` +
-        ` (see ffi/cxagent_plugin.h; each needs CXAGENT_PLUGIN_EXPORT)`,
+        ` (C: each declared with CXAGENT_PLUGIN_EXPORT from cxagent_plugin.h; Rust: #[unsafe(no_mangle)] pub extern "C" fn)`,
     );
   }
   const exported = (name: string) => address(name)!;

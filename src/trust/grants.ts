@@ -68,3 +68,19 @@ export function revokeGrant(stateDir: string, rule: string, scope: string | null
   });
   return removed;
 }
+
+/**
+ * Removes every grant bound to the plugin folder whose real path is `folder`, in every project
+ * (`cxagent uninstall`); grants of cxagent 0.1, bound to no folder, go too when they name `plugin`.
+ * Returns how many went.
+ */
+export function revokeGrantsOfFolder(stateDir: string, plugin: string, folder: string): number {
+  let removed = 0;
+  const prefix = `plugin ${plugin} tool `;
+  updateJsonLocked(permissionsPath(stateDir), GrantsFileSchema, EMPTY, "permissions file", (file) => {
+    const kept = file.grants.filter((g) => !(g.folder === folder || (g.folder === undefined && g.rule.startsWith(prefix))));
+    removed = file.grants.length - kept.length;
+    return removed ? { grants: kept } : null;
+  });
+  return removed;
+}

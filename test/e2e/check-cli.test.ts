@@ -4,10 +4,10 @@
  * own state folder.
  */
 import { describe, expect, test } from "bun:test";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CHECKS } from "../../src/check/run.ts";
-import { cli, fixture, tempDir, tty } from "../helpers.ts";
+import { cli, fixture, tempDir, tty, writeModule } from "../helpers.ts";
 
 const hashOf = async (plugin: string) => (await cli(["describe", plugin, "--json"])).json().hash as string;
 
@@ -100,3 +100,100 @@ describe("cxagent check", () => {
     expect(unknown.json().error.hint).toStartWith("the checks: library, exports, sidecar");
   });
 });
+
+/** A TypeScript plugin whose one tool reads README.md in its working folder, as a project tool would. */
+function readsReadme(dir: string, opts: { content?: boolean; lifecycle?: boolean } = {}): string {
+  return writeModule(dir, "reads-readme", `
+import { readFileSync } from "node:fs";
+import { definePlugin } from "cxagent";
+export default definePlugin({
+  ${opts.lifecycle === false ? "" : "start() {},\n  stop() {},"}
+  invoke() {
+    let text: string;
+    try { text = readFileSync("README.md", "utf8"); } catch { return { success: false, errorMessage: "no README.md here", output: {} }; }
+    return { success: true, output: ${opts.content === false ? "{ lines: text.split('\\n').length }" : "{ content: text.split('\\n')[0] }"} };
+  },
+});
+`, { tools: [{ name: "first_line", description: "The first line of the project's README.md.", inputSchema: { type: "object", properties: {} } }] });
+}
+
+describe("check runs the tools where a user's call would", () => {
+  test("in an empty scratch folder by default, saying so; the success path unreached is a warning, not a pass", async () => {
+    using dir = tempDir();
+    const plugin = readsReadme(dir.path);
+    const r = await cli(["check", plugin, "--hash", await hashOf(plugin), "--only", "results,content", "--json"]);
+    expect(r.json()).toMatchObject({ ranIn: { what: "empty", folder: null } });
+    const content = r.json().checks.find((c: { id: string }) => c.id === "content");
+    expect(content).toMatchObject({ status: "warn", seen: expect.stringContaining("no call succeeded") });
+    expect(content.fix).toContain("--cwd <project> or --fixture <folder>");
+    const text = await cli(["check", plugin, "--hash", await hashOf(plugin), "--only", "results,content"]);
+    expect(text.stdout).toContain("tools called in an empty scratch folder (--cwd or --fixture gives the tools a project to read)");
+  }, 60_000);
+
+  test("--fixture DIR: in a scratch copy of it, which is removed; the fixture is untouched", async () => {
+    using dir = tempDir();
+    const plugin = readsReadme(dir.path);
+    const project = join(dir.path, "fixture");
+    mkdirSync(project);
+    writeFileSync(join(project, "README.md"), "# a project\nmore\n");
+    const r = await cli(["check", plugin, "--hash", await hashOf(plugin), "--only", "results,content", "--fixture", project, "--json"]);
+    expect(r.code).toBe(0);
+    expect(r.json()).toMatchObject({ ok: true, ranIn: { what: "fixture", folder: project } });
+    expect(r.json().checks.map((c: { status: string }) => c.status)).toEqual(["pass", "pass"]);
+    expect(readdirSync(project)).toEqual(["README.md"]);
+    const missing = await cli(["check", plugin, "--fixture", join(dir.path, "nowhere"), "--hash", await hashOf(plugin)]);
+    expect(missing.code).toBe(3);
+    expect(missing.stderr).toContain(`the fixture ${join(dir.path, "nowhere")} is not a folder`);
+    expect((await cli(["check", plugin, "--fixture", project, "--cwd", project])).code).toBe(2);
+  }, 60_000);
+
+  test("--cwd DIR: in the project folder itself, which stays", async () => {
+    using dir = tempDir();
+    const plugin = readsReadme(dir.path);
+    const project = join(dir.path, "project");
+    mkdirSync(project);
+    writeFileSync(join(project, "README.md"), "# the project\n");
+    const r = await cli(["check", plugin, "--hash", await hashOf(plugin), "--only", "results,content", "--cwd", project, "--json"]);
+    expect(r.code).toBe(0);
+    expect(r.json()).toMatchObject({ ok: true, ranIn: { what: "project", folder: project } });
+    expect(readFileSync(join(project, "README.md"), "utf8")).toBe("# the project\n");
+  }, 60_000);
+
+  test("a successful result without output.content fails the check (exit 5)", async () => {
+    using dir = tempDir();
+    const plugin = readsReadme(dir.path, { content: false });
+    const project = join(dir.path, "fixture");
+    mkdirSync(project);
+    writeFileSync(join(project, "README.md"), "# a project\n");
+    const r = await cli(["check", plugin, "--hash", await hashOf(plugin), "--only", "results,content", "--fixture", project, "--json"]);
+    expect(r.code).toBe(5);
+    expect(r.json().checks.find((c: { id: string }) => c.id === "content")).toMatchObject({ status: "fail", seen: expect.stringContaining("first_line {}: output.content is missing") });
+  }, 60_000);
+
+  test("a module plugin that does not load fails describe (it has no handshake check), not a pass with exit 0", async () => {
+    using dir = tempDir();
+    const plugin = readsReadme(dir.path, { lifecycle: false });
+    const r = await cli(["check", plugin, "--hash", await hashOf(plugin), "--only", "describe,start", "--json"]);
+    expect(r.code).toBe(5);
+    expect(r.json().checks).toMatchObject([
+      { id: "describe", status: "fail", seen: expect.stringContaining("the module did not load: plugin 'reads-readme' was refused") },
+      { id: "start", status: "skip", seen: "the plugin did not load (see describe)" },
+    ]);
+  }, 60_000);
+
+  test("an approval of these exact files in the user's state folder is honoured: no second --hash", async () => {
+    using dir = tempDir();
+    const plugin = readsReadme(dir.path);
+    const state = join(dir.path, "state");
+    const unapproved = await cli(["check", plugin, "--only", "results", "--state-dir", state]);
+    expect(unapproved.code).toBe(4);
+    expect((await cli(["approve", plugin, "--hash", await hashOf(plugin), "--state-dir", state])).code).toBe(0);
+    const before = readFileSync(join(state, "approvals.json"), "utf8");
+    const r = await cli(["check", plugin, "--only", "results", "--state-dir", state, "--json"]);
+    expect(r.code).toBe(0);
+    expect(r.json().checks[0]).toMatchObject({ id: "results" });
+    // nothing of check's own run is recorded there
+    expect(readFileSync(join(state, "approvals.json"), "utf8")).toBe(before);
+  }, 60_000);
+});
+

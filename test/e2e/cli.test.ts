@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { checkManifest } from "../../src/protocol/manifest.ts";
-import { approve, CALCULATOR, cli, CONFIG_DIR, copyFixture, fixture, HOME, hostsOf, ROOT, RUNTIME_DIR, STATE_DIR, tempDir, tty, until } from "../helpers.ts";
+import { approve, CALCULATOR, cli, CONFIG_DIR, copyFixture, fixture, HOME, hostsOf, ROOT, RUNTIME_DIR, STATE_DIR, tempDir, tty, until, writeModule } from "../helpers.ts";
 
 beforeAll(async () => {
   for (const name of ["handshake-99", "crash-in-invoke", "invoke-replies", "slow-invoke"]) await approve(fixture(name));
@@ -162,7 +162,8 @@ describe("invoke", () => {
 describe("failures: one JSON document with --json, and the exit code of SPEC §9", () => {
   const cases: [string, string[], number, string, RegExp][] = [
     ["an unknown flag", ["invoke", "examples/calculator", "calc_multiply", "--bogus"], 2, "E_USAGE", /^unknown option '--bogus' for 'cxagent invoke'$/],
-    ["a missing tool argument", ["invoke", "examples/calculator"], 2, "E_USAGE", /^'cxagent invoke' needs <tool>$/],
+    ["a missing tool argument: its tools named (from the sidecar)", ["invoke", "examples/calculator"], 2, "E_USAGE", /^'cxagent invoke' needs <tool>: plugin 'calculator' has calc_add, calc_multiply, calc_divide$/],
+    ["a missing tool and plugin", ["invoke"], 2, "E_USAGE", /^'cxagent invoke' needs <plugin>$/],
     ["no command", [], 2, "E_USAGE", /^no command given$/],
     ["an unknown command", ["frobnicate"], 2, "E_USAGE", /^unknown command 'frobnicate'$/],
     ["arguments that are not JSON", ["invoke", "examples/calculator", "calc_multiply", "--args", "{a:1}"], 3, "E_INVALID_INPUT", /^the arguments from --args are not valid JSON: /],
@@ -373,4 +374,44 @@ test("Ctrl-C on a terminal abandons the call: exit 130, and the plugin host is g
   expect(r.code).toBe(130);
   expect(r.output).toContain("the call to reporter_count was interrupted");
   await until(() => hostsOf(join(reporter, "reporter.so")).length === 0, 5000, "the plugin host to be gone");
+});
+
+describe("invoke says what a bare exit code would not", () => {
+  test("a result without success: true exits 1 and says so on stderr; one without output.content is noted", async () => {
+    using dir = tempDir();
+    const plugin = writeModule(dir.path, "half-results", `
+import { definePlugin } from "cxagent";
+export default definePlugin({
+  start() {}, stop() {},
+  invoke(tool) { return (tool === "no_success" ? { output: { content: "hello" } } : { success: true, output: { lines: 3 } }) as never; },
+});
+`, { tools: [{ name: "no_success" }, { name: "no_content" }] });
+    await approve(plugin);
+    const failed = await cli(["invoke", plugin, "no_success"]);
+    expect({ code: failed.code, stdout: failed.stdout, stderr: failed.stderr }).toEqual({ code: 1, stdout: "hello\n", stderr: 'no_success failed without an errorMessage: its result did not say "success": true\n' });
+    const bare = await cli(["invoke", plugin, "no_content"]);
+    expect(bare.code).toBe(0);
+    expect(JSON.parse(bare.stdout)).toEqual({ lines: 3 });
+    expect(bare.stderr).toBe("note: no_content's result has no output.content, the text a model reads; shown here as its output in JSON, which is what a model gets over MCP\n");
+    // --json stays one document, with nothing on stderr
+    expect((await cli(["invoke", plugin, "no_content", "--json"])).stderr).toBe("");
+  });
+});
+
+test("invoke --verbose says on success what was loaded, from where, in how long, and how the call went", async () => {
+  const r = await cli(["invoke", "examples/calculator", "calc_multiply", "--args", '{"a":6,"b":7}', "--verbose"]);
+  expect(r.code).toBe(0);
+  expect(r.stdout).toBe("6 * 7 = 42\n");
+  expect(r.stderr).toMatch(new RegExp(`^\\[verbose\\] loaded calculator 1\\.0\\.0 from ${join(CALCULATOR, "calculator.so").replace(/[.]/g, "\\.")} in [\\d.]+ ms \\(resolve [\\d.]+, .*trust [\\d.]+, spawn [\\d.]+, .*ms\\)\\n`, "m"));
+  expect(r.stderr).toMatch(/^\[verbose\] calc_multiply answered in \d+ ms: success true, exit code 0$/m);
+});
+
+test("invoke --field key=value, repeatable, over --args; the schema makes numbers of them; a pair without = is a usage error", async () => {
+  const pairs = await cli(["invoke", "examples/calculator", "calc_multiply", "--field", "a=6", "--field=b=7"]);
+  expect({ code: pairs.code, out: pairs.stdout }).toEqual({ code: 0, out: "6 * 7 = 42\n" });
+  const over = await cli(["invoke", "examples/calculator", "calc_multiply", "--args", '{"a": 2, "b": 3}', "--field", "b=7"]);
+  expect(over.stdout).toBe("2 * 7 = 14\n");
+  const bad = await cli(["invoke", "examples/calculator", "calc_multiply", "--field", "a", "--json"]);
+  expect(bad.code).toBe(2);
+  expect(bad.json().error.message).toBe("--field takes key=value, not 'a'");
 });

@@ -21,7 +21,7 @@ function oneDocument(stdout: string): unknown {
 }
 
 describe("version and help", () => {
-  test.each([["-v"], ["-V"], ["--version"]])("%s prints the version alone", async (flag) => {
+  test.each([["-v"], ["-V"], ["--version"], ["version"]])("%s prints the version alone", async (flag) => {
     expect(await cli([flag])).toMatchObject({ code: 0, stdout: `${pkg.version}\n`, stderr: "" });
   });
 
@@ -42,7 +42,9 @@ describe("version and help", () => {
     expect(b.stdout).toBe(a.stdout);
     expect(c.stdout).toBe(a.stdout);
     const top = await cli(["help"]);
-    expect(top.stdout).toContain("list|describe|approve|revoke|load|invoke|gate|command|watch|grants|reap|instructions|mcp|new|check|paths|completions|help");
+    // no row padded with trailing spaces (citty pads its tables to the widest row)
+    for (const screen of [top.stdout, (await cli(["invoke", "--help"])).stdout]) expect(screen.split("\n").filter((l) => / $/.test(l))).toEqual([]);
+    expect(top.stdout).toContain("list|install|uninstall|describe|approve|revoke|load|invoke|gate|command|watch|grants|approvals|reap|instructions|mcp|new|check|paths|config|completions|version|help");
     expect(top.stdout).not.toContain("__complete");
     expect((await cli(["--help"])).stdout).toBe(top.stdout);
     const json = await cli(["help", "describe", "--json"]);
@@ -178,7 +180,7 @@ describe("shell completions", () => {
 
   test("__complete offers commands, flags, plugin names, tool and command names", async () => {
     const complete = async (...words: string[]) => (await cli(["__complete", "--", ...words])).stdout.trimEnd().split("\n").filter(Boolean);
-    expect(await complete("in")).toEqual(["instructions", "invoke"]);
+    expect(await complete("in")).toEqual(["install", "instructions", "invoke"]);
     expect(await complete("describe", "--l")).toEqual(["--live"]);
     expect(await complete("invoke", CALCULATOR, "calc_")).toEqual(["calc_add", "calc_divide", "calc_multiply"]);
     expect(await complete("completions", "")).toEqual(["bash", "fish", "zsh"]);

@@ -36,6 +36,9 @@ describe("before it runs", () => {
     const json = (await cli(["describe", "cortex-basic", "--json"], { env })).json();
     expect(json).toMatchObject({ name: "cortex-basic", kind: "cortex", trust: "new", folder: pkg, cortex: { manifest: join(pkg, "manifest.toml"), versionDeclared: true } });
     expect(json.files.map((f: { path: string }) => f.path)).toEqual(["lib/libcortex_basic.so", "manifest.toml"]);
+    // approved, it no longer says "once it is approved"
+    expect((await cli(["approve", "cortex-basic", "--hash", json.hash], { env })).code).toBe(0);
+    expect((await cli(["describe", "cortex-basic"], { env })).stdout).toContain("tools: declared only by its running code; describe --live lists them\n");
   });
 
   test("list shows it as a Cortex plugin whose tools are declared when it runs", async () => {
@@ -100,6 +103,9 @@ describe("the trust prompt, then calls", () => {
     const late = await cli(["invoke", "cortex-basic", "slow", "--args", '{"ms": 5000}', "--json"], { env });
     expect(late.code).toBe(6);
     expect(late.json().error.message).toContain("timeout_secs 1");
+    // next.ms is the deadline that was too short, as for every timeout; the hint asks for more than it
+    expect(late.json().error.next).toEqual({ do: "raise-timeout", ms: 1000 });
+    expect(late.json().error.hint).toContain("give a longer --timeout than 1000 ms");
     const loaded = await cli(["load", "cortex-basic"], { env });
     expect(loaded.stdout).toContain("loaded cortex-basic 1.0.0: 12 tools\n");
     expect(loaded.stdout).toContain("claim the tool names it declared");

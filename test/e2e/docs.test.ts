@@ -2,7 +2,8 @@
  * Every shell line README.md and the example READMEs show works as shown, on a machine with
  * Node.js and a C compiler after `npm ci`: no `bun` on PATH, no npm variables around. The lines of
  * each README run in order, in a copy of this checkout (node_modules linked, the built libraries
- * copied), with a config and a state folder of their own.
+ * copied). Each block starts from a config and a state folder of its own, empty: no example leans
+ * on an approval or a grant an earlier block made (a reader may start at any block).
  *
  * The docs' own markers, the only exceptions:
  *  - a line whose comment says "on a terminal" needs one: it runs on a pseudo-terminal, and every
@@ -10,7 +11,9 @@
  *  - `npm ci && npm test` is what runs this test, so it is not run from inside it, and the `npm ci`
  *    before `npm run demo` is not repeated (this checkout is installed; a second `npm ci` would
  *    replace the node_modules the copy links to);
- *  - a cargo line, where cargo is not installed, is skipped, saying so.
+ *  - a cargo line, where cargo is not installed, is skipped, saying so;
+ *  - `npm install -g ./cxagent-<version>.tgz` needs a release's tarball: test/e2e/install.test.ts
+ *    packs one and installs it.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
@@ -22,7 +25,13 @@ import { ROOT, tempDir } from "../helpers.ts";
  * kept with the line that starts it (up to its terminator).
  */
 export function shellLines(markdown: string): string[] {
-  const lines: string[] = [];
+  return shellBlocks(markdown).flat();
+}
+
+/** The shell lines of each sh/bash block, block by block (see shellLines). */
+export function shellBlocks(markdown: string): string[][] {
+  const blocks: string[][] = [];
+  let lines: string[] = [];
   let inShell = false;
   let pending = "";
   let heredoc: { word: string; text: string } | null = null;
@@ -36,6 +45,8 @@ export function shellLines(markdown: string): string[] {
       continue;
     }
     if (/^```/.test(line)) {
+      if (inShell && lines.length) blocks.push(lines);
+      lines = [];
       inShell = !inShell && /^```(sh|bash|shell)\s*$/.test(line);
       continue;
     }
@@ -53,7 +64,8 @@ export function shellLines(markdown: string): string[] {
     pending = "";
     if (joined.trim() && !joined.trim().startsWith("#")) lines.push(joined.trim());
   }
-  return lines;
+  if (lines.length) blocks.push(lines);
+  return blocks;
 }
 
 const READMES = ["README.md", ...readdirSync(join(ROOT, "examples")).filter((n) => existsSync(join(ROOT, "examples", n, "README.md"))).map((n) => `examples/${n}/README.md`)];
@@ -132,22 +144,28 @@ describe("every shell line of the docs works as shown", () => {
 
   READMES.forEach((readme, n) => {
     test(readme, async () => {
-      const env = nodeOnlyEnv({ CXAGENT_CONFIG_DIR: join(dir.path, `config-${n}`), CXAGENT_STATE_DIR: join(dir.path, `state-${n}`) });
-      const lines = shellLines(readFileSync(join(ROOT, readme), "utf8"));
-      expect(lines.length).toBeGreaterThan(0);
-      for (const shown of lines) {
-        if (/^npm ci && npm test\b/.test(shown)) continue; // this test is part of npm test
-        if (/^cargo /.test(shown) && !hasCargo) {
-          console.error(`docs: skipped in ${readme}, cargo is not installed: ${shown}`);
-          continue;
+      const blocks = shellBlocks(readFileSync(join(ROOT, readme), "utf8"));
+      expect(blocks.length).toBeGreaterThan(0);
+      // Every line runs, and every failing one is reported at once (a block's later lines may fail because of it).
+      const failed: unknown[] = [];
+      for (const [b, lines] of blocks.entries()) {
+        const env = nodeOnlyEnv({ CXAGENT_CONFIG_DIR: join(dir.path, `config-${n}-${b}`), CXAGENT_STATE_DIR: join(dir.path, `state-${n}-${b}`) });
+        for (const shown of lines) {
+          if (/^npm ci && npm test\b/.test(shown)) continue; // this test is part of npm test
+          if (/^npm install -g \.\/cxagent-[\d.]+\.tgz\b/.test(shown)) continue; // install.test.ts
+          if (/^cargo /.test(shown) && !hasCargo) {
+            console.error(`docs: skipped in ${readme}, cargo is not installed: ${shown}`);
+            continue;
+          }
+          if (/^cp target\//.test(shown) && !hasCargo) continue;
+          const line = shown.replace(/^npm ci && /, "");
+          // A line shown to fail says so in its comment: "# exit 3: …".
+          const expected = Number(/#.*\bexit (\d+)\b/.exec(shown)?.[1] ?? 0);
+          const r = await runLine(line, copy, env);
+          if (r.code !== expected) failed.push({ block: b + 1, line: shown, code: r.code, expected, output: r.output });
         }
-        if (/^cp target\//.test(shown) && !hasCargo) continue;
-        const line = shown.replace(/^npm ci && /, "");
-        // A line shown to fail says so in its comment: "# exit 3: …".
-        const expected = Number(/#.*\bexit (\d+)\b/.exec(shown)?.[1] ?? 0);
-        const r = await runLine(line, copy, env);
-        expect({ readme, line: shown, code: r.code, output: r.code === expected ? "" : r.output }).toEqual({ readme, line: shown, code: expected, output: "" });
       }
+      expect({ readme, failed }).toEqual({ readme, failed: [] });
     }, 300_000);
   });
 });

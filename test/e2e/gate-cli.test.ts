@@ -105,7 +105,7 @@ describe("the permission prompt on a terminal", () => {
     ["y", 0, "allow once", []],
     ["n", 4, "deny", []],
     ["\r", 4, "deny", []],
-    ["\x03", 4, "^C → deny", []],
+    ["\x03", 130, "^C", []], // interrupted: nothing allowed, exit 130
     ["a", 0, "always", ["plugin calculator tool calc_add"]],
   ])("answering %j", async (key, code, echoed, rules) => {
     using dir = tempDir();
@@ -116,18 +116,19 @@ describe("the permission prompt on a terminal", () => {
     expect(r.output).toContain("y = allow once, a = always allow plugin calculator tool calc_add in this project, n = deny");
     expect(r.output).toContain(`Allow this call? [y/a/N] ${echoed}`);
     if (code === 0) expect(r.output).toContain("2 + 3 = 5");
+    else if (code === 130) expect(r.output).toContain("interrupted at the prompt: nothing was allowed or approved");
     else expect(r.output).toContain("calc_add was not run: permission was denied");
     const stored = rules.length ? grantsIn(state).map((g: { rule: string }) => g.rule) : [];
     expect(stored).toEqual(rules);
   });
 
-  test("after Always it says what was stored, for which folder, where, and how to undo it", async () => {
+  test("after Always it says what was stored, for which folder, where, and how to undo it (with the --cwd that scoped it)", async () => {
     using dir = tempDir();
     const { env, project, state } = await world(dir.path);
     const r = await tty(["invoke", CALCULATOR, "calc_add", "--args", '{"a":2,"b":3}', "--cwd", project], [{ after: "[y/a/N]", send: "a" }], { env });
     expect(r.code).toBe(0);
     expect(r.output).toContain(
-      `Allow this call? [y/a/N] always\nalways: stored 'plugin calculator tool calc_add' for ${project} in ${join(state, "permissions.json")}; './bin/cxagent grants --revoke 'plugin calculator tool calc_add'' removes it\n2 + 3 = 5`,
+      `Allow this call? [y/a/N] always\nalways: stored 'plugin calculator tool calc_add' for ${project} in ${join(state, "permissions.json")}; to remove it: ./bin/cxagent grants --revoke 'plugin calculator tool calc_add' --cwd ${project}\n2 + 3 = 5`,
     );
   });
 

@@ -11,6 +11,8 @@ import { findCargo } from "../../scripts/_cargo.ts";
 import { checkManifest } from "../../src/protocol/manifest.ts";
 import { cli, ROOT } from "../helpers.ts";
 
+const SELF = join(ROOT, "bin/cxagent");
+
 const work = mkdtempSync(join(tmpdir(), "cxagent-new-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
@@ -123,7 +125,8 @@ describe("cxagent new --lang c", () => {
       tools: ["hello_c_greet"],
       files: [".gitignore", "Makefile", "README.md", "cxagent_plugin.h", "hello-c.c", "plugin/README.md", "plugin/hello-c.plugin.json"],
       build: { command: ["make"], cwd: folder },
-      next: ["make -C hello-c", "cxagent check hello-c/plugin", "cxagent approve hello-c/plugin", `cxagent invoke hello-c/plugin hello_c_greet --args '{"name": "Ada"}'`],
+      // the commands as this cxagent was run (here: the checkout's launcher, by its path)
+      next: ["make -C hello-c", `${SELF} check hello-c/plugin`, `${SELF} approve hello-c/plugin`, `${SELF} invoke hello-c/plugin hello_c_greet --args '{"name": "Ada"}'`],
     });
     // The header is this cxagent's own; the sidecar is a valid manifest; no placeholder is left.
     expect(readFileSync(join(folder, "cxagent_plugin.h"), "utf8")).toBe(readFileSync(join(ROOT, "ffi/cxagent_plugin.h"), "utf8"));
@@ -199,7 +202,7 @@ describe("cxagent new --lang ts", () => {
       tools: ["hello_ts_greet"],
       files: ["README.md", "cxagent.d.ts", "plugin/README.md", "plugin/hello-ts.plugin.json", "plugin/hello-ts.ts", "tsconfig.json"],
       build: null,
-      next: ["cxagent check hello-ts/plugin", "cxagent approve hello-ts/plugin", `cxagent invoke hello-ts/plugin hello_ts_greet --args '{"name": "Ada"}'`],
+      next: [`${SELF} check hello-ts/plugin`, `${SELF} approve hello-ts/plugin`, `${SELF} invoke hello-ts/plugin hello_ts_greet --args '{"name": "Ada"}'`],
     });
     const text = await cli(["new", "other-ts", "--lang", "ts"], { cwd: work });
     expect(text.stdout).toContain("approve it, call it (there is nothing to build):");
@@ -210,6 +213,10 @@ describe("cxagent new --lang ts", () => {
   test("type-checks as written, and its cxagent.d.ts says exactly what cxagent's own plugin API types say", () => {
     const checked = Bun.spawnSync([process.execPath, "check"], { cwd: folder, stdout: "pipe", stderr: "pipe" });
     expect({ out: `${checked.stdout}${checked.stderr}`, code: checked.exitCode }).toMatchObject({ code: 0 });
+    // as its README says: TypeScript's own tsc (npx -p typescript tsc -p .)
+    expect(readFileSync(join(folder, "README.md"), "utf8")).toContain("`npx -p typescript tsc -p .`");
+    const tsc = Bun.spawnSync([join(ROOT, "node_modules/.bin/tsc"), "-p", "."], { cwd: folder, stdout: "pipe", stderr: "pipe" });
+    expect({ out: `${tsc.stdout}${tsc.stderr}`, code: tsc.exitCode }).toEqual({ out: "", code: 0 });
     const api = join(ROOT, "src/protocol/module-plugin.ts");
     const names = ["ManifestInput", "JobResultInput", "GateAnswerInput", "SubmitRequestInput", "CommandResultInput", "LogLevel", "PluginContext", "GateContext", "CallContext", "ModulePlugin"];
     writeFileSync(

@@ -3,7 +3,7 @@
  * hash), describe, list, load, revoke, instructions.
  */
 import { describe, expect, test } from "bun:test";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cli, copyFixture, tempDir, tty } from "../helpers.ts";
 
@@ -85,7 +85,7 @@ describe("the approval prompt on a terminal", () => {
     ["y", 0, "yes"],
     ["n", 4, "no"],
     ["\r", 4, "no"], // Enter takes the default, No
-    ["\x03", 4, "^C → no"], // Ctrl-C is No
+    ["\x03", 130, "^C"], // Ctrl-C interrupts, approving nothing (exit 130, as git, npm and gh)
   ])("answering %j", async (key, code, echoed) => {
     using dir = tempDir();
     const { env, plugins } = world(dir.path);
@@ -93,6 +93,8 @@ describe("the approval prompt on a terminal", () => {
     const r = await tty(["approve", "echo"], [{ after: "Approve these exact files? [y/N]", send: key }], { env });
     expect(r.code).toBe(code);
     expect(r.output).toContain("Plugin echo 1.0.0 has not been approved yet.");
+    if (code === 130) expect(r.output).toContain("interrupted at the prompt: nothing was allowed or approved");
+    expect(existsSync(join(dir.path, "state", "approvals.json"))).toBe(code === 0);
     expect(r.output).toMatch(/hash\s+[0-9a-f]{64}/);
     expect(r.output).toContain("tools         2: echo_this, echo_that");
     expect(r.output).toContain("instructions  adds instructions for the model");
@@ -266,3 +268,21 @@ describe("list, load, instructions", () => {
     expect(readFileSync(file, "utf8")).toBe(text);
   });
 });
+
+test("a hint names the --config-dir and --state-dir that found the plugin, and the command it names works as shown", async () => {
+  using dir = tempDir();
+  const config = join(dir.path, "elsewhere-config");
+  const state = join(dir.path, "elsewhere-state");
+  mkdirSync(join(config, "plugins"), { recursive: true });
+  copyFixture("echo", join(config, "plugins"));
+  const flags = ["--config-dir", config, "--state-dir", state];
+  const r = await cli(["invoke", "echo", "echo_this", "--args", "{}", ...flags, "--json"]);
+  expect(r.code).toBe(4);
+  const hint: string = r.json().error.hint;
+  const pinned = /'(\.\/bin\/cxagent approve echo --hash [0-9a-f]{64} [^']*)'/.exec(hint)?.[1];
+  expect(pinned).toBe(`./bin/cxagent approve echo --hash ${r.json().error.next.hash} --config-dir ${config} --state-dir ${state}`);
+  const approved = Bun.spawnSync(["bash", "-c", pinned!], { cwd: join(import.meta.dir, "../..") });
+  expect({ code: approved.exitCode, stderr: approved.stderr.toString() }).toEqual({ code: 0, stderr: "" });
+  expect((await cli(["invoke", "echo", "echo_this", "--args", "{}", ...flags])).code).toBe(0);
+});
+

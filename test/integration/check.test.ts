@@ -54,7 +54,7 @@ const CASES: Case[] = [
   },
   { fixture: "start-needs-settings", only: ["start", "results"], expect: { start: "fail", results: "skip" }, seen: { start: ["settings.endpoint is required"] } },
   { fixture: "invoke-replies", only: ["results"], expect: { results: "fail" }, seen: { results: ["null_pointer {}: cxagent_plugin_invoke returned NULL", "invalid JSON", "and "] } },
-  { fixture: "no-output-content", only: ["results", "content"], expect: { content: "warn" }, seen: { content: ["output.content is missing"] } },
+  { fixture: "no-output-content", only: ["results", "content"], expect: { content: "fail" }, seen: { content: ["output.content is missing"] } },
   { fixture: "crashes-on-bad-arguments", only: ["results", "bad-arguments"], expect: { "bad-arguments": "fail" }, seen: { "bad-arguments": ["without arguments: crashed (signal SIGSEGV)", "'text' = 12345 (the schema says string): crashed"] } },
   { fixture: "slow-gate", only: ["gate-speed"], expect: { "gate-speed": "fail" }, seen: { "gate-speed": ["slow_gate_delete took longer than the 500 ms deadline"] } },
   { fixture: "gate-returns-json-null", only: ["gate-answers"], expect: { "gate-answers": "fail" }, seen: { "gate-answers": ["returned the JSON text null"] } },

@@ -6,7 +6,7 @@ import { mkdirSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import type { GateDecision, PermissionRequest, SessionOptions } from "../../src/index.ts";
 import { addGrant, projectScope, readGrants } from "../../src/trust/grants.ts";
-import { CALCULATOR, copyFixture, fixture, freeCounts, openSession, tempDir, until, within } from "../helpers.ts";
+import { CALCULATOR, copyFixture, fixture, freeCounts, openSession, refusal, tempDir, until, within } from "../helpers.ts";
 
 const RULE = (tool: string) => `plugin gates tool ${tool}`;
 
@@ -151,6 +151,19 @@ describe("approval of a gated call", () => {
     // the grant answers from now on: no approver needed
     expect((await gates.invoke("asks", { n: 4 })).output.arguments).toEqual({ n: 4 });
     expect((await gates.gate("asks")).granted).toBe(true);
+  });
+
+  test("an async handler may answer with a plain string; one that is not once, always or deny fails the call, which never reaches invoke", async () => {
+    using dir = tempDir();
+    await using session = await openSession({ stateDir: join(dir.path, "state") });
+    const gates = await session.load(fixture("gates"));
+    // `async () => "once"` type-checks as a PermissionHandler (its answer widens to string)
+    expect((await gates.invoke("asks", { n: 1 }, { permission: async () => "once" })).output.arguments).toEqual({ n: 1 });
+    for (const bad of ["yes", "Always", undefined]) {
+      const error = await refusal(gates.invoke("asks", { n: 2 }, { permission: async () => bad as string }));
+      expect(error).toMatchObject({ code: "E_INVALID_INPUT", message: `the permission answer for asks was ${JSON.stringify(bad) ?? "undefined"}, not "once", "always" or "deny"; the call was not made` });
+    }
+    expect(readGrants(join(dir.path, "state"))).toEqual([]);
   });
 
   test("Always is not stored where it is not offered", async () => {

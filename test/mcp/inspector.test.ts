@@ -45,4 +45,6 @@ test("tools/call runs calc_multiply; a gated calc_add is denied by policy (no el
   const denied = await inspector(["--method", "tools/call", "--tool-name", "calc_add", "--tool-arg", "a=2", "--tool-arg", "b=3"]);
   expect(denied).toMatchObject({ isError: true, _meta: { "cxagent/decidedBy": "policy", "cxagent/permissionDenied": true } });
   expect(denied.content[0].text).toContain("--allow-tool calculator/calc_add");
+  // the other way out is a command that works as written (a grant; install-cli.test.ts runs it)
+  expect(denied.content[0].text).toContain("cxagent grants --add 'plugin calculator tool calc_add'");
 }, 30_000);

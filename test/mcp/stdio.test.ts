@@ -135,7 +135,7 @@ describe("tools/call (point 5)", () => {
     const error = await server.client.callTool({ name: "no_such_tool", arguments: {} }).then(() => null, (e: unknown) => e);
     expect(error).toBeInstanceOf(McpError);
     expect((error as McpError).code).toBe(-32602);
-    expect((error as McpError).message).toContain("Unknown tool 'no_such_tool'");
+    expect((error as McpError).message).toStartWith("MCP error -32602: Unknown tool 'no_such_tool'"); // the client's prefix, once
   });
 
   test("a crash, a bad reply and a timeout are tool errors that say what happened; the session and other tools go on", async () => {

@@ -156,6 +156,21 @@ describe("cancellation", () => {
     expect(listeners).toBe(0);
   });
 
+  test("the abort's reason is kept: in the message when it has words, and as the cause", async () => {
+    const { calls } = setup();
+    const controller = new AbortController();
+    const call = calls.start({ kind: "invoke" }, "invoke of t", { signal: controller.signal });
+    const reason = new Error("the user closed the tab");
+    controller.abort(reason);
+    const outcome = await state(call);
+    expect(outcome.settled && outcome.error?.message).toBe("plugin 'fx': invoke of t was cancelled: the user closed the tab");
+    expect(outcome.settled && (outcome.error as Error).cause).toBe(reason);
+    const early = new AbortController();
+    early.abort("shutting down");
+    const before = await state(calls.start({ kind: "invoke" }, "invoke of u", { signal: early.signal }));
+    expect(before.settled && before.error?.message).toBe("plugin 'fx': invoke of u was cancelled: shutting down");
+  });
+
   test("a signal aborted before the start sends nothing", async () => {
     const { sent, calls } = setup();
     const controller = new AbortController();

@@ -116,7 +116,7 @@ unsafe extern "C" fn tool_execute(_plugin: *mut c_void, tool_name: CortexBuffer,
     // SAFETY: the host lends each buffer for the call; they are read, never kept or freed.
     let (name, input, invocation) = unsafe { (borrow(&tool_name), borrow(&input_json), borrow(&invocation_json)) };
     let result = catch_unwind(AssertUnwindSafe(|| execute(name, input, invocation)))
-        .unwrap_or_else(|_| Err("cortex-wordcount: internal error (a panic; its message is in the plugin's log)".to_owned()));
+        .unwrap_or_else(|_| Err("cortex-wordcount: internal error (a panic; its message went to the plugin's stderr: run again with --verbose to see it)".to_owned()));
     give(match result {
         Ok(output) => format!(r#"{{"output":{},"media":[],"is_error":false}}"#, json::quote(&output)),
         Err(message) => format!(r#"{{"output":{},"media":[],"is_error":true}}"#, json::quote(&message)),

@@ -157,7 +157,7 @@ fn give(text: String) -> *const c_char {
 /// Runs an export's body, turning a panic into an error envelope.
 fn reply(body: impl FnOnce() -> String) -> *const c_char {
     let text = catch_unwind(AssertUnwindSafe(body))
-        .unwrap_or_else(|_| r#"{"ok":false,"error":"wordcount: internal error (a panic; its message is in the plugin's log)"}"#.to_owned());
+        .unwrap_or_else(|_| r#"{"ok":false,"error":"wordcount: internal error (a panic; its message went to the plugin's stderr: run again with --verbose to see it)"}"#.to_owned());
     give(text)
 }
 

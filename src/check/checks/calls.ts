@@ -76,7 +76,7 @@ export async function checkResults(ctx: CheckContext): Promise<Verdict> {
   if (breaches.length) {
     return fail(some(breaches), "answer every call, in time, with a result envelope: {\"ok\": true, \"result\": {\"success\": true, \"output\": {\"content\": \"...\"}}} or {\"ok\": false, \"error\": \"...\"}, and never crash");
   }
-  const cannot = made.ungenerated.length ? `no arguments could be made from the inputSchema of ${made.ungenerated.join(", ")}` : "";
+  const cannot = made.ungenerated.length ? `not called with valid arguments: ${made.ungenerated.join(", ")} (no arguments could be made from ${made.ungenerated.length === 1 ? "its" : "their"} inputSchema)` : "";
   if (failures.length || cannot) {
     return warn(some([...failures, cannot].filter(Boolean)),
       "if those arguments are valid, the tool should do its job with them; give its inputSchema \"examples\" (an array of argument objects) that work, which check calls first");
@@ -98,9 +98,13 @@ export async function checkContent(ctx: CheckContext): Promise<Verdict> {
     if (typeof content !== "string") missing.push(`${tool} ${showArgs(args)}: output.content is ${content === undefined ? "missing" : `not a string (${typeof content})`}`);
     else if (content.trim() === "") missing.push(`${tool} ${showArgs(args)}: output.content is empty`);
   }
-  if (looked === 0) return skip("no call succeeded (see results)");
+  if (looked === 0) {
+    // Not a pass: the success path (its crashes, its replies, its content) was never reached.
+    return warn("no call succeeded (see results), so no successful result was seen: what a tool returns on success was not checked",
+      "give each tool's inputSchema \"examples\" that succeed; a tool that reads the project needs it: run check with --cwd <project> or --fixture <folder>");
+  }
   if (missing.length) {
-    return warn(`${some(missing)}: the model reads an empty string, not "no result", and will misreport a good call`,
+    return fail(`${some(missing)}: a model gets the rest of the output as JSON, or nothing, not an answer written for it, and may misreport a good call`,
       "put the text the model should read in the result's output.content; when there is nothing to report, say so in words");
   }
   return pass(`every successful call (${looked}) put text in output.content`);

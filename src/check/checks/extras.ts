@@ -6,13 +6,13 @@
 import * as v from "valibot";
 import { CommandResultSchema } from "../../protocol/result.ts";
 import { isBreach, outcomeOf } from "../answers.ts";
-import type { CheckContext } from "../context.ts";
+import { type CheckContext, loadCheck } from "../context.ts";
 import { fail, pass, plural, quote, skip, type Verdict, warn } from "../report.ts";
 
 async function exportsOf(ctx: CheckContext): Promise<readonly string[] | string> {
   if (ctx.runnable !== null) return ctx.runnable;
   const first = await ctx.first();
-  if (first instanceof Error) return "the plugin did not load (see handshake)";
+  if (first instanceof Error) return `the plugin did not load (see ${loadCheck(ctx)})`;
   return first.host.ready.exports;
 }
 

@@ -5,8 +5,9 @@
 import { checkManifest, CONTRACT_CURRENT, CONTRACT_OLDEST } from "../../protocol/manifest.ts";
 import { allDifferences } from "../../session/compare.ts";
 import { isBreach, outcomeOf } from "../answers.ts";
-import { type CheckContext, firstLine } from "../context.ts";
+import { type CheckContext, firstLine, loadCheck } from "../context.ts";
 import { CheckHost } from "../host.ts";
+import { profileOf } from "../../kinds/index.ts";
 import { fail, oneLine, pass, plural, skip, type Verdict, warn } from "../report.ts";
 
 const isContractRefusal = (message: string) => /pluginContract/.test(message) && /abi_version/.test(message);
@@ -34,6 +35,9 @@ export async function checkDescribe(ctx: CheckContext): Promise<Verdict> {
       return fail(oneLine(first.message), "return from cxagent_plugin_describe exactly the sidecar's manifest (compiling the sidecar into the library keeps them one)");
     }
     if (first.code === "E_CRASHED" && /cxagent_plugin_describe/.test(first.message)) return fail(firstLine(first.message), "describe must return the manifest, a fresh string, without crashing");
+    // A module plugin has no handshake check: its load failing (no usable default export, a throw
+    // while importing) is failed here, or nothing would fail it.
+    if (!profileOf(ctx.kind).handshake) return fail(`the module did not load: ${oneLine(first.message)}`, first.hint ?? "default-export definePlugin({ start, invoke, stop }) from \"cxagent\", and import without throwing");
     return skip(`the plugin did not get as far as describe (see handshake)`);
   }
   const described = checkManifest(first.host.ready.manifest);
@@ -49,7 +53,7 @@ export async function checkDescribe(ctx: CheckContext): Promise<Verdict> {
 export async function checkStart(ctx: CheckContext): Promise<Verdict> {
   if (ctx.runnable !== null) return skip(ctx.runnable);
   const first = await ctx.first();
-  if (first instanceof Error) return skip("the plugin did not load (see handshake)");
+  if (first instanceof Error) return skip(`the plugin did not load (see ${loadCheck(ctx)})`);
   const outcome = outcomeOf(first.start);
   if (outcome.kind === "ok") return pass(`start answered {"ok": true} to a context with empty settings ({}) in ${Math.round(first.start.ms)} ms`);
   if (outcome.kind === "refused") {
@@ -70,7 +74,7 @@ function badSettings(configured: unknown): unknown[] {
 export async function checkBadSettings(ctx: CheckContext): Promise<Verdict> {
   if (ctx.runnable !== null) return skip(ctx.runnable);
   const first = await ctx.first();
-  if (first instanceof Error) return skip("the plugin did not load (see handshake)");
+  if (first instanceof Error) return skip(`the plugin did not load (see ${loadCheck(ctx)})`);
   const breaches: string[] = [];
   const refusals: string[] = [];
   const tried: string[] = [];
@@ -97,7 +101,7 @@ export async function checkBadSettings(ctx: CheckContext): Promise<Verdict> {
 export async function checkStop(ctx: CheckContext): Promise<Verdict> {
   if (ctx.runnable !== null) return skip(ctx.runnable);
   const first = await ctx.first();
-  if (first instanceof Error) return skip("the plugin did not load (see handshake)");
+  if (first instanceof Error) return skip(`the plugin did not load (see ${loadCheck(ctx)})`);
   await ctx.stopMain();
   // A host that never ran start: stop must be safe whether or not start succeeded.
   const host = await ctx.open();

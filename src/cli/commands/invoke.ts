@@ -1,12 +1,15 @@
 import { defineCommand } from "citty";
+import { commandMeta } from "../_meta.ts";
 import { readFileSync } from "node:fs";
 import { CxError, resultExitCode } from "../../errors.ts";
 import type { CallEvent } from "../../host/connection.ts";
 import { isDeniedByHost, type JobResult } from "../../protocol/result.ts";
-import { inertBlock } from "../../inert.ts";
-import { globalOptions, pluginArg } from "../_args.ts";
+import { inert, inertBlock } from "../../inert.ts";
+import { globalOptions, pluginArg, repeatedValues } from "../_args.ts";
 import { type CommandResult, errorJson, printError } from "../_output.ts";
 import { openSession } from "../_session.ts";
+import { hintCommand, shellWord } from "../_hints.ts";
+import type { Session } from "../../session/session.ts";
 import { cliPermission } from "../_permission.ts";
 import { projectScope } from "../../trust/grants.ts";
 import { progressView } from "../_progress.ts";
@@ -34,27 +37,37 @@ function denial(result: JobResult, plugin: string, tool: string): CxError {
   });
 }
 
+/** Without <tool>, run() names the plugin's tools (read from its sidecar: nothing runs). */
+export const explainsMissing = ["tool"];
+
 export default defineCommand({
-  meta: { name: "invoke", description: "Call one of a plugin's tools" },
+  meta: commandMeta({ name: "invoke", description: "Call one of a plugin's tools", summary: "Call one of a plugin's tools" }),
   args: {
     ...pluginArg,
     tool: { type: "positional", description: "The tool to call", required: true },
     input: { type: "positional", description: "'-' to read the arguments from stdin", required: false },
     args: { type: "string", description: "The arguments, a JSON object", valueHint: "JSON" },
+    field: { type: "string", description: "One argument as key=value, repeatable, over --args' (as gh api --field; a value the tool's schema wants as a number or boolean is taken as one)", valueHint: "KEY=VALUE" },
     "args-file": { type: "string", description: "Read the arguments from a file", valueHint: "FILE" },
     timeout: { type: "string", description: "Give up after this many milliseconds (exit 6)", valueHint: "MS" },
     allow: { type: "boolean", description: "Allow this one call if it needs permission (no TTY needed)" },
     jsonl: { type: "boolean", description: "Each report of the call as a JSON line, then the envelope as the last line" },
     stream: { type: "boolean", description: "Off a terminal too, write the text the plugin streams and its log reports to stderr" },
   },
-  async run({ args }): Promise<CommandResult> {
+  async run({ args, rawArgs }): Promise<CommandResult> {
     const options = globalOptions(args);
     const jsonl = args.jsonl === true;
     if (jsonl && options.json) throw new CxError("E_USAGE", "give --json (one document) or --jsonl (lines), not both");
-    const input = readArguments(args.args, args["args-file"], args.input);
+    const input = withPairs(readArguments(args.args, args["args-file"], args.input), repeatedValues(rawArgs, "--field"));
     const timeoutMs = parseTimeout(args.timeout);
     await using session = await openSession(options);
-    const plugin = await session.load(args.plugin);
+    if (args.tool === undefined || args.tool === "") throw missingTool(session, args.plugin);
+    const { plugin, timings } = await session.loadTimed(args.plugin);
+    if (options.verbose) {
+      // --verbose said nothing on success: what was loaded from where, and where the time went.
+      const steps = timings.steps.map((t) => `${t.step} ${t.ms.toFixed(1)}`).join(", ");
+      err(`[verbose] loaded ${inert(plugin.name)} ${inert(plugin.manifest.version)} from ${inert(plugin.library)} in ${timings.steps.reduce((sum, t) => sum + t.ms, 0).toFixed(1)} ms (${steps} ms)\n`);
+    }
     const interrupted = new AbortController();
     const onSigint = () => interrupted.abort();
     process.once("SIGINT", onSigint);
@@ -73,6 +86,7 @@ export default defineCommand({
       process.off("SIGINT", onSigint);
       view?.finish();
     }
+    if (options.verbose) err(`[verbose] ${inert(args.tool)} answered in ${result.durationMs} ms: success ${result.success}, exit code ${resultExitCode(result)}\n`);
     const exitCode = resultExitCode(result);
     // Exit 4 only when cxagent denied the call; a denial the tool reports itself is its failure (1).
     const denied = isDeniedByHost(result) ? denial(result, plugin.name, args.tool) : null;
@@ -88,6 +102,11 @@ export default defineCommand({
     if (!result.success && result.errorMessage && !options.json) {
       const claim = result.permissionDenied ? " (the tool reports that permission was denied; cxagent did not deny it)" : "";
       err(`${args.tool} failed${claim}: ${inertBlock(result.errorMessage)}\n`);
+    } else if (!result.success && !options.json) {
+      // Exit 1 with nothing said was a mystery, e.g. a TypeScript result that left out success: true.
+      err(`${args.tool} failed without an errorMessage: its result did not say "success": true\n`);
+    } else if (result.success && typeof result.output.content !== "string" && !options.json) {
+      err(`note: ${args.tool}'s result has no output.content, the text a model reads; ${Object.keys(result.output).length ? "shown here as its output in JSON, which is what a model gets over MCP" : "its output is empty"}\n`);
     }
     return { json: doc, text: contentOf(result), exitCode };
   },
@@ -139,4 +158,29 @@ function parseTimeout(value: unknown): number | undefined {
   const n = Number(value);
   if (!Number.isInteger(n) || n <= 0) throw new CxError("E_USAGE", `--timeout takes a positive number of milliseconds, not '${String(value)}'`);
   return n;
+}
+
+/** `invoke <plugin>` without a tool: the usage error names the plugin's tools, as its sidecar declares them. */
+function missingTool(session: Session, ref: string): CxError {
+  const inspected = session.inspect(ref);
+  const tools = inspected.manifest.tools.map((t) => t.name);
+  return new CxError("E_USAGE", `'cxagent invoke' needs <tool>: ${tools.length ? `plugin '${inspected.name}' has ${tools.join(", ")}` : `plugin '${inspected.name}' declares no tools in its sidecar`}`, {
+    hint: `${hintCommand(`describe ${shellWord(ref)}`)} shows each tool's arguments`,
+  });
+}
+
+/**
+ * --field key=value pairs over the arguments object (as gh api -f): each value a string, which the
+ * tool's inputSchema turns into the number or boolean it wants (arguments' coercion).
+ */
+function withPairs(input: unknown, pairs: readonly string[]): unknown {
+  if (pairs.length === 0) return input;
+  if (input === null || typeof input !== "object" || Array.isArray(input)) return input; // the schema check names what is wrong
+  const out: Record<string, unknown> = { ...(input as Record<string, unknown>) };
+  for (const pair of pairs) {
+    const at = pair.indexOf("=");
+    if (at <= 0) throw new CxError("E_USAGE", `--field takes key=value, not '${pair}'`, { hint: `e.g. --field a=6 --field b=7; nested or typed values go in --args '{...}'` });
+    out[pair.slice(0, at)] = pair.slice(at + 1);
+  }
+  return out;
 }

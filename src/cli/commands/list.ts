@@ -1,21 +1,30 @@
 import { defineCommand } from "citty";
+import { commandMeta } from "../_meta.ts";
+import { existsSync } from "node:fs";
+import { hintCommand, shellWord } from "../_hints.ts";
 import type { Manifest } from "../../protocol/manifest.ts";
 import { collisionsOf } from "../../session/names.ts";
 import { isCxError } from "../../errors.ts";
 import { inert } from "../../inert.ts";
 import { type Changes, describeChanges, type Inspection, otherFolderSentence, refusalOf } from "../../session/inspect.ts";
 import { hiddenBy, ruleText, unmatchedText } from "../../host/tool-policy.ts";
+import { profileOf } from "../../kinds/index.ts";
 import { globalOptions } from "../_args.ts";
 import { type CommandResult, indentBlock } from "../_output.ts";
 import { openSession } from "../_session.ts";
+import { pluginsFolder } from "../_installed.ts";
+import type { CatalogEntry } from "../../discovery/catalog.ts";
+import type { Session } from "../../session/session.ts";
+import { readApprovals } from "../../trust/approvals.ts";
 
 export default defineCommand({
-  meta: { name: "list", description: "Every configured or discovered plugin, with its trust state (no plugin code runs)" },
+  meta: commandMeta({ name: "list", description: "Every configured or discovered plugin, with its trust state (no plugin code runs)", summary: "Discovered, configured, installed and approved plugins, with their trust status" }),
   args: {},
   async run({ args }): Promise<CommandResult> {
     const options = globalOptions(args);
     await using session = await openSession(options);
-    const entries = session.catalog();
+    const entries: (CatalogEntry & { source?: string })[] = session.catalog();
+    entries.push(...approvedByPath(session, entries));
     // Each plugin's names against the built-ins and the enabled plugins listed before it, as a session loading them in this order would see them.
     const holders: Manifest[] = [];
     const plugins = entries.map((entry) => {
@@ -36,8 +45,11 @@ export default defineCommand({
       const enabled = inspected?.enabled ?? ((session.config.plugins.get(entry.name)?.enabled ?? true) && session.project?.plugins.get(entry.name)?.enabled !== false);
       if (inspected && enabled && !inspected.shadowing && collisions.length === 0) holders.push(inspected.manifest);
       const trust = inspected?.trust;
+      const installedAt = pluginsFolder(session.folders.configDir) + "/";
+      const source = entry.source ?? (entry.configured ? "config" : entry.location?.folder.startsWith(installedAt) ? "installed" : "discovered");
       return {
         name: entry.name,
+        source,
         kind: inspected?.kind ?? entry.location?.kind ?? null,
         version: inspected && !(inspected.cortex && !inspected.cortex.versionDeclared) ? inspected.manifest.version : null,
         library: entry.location?.library ?? null,
@@ -65,6 +77,7 @@ export default defineCommand({
       ? plugins
           .map((p) => {
             const lines = [`${inert(p.name)} ${p.version === null ? "?" : inert(p.version)}  ${p.enabled ? "" : "[disabled] "}${trustWords(p)}`];
+            if (p.source === "approved by path") lines.push("  found    by its approval (not in a plugins folder): load it by its path");
             if (p.library) lines.push(`  library  ${inert(p.library)}`);
             if (p.folder) lines.push(`  folder   ${inert(p.folder)}${p.sharesWith.length ? ` (shared with ${p.sharesWith.map(inert).join(", ")})` : ""}`);
             if (p.trust === "changed") lines.push(`  changed  ${describeChanges(p.changes as Changes | null)}`);
@@ -72,7 +85,8 @@ export default defineCommand({
             for (const folder of p.shadows) lines.push(`  shadows  another plugin named ${inert(p.name)} at ${inert(folder)}, which loads only by its path`);
             if (p.ships.length) lines.push(`  ships    ${p.ships.map(inert).join(", ")}`);
             if (p.tools.length) lines.push(`  tools    ${p.tools.map(inert).join(", ")}`);
-            if (p.kind === "cortex") lines.push("  kind     Cortex native plugin: its tools are declared only when it runs (describe --live)");
+            const note = p.kind === null ? null : profileOf(p.kind).words.listNote;
+            if (note) lines.push(`  kind     ${note}`);
             lines.push(...selectionLines(p));
             for (const c of p.collisions) lines.push(`  collides ${c.kind} '${inert(c.name)}' is already held by ${c.holder === "built-in" ? "a built-in tool" : `plugin '${inert(c.holder)}'`}`);
             if (p.problem) lines.push(`  problem  ${indentBlock(p.problem, "           ")}`);
@@ -83,6 +97,34 @@ export default defineCommand({
     return { json: { plugins, searched: session.searchFolders.map((f) => f.path) }, text };
   },
 });
+
+/**
+ * Plugins approved at a folder no search folder reaches (approved by their path: `approve
+ * examples/calculator`): listed too, so that every approval shows up beside its plugin. One whose
+ * folder is gone is listed with that problem.
+ */
+function approvedByPath(session: Session, listed: readonly CatalogEntry[]): (CatalogEntry & { source: string })[] {
+  const seen = new Set(listed.map((e) => e.location?.folder).filter((f) => f !== undefined));
+  const extra: (CatalogEntry & { source: string })[] = [];
+  for (const approval of readApprovals(session.folders.stateDir)) {
+    if (seen.has(approval.directory)) continue;
+    seen.add(approval.directory);
+    let location: CatalogEntry["location"] = null;
+    let problem: string | null = null;
+    if (!existsSync(approval.directory)) problem = `its folder ${approval.directory} is gone; '${hintCommand(`revoke ${shellWord(approval.plugin)} --all-folders`)}' withdraws its approvals`;
+    else {
+      try {
+        location = session.locate(approval.directory);
+      } catch (error) {
+        if (!isCxError(error)) throw error;
+        problem = error.message;
+      }
+    }
+    if (location && listed.some((e) => e.location?.library === location.library)) continue;
+    extra.push({ name: approval.plugin, configured: false, location, problem, shadows: [], source: "approved by path" });
+  }
+  return extra;
+}
 
 // --- tool selection (issue 20): who disabled a plugin, which tools are hidden or ask, which patterns match nothing ---
 

@@ -1,14 +1,16 @@
 import { defineCommand } from "citty";
+import { commandMeta } from "../_meta.ts";
 import pkg from "../../../package.json" with { type: "json" };
 import { CxError } from "../../errors.ts";
 import { globalOptions } from "../_args.ts";
 import type { CommandResult } from "../_output.ts";
 
 export default defineCommand({
-  meta: {
+  meta: commandMeta({
     name: "mcp",
     description: "Serve plugins to an MCP client (stdio, or Streamable HTTP with --http); never prompts",
-  },
+    summary: "Serve plugins to an MCP client (Claude Code, Codex, Cursor, …) over stdio or HTTP",
+  }),
   args: {
     plugins: { type: "positional", description: "Plugins to serve (default: every enabled, approved plugin)", required: false },
     "allow-tool": {

@@ -1,7 +1,9 @@
 import { defineCommand } from "citty";
+import { commandMeta } from "../_meta.ts";
 import { existsSync, statSync } from "node:fs";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { CxError } from "../../errors.ts";
+import { hintCommand } from "../_hints.ts";
 import { isLanguage, LANGUAGES, planProject, writeProject } from "../../scaffold/new-plugin.ts";
 import { globalOptions } from "../_args.ts";
 import type { CommandResult } from "../_output.ts";
@@ -10,7 +12,7 @@ const LANGUAGE_NAMES = { c: "C", rust: "Rust", ts: "TypeScript" } as const;
 const choices = (words: string[]) => (words.length > 1 ? `${words.slice(0, -1).join(", ")} or ${words.at(-1)}` : words.join(""));
 
 export default defineCommand({
-  meta: { name: "new", description: "Start a plugin: a folder with its source, sidecar and READMEs (and a Makefile for C and Rust), ready to build" },
+  meta: commandMeta({ name: "new", description: "Start a plugin: a folder with its source, sidecar and READMEs (and a Makefile for C and Rust), ready to build", summary: "Start a new plugin in C, Rust or TypeScript, ready to build (or, TypeScript, to run)" }),
   args: {
     name: { type: "positional", description: "The plugin's name: 1-64 of A-Z a-z 0-9 . _ -, starting with a letter or digit", required: true },
     lang: { type: "string", description: `The plugin's language: ${choices(LANGUAGES)} (ts: a TypeScript module, nothing to build)`, valueHint: LANGUAGES.join("|") },
@@ -19,10 +21,10 @@ export default defineCommand({
   run({ args }): CommandResult {
     const options = globalOptions(args);
     if (typeof args.lang !== "string") {
-      throw new CxError("E_USAGE", `'cxagent new' needs the plugin's language: ${choices(LANGUAGES.map((l) => `--lang ${l}`))}`, { hint: "see cxagent new --help" });
+      throw new CxError("E_USAGE", `'cxagent new' needs the plugin's language: ${choices(LANGUAGES.map((l) => `--lang ${l}`))}`, { hint: `see ${hintCommand("new --help")}` });
     }
     if (!isLanguage(args.lang)) {
-      throw new CxError("E_USAGE", `cxagent new writes plugins in ${choices(LANGUAGES)}, not '${args.lang}'`, { hint: "see cxagent new --help" });
+      throw new CxError("E_USAGE", `cxagent new writes plugins in ${choices(LANGUAGES)}, not '${args.lang}'`, { hint: `see ${hintCommand("new --help")}` });
     }
     const cwd = resolve(options.cwd);
     if (!existsSync(cwd) || !statSync(cwd).isDirectory()) {
@@ -39,9 +41,10 @@ export default defineCommand({
     const argsJson = JSON.stringify(project.example.args).replace(/:/g, ": ");
     const next = [
       ...(project.build ? [`${project.build.join(" ")} -C ${shown(folder)}`] : []),
-      `cxagent check ${plugin}`,
-      `cxagent approve ${plugin}`,
-      `cxagent invoke ${plugin} ${project.example.tool} --args '${argsJson}'`,
+      // As the user runs cxagent (npx cxagent, ./bin/cxagent, …), with this run's location flags.
+      hintCommand(`check ${plugin}`),
+      hintCommand(`approve ${plugin}`),
+      hintCommand(`invoke ${plugin} ${project.example.tool} --args '${argsJson}'`),
     ];
     const language = LANGUAGE_NAMES[project.language];
     return {
