@@ -1,9 +1,10 @@
 #!/usr/bin/env bun
 /**
  * Proves that no cxagent's snapshot sweep removes another live cxagent's files (issue 37): two
- * cxagents of one user share one temporary folder; one loads a module plugin, calls it and unloads
- * it, in a loop; the other opens sessions in a loop, each finding a dead session's record, so
- * each open reaps and sweeps the temporary folder. Every failure of either is counted and shown.
+ * cxagents of one user share one folder for module snapshots ($XDG_RUNTIME_DIR/cxagent, private);
+ * one loads a module plugin, calls it and unloads it, in a loop; the other opens sessions in a
+ * loop, each finding a dead session's record, so each open reaps and sweeps that folder. Every
+ * failure of either is counted and shown.
  *
  * Usage: bun scripts/sweep-race.ts [--seconds N] [--same-namespace]
  *   --seconds         how long both loops run (60)
@@ -13,8 +14,8 @@
  *
  * Exit 0: both loops ran with zero failures. 1: some failed. Not part of `npm test` (a minute).
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
 import { join } from "node:path";
 import { Session } from "../src/index.ts";
 
@@ -78,16 +79,18 @@ if (role) {
   process.exit(0);
 }
 
-const work = mkdtempSync(join(tmpdir(), "cxagent-sweep-race-"));
-const tmp = join(work, "tmp");
-mkdirSync(tmp);
+// Private all the way up (not under /tmp), as cxagent requires of the folder it writes snapshots to.
+const work = mkdtempSync(join(homedir(), ".cxagent-sweep-race-"));
+chmodSync(work, 0o700);
+const runtime = join(work, "runtime");
+mkdirSync(runtime, { mode: 0o700 });
 const namespace = !argv.includes("--same-namespace");
 const deadline = Date.now() + seconds * 1000;
 const self = [process.execPath, join(import.meta.dir, "sweep-race.ts")];
 const start = (role: string, state: string, prefix: string[] = []) =>
   Bun.spawn([...prefix, ...self, "--role", role, "--until", String(deadline)], {
     cwd: root,
-    env: { ...process.env, TMPDIR: tmp, CXAGENT_STATE_DIR: state, CXAGENT_CONFIG_DIR: join(work, "config") },
+    env: { ...process.env, XDG_RUNTIME_DIR: runtime, CXAGENT_STATE_DIR: state, CXAGENT_CONFIG_DIR: join(work, "config") },
     stdout: "pipe",
     stderr: "pipe",
   });

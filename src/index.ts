@@ -15,6 +15,7 @@ export {
 export type { LoadStep, LoadTimings } from "./session/pipeline.ts";
 export type { CortexFacts, Inspection, SettingsSource, Shadowing } from "./session/inspect.ts";
 export type { PluginKind } from "./protocol/host-args.ts";
+export type { KeptFiles, KindProfile, KindWords } from "./kinds/index.ts";
 export type { TrustRequest, ConfirmTrust } from "./trust/check.ts";
 export type { Changes, Trust, TrustState } from "./trust/approvals.ts";
 export { Plugin, type InvokeOptions, type PluginChange } from "./host/plugin.ts";

@@ -22,6 +22,8 @@ const SYMBOLS = {
   setsockopt: { args: [FFIType.i32, FFIType.i32, FFIType.i32, FFIType.ptr, FFIType.u32], returns: FFIType.i32 },
   getsockopt: { args: [FFIType.i32, FFIType.i32, FFIType.i32, FFIType.ptr, FFIType.ptr], returns: FFIType.i32 },
   recv: { args: [FFIType.i32, FFIType.ptr, FFIType.u64, FFIType.i32], returns: FFIType.i64_fast },
+  strdup: { args: [FFIType.ptr], returns: FFIType.ptr },
+  putenv: { args: [FFIType.ptr], returns: FFIType.i32 },
 } as const;
 
 export type Libc = ReturnType<typeof dlopen<typeof SYMBOLS>>["symbols"];

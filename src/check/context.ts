@@ -7,9 +7,10 @@ import type { CxError } from "../errors.ts";
 import type { Resolved } from "../discovery/discover.ts";
 import type { Manifest, Tool } from "../protocol/manifest.ts";
 import type { Inspection } from "../session/inspect.ts";
-import type { ElfSymbols } from "../trust/elf-symbols.ts";
+import type { ElfSymbols } from "../elf/symbols.ts";
 import { type Answer, CheckHost, type Observations, type SpawnCheckHost } from "./host.ts";
 import type { PluginKind } from "./report.ts";
+import { profileOf } from "../kinds/index.ts";
 
 export interface CheckTimeouts {
   /** Each invoke and command (default 10 s). */
@@ -198,6 +199,6 @@ export function firstLine(text: string): string {
 }
 
 /** The check that reports a failed load: the handshake's for a library, describe's for a module (which has no handshake). */
-export function loadCheck(ctx: { kind: string }): string {
-  return ctx.kind === "module" ? "describe" : "handshake";
+export function loadCheck(ctx: { kind: PluginKind }): string {
+  return profileOf(ctx.kind).handshake ? "handshake" : "describe";
 }

@@ -18,7 +18,7 @@ import { hostCommand } from "../session/host-command.ts";
 import { bytesToLoad, type Inspection, recordInspected, refusalOf, trustRequestOf } from "../session/inspect.ts";
 import type { Session } from "../session/session.ts";
 import { type ConfirmTrust, confirmTrusted } from "../trust/check.ts";
-import { readSymbols } from "../trust/elf-symbols.ts";
+import { readSymbols } from "../elf/symbols.ts";
 import { libraryBytes } from "../trust/hash.ts";
 import { checkBadArguments, checkConcurrency, checkContent, checkResults } from "./checks/calls.ts";
 import { checkCommands, checkHostTable, checkPoll } from "./checks/extras.ts";
@@ -29,7 +29,9 @@ import { checkDescriptions, checkExports, checkLibrary, checkNames, checkSchemas
 import { CheckContext } from "./context.ts";
 import { newObservations, type SpawnCheckHost } from "./host.ts";
 import { type CheckOutcome, type CheckReport, countOutcomes, type PluginKind, type Verdict } from "./report.ts";
-import { tempFolder } from "../files.ts";
+import { profileOf } from "../kinds/index.ts";
+import { DEFAULT_KIND, PLUGIN_KINDS } from "../protocol/host-args.ts";
+import { ensurePrivateFolder } from "../host/private-folder.ts";
 
 export interface Check {
   id: string;
@@ -75,7 +77,7 @@ export const CHECKS: readonly Check[] = [
 ];
 
 /** The kinds this build can run in a check-mode plugin host. */
-const RUNS: readonly PluginKind[] = ["native", "module"];
+const RUNS: readonly PluginKind[] = PLUGIN_KINDS.filter((kind) => profileOf(kind).checkable);
 
 export interface CheckOptions {
   /**
@@ -102,7 +104,7 @@ export interface CheckOptions {
 /** The kind of plugin a location holds (discovery decides it, before any code runs; native until it says otherwise). */
 function kindOf(location: object): PluginKind {
   const kind = (location as { kind?: unknown }).kind;
-  return kind === "cortex" || kind === "module" ? kind : "native";
+  return (PLUGIN_KINDS as readonly unknown[]).includes(kind) ? (kind as PluginKind) : DEFAULT_KIND;
 }
 
 /**
@@ -122,7 +124,8 @@ export async function checkPlugin(session: Session, ref: string, options: CheckO
   }
   if (inspection?.shadowing) throw refusalOf(inspection)!;
   const kind = kindOf(location);
-  const made = realpathSync(mkdtempSync(join(tempFolder(), "cxagent-check-")));
+  // The hosts' working folder, where a plugin may write and read back: private all the way up, as a snapshot is.
+  const made = realpathSync(mkdtempSync(join(ensurePrivateFolder(session.snapshotDir, "cxagent check runs its plugin hosts"), "cxagent-check-")));
   try {
     if (options.fixture !== undefined) copyFixture(options.fixture, made);
   } catch (error) {

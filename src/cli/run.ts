@@ -14,76 +14,30 @@ import { globalArgs } from "./_args.ts";
 import { rememberLocationFlags, selfCommand } from "./_hints.ts";
 import { type CommandResult, type OutputMode, printError, printResult, stripAnsi, useColor } from "./_output.ts";
 import { flagRequested, parseCommandLine } from "./_parse.ts";
+import { summaryOf } from "./_meta.ts";
+import { COMMAND_NAMES, type CommandModule, COMMANDS as REGISTRY, HIDDEN, type Loader, VARIADIC } from "./_commands.ts";
+
+export type { CommandModule } from "./_commands.ts";
 import { isTTY, out } from "./_stdio.ts";
 
-/** A command's module: its definition, and optionally the JSON shape of its failures. */
-export interface CommandModule {
-  default: CommandDef<ArgsDef>;
-  /** The document --json / --jsonl print when the command fails (default `{"error": …}`). */
-  errorDocument?: (error: CxError) => unknown;
-  /** Required positionals its run() explains itself when they are missing (see ParseOptions). */
-  explainsMissing?: readonly string[];
-}
+/**
+ * The hidden command the completion scripts call; it reads the registry (_commands.ts), so the
+ * registry does not name it: it is added here, where nothing imports back.
+ */
+const COMMANDS: Record<string, Loader> = { ...REGISTRY, __complete: () => import("./commands/complete.ts") as never };
 
-type Loader = () => Promise<CommandModule>;
-
-export const COMMANDS: Record<string, Loader> = {
-  list: () => import("./commands/list.ts") as never,
-  install: () => import("./commands/install.ts") as never,
-  uninstall: () => import("./commands/uninstall.ts") as never,
-  describe: () => import("./commands/describe.ts") as never,
-  approve: () => import("./commands/approve.ts") as never,
-  revoke: () => import("./commands/revoke.ts") as never,
-  load: () => import("./commands/load.ts") as never,
-  invoke: () => import("./commands/invoke.ts") as never,
-  gate: () => import("./commands/gate.ts") as never,
-  command: () => import("./commands/command.ts") as never,
-  watch: () => import("./commands/watch.ts") as never,
-  grants: () => import("./commands/grants.ts") as never,
-  approvals: () => import("./commands/approvals.ts") as never,
-  reap: () => import("./commands/reap.ts") as never,
-  instructions: () => import("./commands/instructions.ts") as never,
-  mcp: () => import("./commands/mcp.ts") as never,
-  new: () => import("./commands/new.ts") as never,
-  check: () => import("./commands/check.ts") as never,
-  paths: () => import("./commands/paths.ts") as never,
-  config: () => import("./commands/config.ts") as never,
-  completions: () => import("./commands/completions.ts") as never,
-  __complete: () => import("./commands/complete.ts") as never,
-};
-
-/** Commands whose last positional takes every further word. */
-export const VARIADIC = new Set(["command", "instructions", "mcp", "__complete"]);
-
-const HIDDEN = new Set(["__complete"]);
-
-const SUMMARIES: Record<string, string> = {
-  list: "Discovered, configured, installed and approved plugins, with their trust status",
-  install: "Copy a plugin (folder or tarball) into the plugins folder and approve its files",
-  uninstall: "Remove an installed plugin, its approvals and its permission grants",
-  describe: "What a plugin declares and its tools' arguments (no plugin code runs); --live loads it and compares",
-  approve: "Approve a plugin's exact files, interactively or by pinned hash",
-  revoke: "Withdraw a plugin's approval",
-  load: "Load a plugin (trust, spawn, handshake, describe, start, stop), with timings",
-  invoke: "Call one of a plugin's tools",
-  gate: "Show the permission decision for a call, without making it",
-  command: "Run one of a plugin's commands",
-  watch: "Print the work a plugin submits",
-  instructions: "Print the instructions loaded plugins add for the model",
-  grants: "List, add or revoke standing permission grants",
-  approvals: "List the stored approvals: plugin, folder, hash, since when",
-  reap: "End processes left behind by sessions that died",
-  mcp: "Serve plugins to an MCP client (Claude Code, Codex, Cursor, …) over stdio or HTTP",
-  new: "Start a new plugin in C, Rust or TypeScript, ready to build (or, TypeScript, to run)",
-  check: "Run a plugin through every check of the contract, each pass, warn or fail",
-  paths: "The folders and files cxagent uses, and whether each can be read",
-  config: "Read or change config.json (get, set, unset), checked before it is written",
-  completions: "Print a shell completion script (bash, zsh or fish)",
+/** The summaries of this file's own commands: help, and version (the same as --version). */
+const OWN_SUMMARIES: Record<string, string> = {
   version: "The version (--verbose: Bun, plugin contract, platform), as --version",
   help: "Help for cxagent, or for one command",
 };
 
-export const COMMAND_NAMES = [...Object.keys(COMMANDS).filter((n) => !HIDDEN.has(n)), "version", "help"];
+/** A command as the top-level help lists it: its name and the summary its own meta gives. */
+async function summaryCommand(name: string): Promise<CommandDef<ArgsDef>> {
+  const meta = await resolveValue((await COMMANDS[name]!()).default.meta);
+  return defineCommand({ meta: { name, description: summaryOf(meta) } }) as CommandDef<ArgsDef>;
+}
+
 
 function rootCommand() {
   return defineCommand({
@@ -93,7 +47,8 @@ function rootCommand() {
       version: { type: "boolean", alias: ["v", "V"], description: "Print the version (with --verbose: Bun, plugin contract, platform)" },
       help: { type: "boolean", alias: "h", description: "Show this help, or a command's with <command> --help" },
     },
-    subCommands: Object.fromEntries(COMMAND_NAMES.map((name) => [name, defineCommand({ meta: { name, description: SUMMARIES[name] } })])),
+    // Each command's summary is its own meta's, read only when this list is shown.
+    subCommands: Object.fromEntries(COMMAND_NAMES.map((name) => [name, name in OWN_SUMMARIES ? defineCommand({ meta: { name, description: OWN_SUMMARIES[name] } }) : () => summaryCommand(name)])),
   }) as CommandDef<ArgsDef>;
 }
 

@@ -8,6 +8,7 @@ import type { Config } from "./config.ts";
 import type { PluginConfig } from "./config.ts";
 import { configuredLocation, discoverAll, findFile, pinnedFolder, type Resolved, type SearchFolder } from "./discover.ts";
 import { readSidecar } from "./sidecar.ts";
+import { DEFAULT_KIND } from "../protocol/host-args.ts";
 
 export interface CatalogEntry {
   name: string;
@@ -37,7 +38,7 @@ export function catalog(config: Config, folders: SearchFolder[], projectDir: str
     let name = location.name;
     try {
       // A Cortex plugin has no sidecar: discovery named it by its manifest.toml already.
-      if (location.kind === "native") name = readSidecar(location.sidecar, location.library).name;
+      if (location.kind === DEFAULT_KIND) name = readSidecar(location.sidecar, location.library).name;
     } catch (error) {
       if (!isCxError(error)) throw error; // its problem is shown when it is inspected
     }

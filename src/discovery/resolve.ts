@@ -8,7 +8,7 @@ import { basename, dirname, resolve } from "node:path";
 import { CxError } from "../errors.ts";
 import type { PluginKind } from "../protocol/host-args.ts";
 import { CORTEX_MANIFEST, type CortexManifest, hasCortexManifest, manifestOfLibrary, parseCortexManifest } from "./cortex.ts";
-import { kindOfFile } from "./kind.ts";
+import { isCortexFile } from "./kind.ts";
 import { isLibraryFile, isModuleFile, libraryOfSidecar, SIDECAR_SUFFIX, sidecarPathOf } from "./sidecar.ts";
 
 export interface PluginLocation {
@@ -33,7 +33,7 @@ export function locationOf(library: string): PluginLocation {
   const sidecar = sidecarPathOf(library);
   // A module is named by its file name; a library by its sidecar, else by the exports it has.
   if (isModuleFile(library)) return { library, sidecar, folder: dirname(library), kind: "module" };
-  if (existsSync(sidecar) || kindOfFile(library) !== "cortex") return { library, sidecar, folder: dirname(library), kind: "native" };
+  if (existsSync(sidecar) || !isCortexFile(library)) return { library, sidecar, folder: dirname(library), kind: "native" };
   const manifest = manifestOfLibrary(library, readCortexManifest);
   return { library, sidecar, folder: manifest ? dirname(manifest) : dirname(library), kind: "cortex", cortexManifest: manifest };
 }

@@ -13,6 +13,8 @@
  * as abandoned calls: they may still run once a worker frees, and their answers are discarded.
  */
 import { CxError } from "../errors.ts";
+import { type DeadlineRequest, type DeadlineSource, timeoutError } from "./deadline.ts";
+import { HOST_DEFAULTS } from "../protocol/host-args.ts";
 import { LINE_CAP, type Reply } from "../protocol/wire.ts";
 
 export type CallEvent =
@@ -20,11 +22,9 @@ export type CallEvent =
   | { event: "log"; level: number; text: string }
   | { event: "stream"; text: string };
 
-export interface RequestOptions {
-  timeoutMs?: number;
-  /** Each progress report restarts the timeout, up to `maxMs` in all (default 10 × timeoutMs). */
-  resetOnProgress?: boolean;
-  maxMs?: number;
+export interface RequestOptions extends DeadlineRequest {
+  /** Who set the deadline, for the E_TIMEOUT it causes (deadline.ts; default: the call itself). */
+  source?: DeadlineSource;
   signal?: AbortSignal;
   onEvent?: (event: CallEvent) => void;
 }
@@ -88,7 +88,7 @@ export function callsInFlightHere(): number {
 }
 
 /** At most this many requests are out at once, counting those sent ahead of the pool's cap. */
-export const PIPELINE_CAP = 256;
+export const PIPELINE_CAP = HOST_DEFAULTS.pipelineCap;
 /** Requests are sent ahead only while every call out has been out less than this long. */
 export const PIPELINE_MS = 2;
 
@@ -160,13 +160,7 @@ export class Calls {
         const arm = (ms: number, why: string) => {
           if (timer !== undefined) this.clock.clearTimer(timer);
           timer = this.clock.setTimer(() => {
-            this.abandon(
-              id,
-              new CxError("E_TIMEOUT", `plugin '${this.label}': ${what} ${why}`, {
-                hint: "the plugin's call runs on (it cannot be interrupted) and its late answer will be discarded; allow it more time if it needs more",
-                next: { do: "raise-timeout", ms: timeoutMs },
-              }),
-            );
+            this.abandon(id, timeoutError(this.label, what, why, timeoutMs, options.source));
           }, ms);
         };
         arm(Math.min(timeoutMs, capMs), options.resetOnProgress ? `reported no progress for ${timeoutMs} ms` : `did not answer within ${timeoutMs} ms`);

@@ -9,10 +9,12 @@ import type { Subprocess } from "bun";
 import { closeSync, constants, existsSync, lstatSync, mkdtempSync, openSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { basename, join } from "node:path";
 import { CxError } from "../errors.ts";
-import { hostArgv, type HostArguments, type PluginKind } from "../protocol/host-args.ts";
+import type { KindProfile } from "../kinds/index.ts";
+import { hostArgv, HOST_DEFAULTS } from "../protocol/host-args.ts";
+import type { HostSettings } from "../protocol/host-settings.ts";
 import { LINE_CAP } from "../protocol/wire.ts";
-import { endProcesses } from "../reaper/escalate.ts";
-import type { Owned } from "../reaper/ours.ts";
+import { endProcesses, finished } from "../reaper/escalate.ts";
+import { type Owned, proveDescent } from "../reaper/ours.ts";
 import { readStat } from "../reaper/proc.ts";
 import { readLines } from "./lines.ts";
 import { sealedCopy } from "./memfd.ts";
@@ -47,17 +49,13 @@ export interface ChildSpec {
   dependencies?: SealedDependency[];
   /** The plugin's name, for messages and the sealed copies' names. */
   label: string;
-  /** Native (the default), cortex, or a module, which also gets a private snapshot folder. */
-  kind?: PluginKind;
-  /**
-   * Where a module's snapshot folder is made (private-folder.ts snapshotBase): a folder only this
-   * user can write, all the way up. Required for a module.
-   */
-  snapshotDir?: string;
+  /** The kind's profile: whether its host gets a snapshot folder, may be a prepared one, its runtime tuning. */
+  profile: KindProfile;
   cwd: string;
-  /** The plugin host's whole environment: nothing else of this process's is passed. */
-  env: Record<string, string>;
-  settings: Pick<HostArguments, "poolCap" | "pollMs" | "spinUs" | "sessionId" | "check" | "workerFolders">;
+  /** The host's settings, whole: its environment (nothing else of this process's is passed) and its command line. */
+  host: HostSettings;
+  /** Check mode (`cxagent check`). */
+  check?: boolean;
 }
 
 /**
@@ -196,13 +194,16 @@ export class ChildTransport implements Transport {
   awaitOutput?: (budgetNs: number) => boolean;
   /** The protocol channel's reader is done: its descriptor is closed, and its number may be reused. */
   private outputDone = false;
+  /** Processes the plugin registered that proved to be the host's descendants. */
+  private readonly children: Owned[] = [];
 
   constructor(spec: ChildSpec, sink: TransportSink) {
     makeNonDumpable(); // before any plugin host exists (see nondumpable.ts); Session.open did it already
-    const kind = spec.kind ?? "native";
-    if (kind === "module" && (!spec.libraryBytes || !spec.snapshotDir)) throw new CxError("E_INTERNAL", `plugin '${spec.label}' is a module, and its approved files or the folder for its snapshot were not given`);
+    const { profile } = spec;
+    const { snapshotDir } = spec.host;
+    if (profile.snapshot && (!spec.libraryBytes || !snapshotDir)) throw new CxError("E_INTERNAL", `plugin '${spec.label}' is a ${profile.kind}, and its approved files or the folder for its snapshot were not given`);
     // A module's host writes its approved files here to import them; removed once the host is gone.
-    const folder = kind === "module" ? snapshotFolder(spec.snapshotDir!) : null;
+    const folder = profile.snapshot ? snapshotFolder(snapshotDir!) : null;
     const snapshot = folder?.path ?? null;
     // Removed before its lock is let go: no sweep can take the lock of a folder still there in use.
     let snapshotKept = folder !== null;
@@ -214,7 +215,7 @@ export class ChildTransport implements Transport {
     };
     // A host started before its plugin was known (prepared.ts) serves a plain load: its fd 3 is
     // sealed now with the approved bytes, and its settings follow as its first line.
-    const prepared = kind !== "module" && !spec.settings.check && !spec.dependencies?.length && spec.libraryBytes ? takePrepared(spec.command, spec.env, spec.libraryBytes) : null;
+    const prepared = profile.preparedHost && !spec.check && !spec.dependencies?.length && spec.libraryBytes ? takePrepared(spec.command, spec.host.env, spec.libraryBytes) : null;
     let copies: number[];
     try {
       copies = prepared ? [] : sealedCopies(spec);
@@ -228,9 +229,14 @@ export class ChildTransport implements Transport {
       libraryFd: prepared || copies.length ? 3 : null,
       dependencies: copies.slice(1).map((_fd, i) => ({ fd: 4 + i, path: spec.dependencies![i]!.path })),
       parentPid: process.pid,
-      kind,
+      kind: profile.kind,
       snapshot,
-      ...spec.settings,
+      poolCap: spec.host.poolCap ?? HOST_DEFAULTS.poolCap,
+      pollMs: spec.host.pollMs,
+      spinUs: spec.host.spinUs,
+      sessionId: spec.host.sessionId,
+      check: spec.check,
+      ...(spec.host.workerFolders.length ? { workerFolders: spec.host.workerFolders } : {}),
     });
     // The host's stdout: a socket pair where there is one (protocol-socket.ts), else a pipe.
     const pair = prepared ? null : socketPair();
@@ -238,7 +244,7 @@ export class ChildTransport implements Transport {
       this.proc = prepared?.proc ?? Bun.spawn({
         cmd: [...spec.command, ...args],
         cwd: spec.cwd,
-        env: withRuntimeTuning(spec.env, kind),
+        env: withRuntimeTuning(spec.host.env, profile),
         stdio: ["pipe", pair?.child ?? "pipe", "pipe", ...copies],
         detached: true, // a session and process group of its own, so everything it starts can be ended with it
       }) as Subprocess<"pipe", "pipe", "pipe">;
@@ -305,5 +311,16 @@ export class ChildTransport implements Transport {
   async kill(): Promise<void> {
     await endProcesses([this.process], { graceMs: 0 });
     await this.exited;
+  }
+
+  adopt(pid: number): { ok: true; process: Required<Owned> } | { ok: false; reason: string } {
+    const proof = proveDescent(pid, this.process);
+    if (proof.ok) this.children.push(proof.process);
+    return proof;
+  }
+
+  async release(graceMs: number): Promise<number[]> {
+    // What the plugin registered, and what it left in the host's group, dies with the host.
+    return finished(await endProcesses([this.process, ...this.children], { graceMs }));
   }
 }

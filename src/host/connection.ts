@@ -8,28 +8,26 @@
 import * as v from "valibot";
 import { CxError, type ErrorCode } from "../errors.ts";
 import { preview } from "../protocol/issues.ts";
-import { checkDescribed, type KnownManifest, type Manifest } from "../protocol/manifest.ts";
-import { HOST_DEFAULTS, type PluginKind } from "../protocol/host-args.ts";
+import { checkDescribed, type Manifest } from "../protocol/manifest.ts";
+import type { PluginKind } from "../protocol/host-args.ts";
+import { HOST_DEFAULTS, settleHostSettings } from "../protocol/host-settings.ts";
+import { type KindProfile, profileOf } from "../kinds/index.ts";
 import {
-  CORTEX_EXPORT_OF,
   EventSchema,
-  EXPORT_OF,
-  FUNCTION_OF,
+  type EXPORT_OF,
   LINE_CAP,
   type Notice,
   parseReply,
   type Reply,
   type Request,
-  type CheckEvent,
   type StartupLine,
   StartupLineSchema,
   type WireEvent,
 } from "../protocol/wire.ts";
-import { endProcesses, finished } from "../reaper/escalate.ts";
-import { type Owned, proveDescent } from "../reaper/ours.ts";
-import { Calls, callsInFlightHere, PIPELINE_CAP, type RequestOptions, requestLine } from "./calls.ts";
-import { ChildTransport, type SealedDependency } from "./child-transport.ts";
-import { RuntimeBannerFilter } from "./runtime-banner.ts";
+import { Calls, callsInFlightHere, type RequestOptions, requestLine } from "./calls.ts";
+import { ChildTransport } from "./child-transport.ts";
+import { crashError, StderrTail } from "./stderr-tail.ts";
+import type { ConnectOptions, Ending, ProcessHooks, SpawnOptions } from "./connection-options.ts";
 import { ReplySpin, parentSpinUs } from "./reply-spin.ts";
 import type { Line } from "./lines.ts";
 import type { ExitInfo, Transport, TransportSink } from "./transport.ts";
@@ -37,84 +35,14 @@ import type { ExitInfo, Transport, TransportSink } from "./transport.ts";
 export type { CallEvent, RequestOptions } from "./calls.ts";
 export type { ExitInfo } from "./transport.ts";
 export type { SealedDependency } from "./child-transport.ts";
+export type { ConnectOptions, Ending, ProcessHooks, SpawnOptions } from "./connection-options.ts";
 
-export const DEFAULTS = {
-  startupMs: 10_000,
-  startMs: 30_000,
-  stopMs: 10_000,
-  graceMs: 2_000,
-  poolCap: HOST_DEFAULTS.poolCap,
-  pollMs: HOST_DEFAULTS.pollMs,
-  /** A call running this long counts as stuck when deciding whether to refuse new calls. */
-  stuckMs: 1_000,
-  stderrTailLines: 30,
-};
+/** The host settings' defaults (protocol/host-settings.ts), and how much of its stderr a crash message keeps. */
+export const DEFAULTS = { ...HOST_DEFAULTS, stderrTailLines: 30 };
 
 type AnyBody = Request extends infer R ? (R extends { id: number } ? Omit<R, "id"> : never) : never;
 type RequestBody = Exclude<AnyBody, { kind: Notice["kind"] }>;
 type NoticeBody = Extract<AnyBody, { kind: Notice["kind"] }>;
-
-export interface ProcessHooks {
-  /** A line the plugin wrote to stdout or stderr (both arrive on the host's stderr). */
-  onOutput?: (text: string) => void;
-  /** A log report with no call (id 0), or a message from the host itself. */
-  onLog?: (level: number, text: string) => void;
-  onSubmit?: (submit: { goal?: unknown; wantResult?: unknown }) => void;
-  /** The plugin host was spawned (before anything else happens): its pid, start time, group and session. */
-  onSpawn?: (host: Owned) => void;
-  /**
-   * The plugin registered a process and it proved to be the plugin host's descendant (read from
-   * /proc here, never taken from the plugin's word); it is confirmed to the plugin once this
-   * returns. A registration that does not prove out goes to onLog instead.
-   */
-  onChild?: (child: Required<Owned>) => void;
-  /** These processes (the host, its registered children) have ended and need no reaping. */
-  onGone?: (pids: number[]) => void;
-  /** What a plugin host in check mode saw (SpawnOptions.check; `cxagent check`). */
-  onCheck?: (event: CheckEvent) => void;
-}
-
-export interface ConnectOptions extends ProcessHooks {
-  /** The plugin's name, for messages. */
-  label: string;
-  /** Which kind of plugin: native (the default), cortex, or module; it names what a request calls, in messages. */
-  kind?: PluginKind;
-  /** The spin windows, µs: the host's (null: its default), and this side's (reply-spin.ts); 0 turns both off. */
-  spinUs?: number | null;
-  startupMs?: number;
-  poolCap?: number;
-  stuckMs?: number;
-  /** The manifest the plugin should describe, checked already (its sidecar's): see KnownManifest. */
-  expected?: KnownManifest;
-}
-
-export interface SpawnOptions extends ConnectOptions {
-  /** The command that starts a plugin host, without its arguments: the session knows where cxagent is. */
-  hostCommand: string[];
-  library: string;
-  /** The library's approved bytes: loaded from a sealed copy of these, not from the file. */
-  libraryBytes?: Uint8Array;
-  /** Loaded from sealed copies too, in this order, before the library. */
-  dependencies?: SealedDependency[];
-  cwd: string;
-  pollMs?: number;
-  /** The session a Cortex plugin is told it runs in. */
-  sessionId?: string | null;
-  /** The plugin host's whole environment (see session/host-env.ts). */
-  env: Record<string, string>;
-  /** Where a module's snapshot is made: a private folder (host/private-folder.ts snapshotBase). */
-  snapshotDir?: string;
-  /** A module's "workerFolders" (config.json): folders outside its own its Workers may start from. */
-  workerFolders?: string[];
-  /** Check mode (`cxagent check`): the host watches every export and says what it sees (onCheck). */
-  check?: boolean;
-}
-
-/** How the host ended, and whether a call was waiting on it (its caller was told by its error). */
-export interface Ending {
-  exit: ExitInfo;
-  hadPending: boolean;
-}
 
 function describeRequest(body: RequestBody, names: typeof EXPORT_OF): string {
   if (body.kind === "invoke" || body.kind === "gate") return `${names[body.kind]} of ${body.tool}`;
@@ -137,11 +65,11 @@ const PHASE_WORDS: Record<string, string> = {
   describe: "describe()",
 };
 
-const describeExit = (exit: ExitInfo) => (exit.signal ? `signal ${exit.signal}` : `exit code ${exit.code}`);
-
 export class Connection {
   readonly label: string;
   readonly kind: PluginKind;
+  /** What this kind of plugin calls each request, and the hints for its refusals. */
+  readonly profile: KindProfile;
   /** Settles once the host has ended and what it left has been ended too. */
   readonly exited: Promise<ExitInfo>;
   /** When it was spawned, when each startup step began, when it was ready (performance.now()). */
@@ -156,26 +84,23 @@ export class Connection {
   private outboxHasCall = false;
   /** This side's spin (reply-spin.ts); null when the session turned spinning off. */
   private readonly replySpin: ReplySpin | null;
-  private readonly tail: string[] = [];
-  private readonly banner = new RuntimeBannerFilter();
+  /** Its last lines on stderr and the fault the runtime reported, for a crash's message. */
+  private readonly tail = new StderrTail(DEFAULTS.stderrTailLines);
   private phase = "startup";
   private ending: Ending | null = null;
   private endListener: ((ending: Ending) => void) | null = null;
   private closing = false;
   private startup: ((line: StartupLine | CxError) => void) | null = null;
-  /** Processes the plugin registered that proved to be the host's descendants. */
-  private readonly children: Owned[] = [];
 
   private constructor(connect: (sink: TransportSink) => Transport, options: ConnectOptions) {
     this.label = options.label;
-    this.kind = options.kind ?? "native";
+    this.profile = options.profile ?? profileOf(options.kind);
+    this.kind = this.profile.kind;
     this.hooks = options;
-    this.exportNames = this.kind === "module" ? FUNCTION_OF : this.kind === "cortex" ? CORTEX_EXPORT_OF : EXPORT_OF;
+    this.exportNames = this.profile.exports;
     this.calls = new Calls({
       label: options.label,
-      // A module plugin's calls wait on its event loop, not on a pool of threads: as many may be
-      // out as the correlator sends ahead at most.
-      poolCap: options.poolCap ?? (this.kind === "module" ? PIPELINE_CAP : DEFAULTS.poolCap),
+      poolCap: options.poolCap ?? this.profile.poolCap,
       stuckMs: options.stuckMs ?? DEFAULTS.stuckMs,
       send: (line) => this.write(line, true),
       onAbandon: (call, error) => this.alive && this.send({ kind: "cancel", call, reason: error.code }),
@@ -194,34 +119,28 @@ export class Connection {
       this.endListener?.(this.ending);
       // Calls cut short by an end we asked for were stopped; stop itself, if it was running, crashed.
       this.calls.failAll((what) => (this.closing && what !== this.exportNames.stop ? this.stoppedError(what) : this.crashError(exit, what)));
-      // What the plugin registered, and what it left in the host's group, dies with the host.
-      const endings = await endProcesses([...(host ? [host] : []), ...this.children], { graceMs: DEFAULTS.graceMs });
-      this.hooks.onGone?.(finished(endings));
+      // What the plugin registered, and what it left in the host's group, dies with the host (the transport's).
+      // (Released whether or not anyone listens: `onGone?.(await …)` would skip the call without a listener.)
+      const gone = await this.transport.release(DEFAULTS.graceMs);
+      this.hooks.onGone?.(gone);
       return exit;
     });
   }
 
   /** Spawns a plugin host as a child process and waits for its startup line (see open). */
   static spawn(options: SpawnOptions): Promise<Opened> {
+    const host = options.host ?? settleHostSettings(options);
     return Connection.open((sink) => new ChildTransport({
       command: options.hostCommand,
       library: options.library,
       libraryBytes: options.libraryBytes,
       dependencies: options.dependencies,
       label: options.label,
-      kind: options.kind ?? "native",
+      profile: options.profile ?? profileOf(options.kind),
       cwd: options.cwd,
-      env: options.env,
-      snapshotDir: options.snapshotDir,
-      settings: {
-        poolCap: options.poolCap ?? DEFAULTS.poolCap,
-        pollMs: options.pollMs ?? DEFAULTS.pollMs,
-        spinUs: options.spinUs ?? null,
-        sessionId: options.sessionId ?? null,
-        check: options.check,
-        ...(options.workerFolders?.length ? { workerFolders: options.workerFolders } : {}),
-      },
-    }, sink), options);
+      host,
+      check: options.check,
+    }, sink), { ...options, poolCap: host.poolCap ?? undefined, stuckMs: host.stuckMs, spinUs: host.spinUs, startupMs: host.startupMs });
   }
 
   /**
@@ -247,11 +166,7 @@ export class Connection {
       host.whenEnded(({ exit }) => {
         clearTimeout(timer);
         resolve(
-          new CxError("E_CRASHED", `plugin '${host.label}' crashed (${describeExit(exit)}) during ${host.phase}${host.faultText()}${host.tailText()}`, {
-            hint: "what the plugin wrote may say why",
-            next: { do: "see-output", plugin: host.label },
-            details: { exitCode: exit.code, signal: exit.signal, fault: host.banner.fault, stderr: host.tailLines() },
-          }),
+          crashError(host.label, exit, `during ${host.phase}`, host.tail, "what the plugin wrote may say why"),
         );
       });
     });
@@ -262,14 +177,14 @@ export class Connection {
     if (!line.ready) {
       await host.kill();
       throw new CxError(codeForRefusal(line.reason), `plugin '${host.label}' was refused: ${line.error}`, {
-        hint: refusalHint(host.kind, line.reason),
+        hint: host.profile.refusalHint(line.reason),
       });
     }
-    const described = checkDescribed(line, host.kind, options.expected);
+    const described = checkDescribed(line, host.profile.described, options.expected);
     if (!described.ok) {
       await host.kill();
       throw new CxError("E_MANIFEST", `plugin '${host.label}' was refused: ${described.error}`, {
-        hint: refusalHint(host.kind, "manifest"),
+        hint: host.profile.refusalHint("manifest"),
       });
     }
     host.endListener = null; // the startup's listener; the plugin handle takes over
@@ -375,27 +290,8 @@ export class Connection {
     await this.exited;
   }
 
-  /** The plugin's last lines on stderr, without the runtime's crash banner. */
-  private tailLines(): string[] {
-    return [...this.tail, ...this.banner.flush()].slice(-DEFAULTS.stderrTailLines);
-  }
-
-  /** The fault as the runtime reported it: " (Segmentation fault at address 0x8)". */
-  private faultText(): string {
-    return this.banner.fault ? ` (${this.banner.fault})` : "";
-  }
-
-  private tailText(): string {
-    const lines = this.tailLines();
-    return lines.length ? `; its last output:\n${lines.map((l) => `  | ${l}`).join("\n")}` : "";
-  }
-
   private crashError(exit: ExitInfo, what: string): CxError {
-    return new CxError("E_CRASHED", `plugin '${this.label}' crashed (${describeExit(exit)}) while ${what} was running${this.faultText()}${this.tailText()}`, {
-      hint: "the next call to it starts a fresh plugin host; what the plugin wrote may say why it crashed",
-      next: { do: "see-output", plugin: this.label },
-      details: { exitCode: exit.code, signal: exit.signal, fault: this.banner.fault, stderr: this.tailLines() },
-    });
+    return crashError(this.label, exit, `while ${what} was running`, this.tail, "the next call to it starts a fresh plugin host; what the plugin wrote may say why it crashed");
   }
 
   /** A call still running when the host was ended on purpose (stop, restart, a deadline at startup). */
@@ -413,10 +309,7 @@ export class Connection {
 
   private onStderr(line: Line) {
     const text = line.cut ? `${line.text}… [${line.cut} more bytes]` : line.text;
-    for (const kept of this.banner.accept(text)) {
-      this.tail.push(kept.length > 400 ? kept.slice(0, 400) + "…" : kept);
-      if (this.tail.length > DEFAULTS.stderrTailLines) this.tail.shift();
-    }
+    this.tail.accept(text);
     this.hooks.onOutput?.(text);
   }
 
@@ -483,10 +376,8 @@ export class Connection {
    */
   private register(pid: number, ack: number | undefined) {
     try {
-      const host = this.transport.process;
-      const proof = host ? proveDescent(pid, host) : { ok: false as const, reason: "the plugin host is not a process here" };
+      const proof = this.transport.adopt(pid);
       if (proof.ok) {
-        this.children.push(proof.process);
         this.hooks.onChild?.(proof.process);
       } else {
         this.hooks.onLog?.(3, `register_child(${pid}) was refused: ${proof.reason}; nothing was recorded`);
@@ -505,47 +396,5 @@ function codeForRefusal(reason: string | undefined): ErrorCode {
       return "E_MANIFEST";
     default:
       return "E_LOAD";
-  }
-}
-
-/** What to do about a refused load, for the kind of plugin and the step that refused it. */
-function refusalHint(kind: PluginKind, reason: string | undefined): string {
-  return kind === "module" ? moduleHintForRefusal(reason) : kind === "cortex" ? cortexHintForRefusal(reason) : hintForRefusal(reason);
-}
-
-function cortexHintForRefusal(reason: string | undefined): string {
-  switch (reason) {
-    case "handshake":
-      return "the library must be a Cortex native plugin of ABI 1 (cortex_plugin_init, as the Cortex SDK's export_plugin! makes it), with a complete table and valid plugin_info and tool descriptors";
-    case "manifest":
-      return "fix plugin_info or the tool descriptors: names must suit cxagent (a plugin name of letters, digits, . _ -; tool names of letters, digits, _ -), each tool once";
-    case "exports":
-      return "a Cortex plugin exports cortex_plugin_init";
-    default:
-      return "check that the path names a shared library built for this machine";
-  }
-}
-
-function hintForRefusal(reason: string | undefined): string {
-  switch (reason) {
-    case "handshake":
-      return "rebuild the plugin against this cxagent's contract (cxagent_plugin.h, which cxagent new writes into a C project; CXAGENT_PLUGIN_CONTRACT)";
-    case "manifest":
-      return "fix what cxagent_plugin_describe returns; it must match the sidecar <name>.plugin.json";
-    case "exports":
-      return "export every mandatory function: in C with CXAGENT_PLUGIN_EXPORT from cxagent_plugin.h (cxagent new --lang c writes a copy), in Rust as #[unsafe(no_mangle)] pub extern \"C\" fn; cxagent check lists what is missing";
-    default:
-      return "check that the path names a shared library built for this machine";
-  }
-}
-
-function moduleHintForRefusal(reason: string | undefined): string {
-  switch (reason) {
-    case "manifest":
-      return "fix what describe() returns (or the sidecar <name>.plugin.json, which is the manifest without describe); the two must agree";
-    case "exports":
-      return 'default-export definePlugin({ start, invoke, stop, ... }) from "cxagent" (see the README, "Plugins in TypeScript")';
-    default:
-      return "the module could not be imported as it was approved; what it wrote may say more";
   }
 }

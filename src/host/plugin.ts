@@ -6,107 +6,26 @@
  */
 import { CxError, isCxError } from "../errors.ts";
 import { didYouMean } from "../suggest.ts";
-import { ARGUMENTS_DEPTH_LIMIT, ArgumentsValidator } from "../json-schema/check.ts";
-import { tooDeep } from "../protocol/contract.ts";
-import { describeValue } from "../protocol/issues.ts";
 import type { Manifest, Tool } from "../protocol/manifest.ts";
-import { CONTRACT_CURRENT, type KnownManifest } from "../protocol/manifest.ts";
-import * as v from "valibot";
-import { type CommandResult, CommandResultSchema, deniedResult, type JobResult, type Submit, toJobResult } from "../protocol/result.ts";
+import { CONTRACT_CURRENT } from "../protocol/manifest.ts";
+import { type CommandResult, deniedResult, type JobResult, type Submit } from "../protocol/result.ts";
 import { Submits } from "./submits.ts";
-import { preview } from "../protocol/issues.ts";
 import { decide, GATE_MS, type GateAnswer, type GateDecision, PERMISSION_ANSWERS, type PermissionAnswer, type PermissionHandler } from "./gate.ts";
-import { hiddenToolError, OPEN_POLICY, ruleText, type ToolPolicy } from "./tool-policy.ts";
+import { hiddenToolError, OPEN_POLICY, type ToolPolicy } from "./tool-policy.ts";
+import { preview } from "../protocol/issues.ts";
 import type { Reply } from "../protocol/wire.ts";
 import type { PluginKind } from "../protocol/host-args.ts";
-import { type CallEvent, Connection, DEFAULTS, type ProcessHooks, type SealedDependency } from "./connection.ts";
+import { type KindProfile, profileOf } from "../kinds/index.ts";
+import { Connection, type ProcessHooks, type RequestOptions } from "./connection.ts";
+import { gateDeadline, gateLateWords, invokeDeadline } from "./deadline.ts";
+import { ArgumentsCheck } from "./arguments.ts";
+import { commandResult, invokeResult } from "./replies.ts";
+import type { InvokeOptions, PluginChange, PluginSpec } from "./plugin-spec.ts";
+
+export type { AcceptManifest, GrantStore, InvokeOptions, PluginChange, PluginEventHooks, PluginSpec } from "./plugin-spec.ts";
+export { requireObject } from "./arguments.ts";
 
 export const CRASH_BUDGET = { crashes: 3, windowMs: 5 * 60_000 };
-
-/** Where a plugin's standing "Always" grants live: the session scopes them (project, folder). */
-export interface GrantStore {
-  has(rule: string): boolean;
-  add(rule: string): void;
-}
-
-/**
- * Whether a manifest the plugin host described may be served: `previous` is null at the first
- * start (the session compares it with the sidecar) and the manifest served so far after a restart.
- * Throws the CxError that refuses it; may return the manifest to serve instead (a Cortex plugin
- * keeps the name it was approved under).
- */
-export type AcceptManifest = (described: Manifest, previous: Manifest | null) => Manifest | void;
-
-export interface PluginSpec {
-  name: string;
-  /** Which kind of plugin: native (the default: ffi/cxagent_plugin.h), cortex, or a TypeScript/JavaScript module. */
-  kind?: PluginKind;
-  /** The session's id, which a Cortex plugin is told with each call. */
-  sessionId?: string;
-  /** The command that starts a plugin host (see session/host-command.ts). */
-  hostCommand: string[];
-  /** The library the plugin host loads. */
-  library: string;
-  /** Its approved bytes (a module's: its folder's files); every plugin host of this plugin loads exactly these. */
-  libraryBytes?: Uint8Array;
-  /** Libraries from its folder it needs, with their approved bytes, in the order they are loaded. */
-  dependencies?: SealedDependency[];
-  settings: unknown;
-  cwd: string;
-  /** The grants this plugin receives and stores. */
-  grants: GrantStore;
-  /** Checks each manifest the plugin host describes, at the first start and at every restart. */
-  accept: AcceptManifest;
-  /** The manifest it should describe, checked already (its sidecar's; see KnownManifest). */
-  expected?: KnownManifest;
-  /**
-   * Which tools are hidden (never listed, never called), which ask on every call, and the limits
-   * on its calls, with the rule behind each (default: every tool, as its manifest says).
-   */
-  policy?: ToolPolicy;
-  /** How long a gate may take before it counts as failed (default 500 ms). */
-  gateMs?: number;
-  /** Who decides calls that need permission when the call names nobody (default: deny). */
-  permission?: PermissionHandler | PermissionAnswer;
-  startupMs?: number;
-  startMs?: number;
-  stopMs?: number;
-  pollMs?: number;
-  poolCap?: number;
-  stuckMs?: number;
-  /** The plugin host's whole environment (the session's allow-list: session/host-env.ts). */
-  env: Record<string, string>;
-  /** Where a module's snapshot is made: a private folder (host/private-folder.ts snapshotBase). */
-  snapshotDir?: string;
-  /** A module's "workerFolders" (config.json): folders outside its own its Workers may start from. */
-  workerFolders?: string[];
-  /** The request threads' spin window in µs (null: the plugin host's default). */
-  spinUs?: number | null;
-}
-
-export interface InvokeOptions {
-  /**
-   * Decides the call when it needs permission: a function (a prompt, a policy) or a fixed answer.
-   * Without one, such a call is denied by policy. "always" stores a grant when Always is offered.
-   */
-  permission?: PermissionHandler | PermissionAnswer;
-  signal?: AbortSignal;
-  /** Milliseconds before the call is abandoned with E_TIMEOUT. No deadline unless given. */
-  timeoutMs?: number;
-  /** Each progress report restarts the timeout, up to `maxMs` in all (default 10 × timeoutMs). */
-  resetOnProgress?: boolean;
-  maxMs?: number;
-  onEvent?: (event: CallEvent) => void;
-}
-
-export type PluginEventHooks = ProcessHooks;
-
-/**
- * A change in what a plugin can serve: `quarantined` (it crashed too often; its tools fail for the
- * rest of the session), or `restarted` (a fresh plugin host replaced one that ended or was
- * replaced by `restart()`; same manifest, same tools).
- */
-export type PluginChange = { kind: "quarantined"; error: CxError } | { kind: "restarted" };
 
 export class Plugin {
   readonly name: string;
@@ -120,7 +39,7 @@ export class Plugin {
   private readonly submitted: Submits;
   private quarantine: CxError | null = null;
   private readonly changeListeners = new Set<(change: PluginChange) => void>();
-  private readonly validators = new Map<string, ArgumentsValidator>();
+  private readonly arguments: ArgumentsCheck;
   private commandTurn: Promise<void> = Promise.resolve();
   private stopped = false;
   private deliberate = false;
@@ -137,6 +56,7 @@ export class Plugin {
     this.library = spec.library;
     this.manifestValue = manifest;
     this.hooks = hooks;
+    this.arguments = new ArgumentsCheck((level, text) => hooks.onLog?.(level, text));
   }
 
   /**
@@ -165,18 +85,10 @@ export class Plugin {
       libraryBytes: spec.libraryBytes,
       dependencies: spec.dependencies,
       label: spec.name,
-      kind: spec.kind,
-      sessionId: spec.sessionId ?? null,
+      profile: spec.profile,
       cwd: spec.cwd,
-      startupMs: spec.startupMs,
       expected: spec.expected,
-      pollMs: spec.pollMs,
-      poolCap: spec.poolCap,
-      stuckMs: spec.stuckMs,
-      env: spec.env,
-      snapshotDir: spec.snapshotDir,
-      workerFolders: spec.workerFolders,
-      spinUs: spec.spinUs ?? null,
+      host: spec.host,
       ...hooks,
     });
     try {
@@ -184,7 +96,7 @@ export class Plugin {
       const acceptedAt = performance.now();
       const reply = await connection.request(
         { kind: "start", context: { workingDirectory: spec.cwd, settings: spec.settings ?? {}, hostContract: CONTRACT_CURRENT } },
-        { timeoutMs: spec.startMs ?? DEFAULTS.startMs },
+        { timeoutMs: spec.host.startMs },
       );
       if (!reply.ok) {
         throw new CxError(reply.fault ? "E_BAD_REPLY" : "E_PLUGIN_FAILED", `plugin '${spec.name}' failed to start: ${reply.error}`, {
@@ -194,7 +106,7 @@ export class Plugin {
       }
       return { connection, manifest, exports: ready.exports, deadlines: ready.deadlines ?? [], about: ready.about ?? null, acceptedAt, startedAt: performance.now() };
     } catch (error) {
-      await connection.shutdown({ stopMs: spec.stopMs, sendStop: isCxError(error, "E_PLUGIN_FAILED") });
+      await connection.shutdown({ stopMs: spec.host.stopMs, sendStop: isCxError(error, "E_PLUGIN_FAILED") });
       throw error;
     }
   }
@@ -225,7 +137,12 @@ export class Plugin {
 
   /** Which ABI the library speaks. */
   get kind(): PluginKind {
-    return this.spec.kind ?? "native";
+    return this.profile.kind;
+  }
+
+  /** Its kind's profile (kinds/): the words and defaults of that kind. */
+  get profile(): KindProfile {
+    return this.spec.profile ?? profileOf(undefined);
   }
 
   /** The default deadline (ms) of a tool's invoke, when the plugin declares one (a Cortex timeout_secs). */
@@ -271,21 +188,25 @@ export class Plugin {
    */
   async gate(tool: string, args: unknown = {}): Promise<GateDecision> {
     const declared = this.tool(tool);
-    const argumentsObject = this.checkedArguments(declared, args);
-    const answer = declared.gated === "dynamic" ? await this.askGate(tool, argumentsObject) : null;
-    return decide(this.name, declared, argumentsObject, answer, (rule) => this.spec.grants.has(rule), this.policy.asked.get(tool) ?? null);
+    return this.decideGate(declared, this.arguments.check(declared, args));
+  }
+
+  /** The decision for arguments checked already (ArgumentsCheck): they are not checked twice. */
+  private async decideGate(declared: Tool, args: Record<string, unknown>): Promise<GateDecision> {
+    const answer = declared.gated === "dynamic" ? await this.askGate(declared.name, args) : null;
+    return decide(this.name, declared, args, answer, (rule) => this.spec.grants.has(rule), this.policy.asked.get(declared.name) ?? null);
   }
 
   private async askGate(tool: string, args: Record<string, unknown>): Promise<GateAnswer> {
     const limit = this.policy.gateTimeout;
-    const deadline = limit ? Math.min(limit.ms, this.spec.gateMs ?? limit.ms) : (this.spec.gateMs ?? GATE_MS);
+    const deadline = gateDeadline(this.spec.gateMs, GATE_MS, limit);
     try {
-      const reply = await this.call((connection) => connection.request({ kind: "gate", tool, arguments: args }, { timeoutMs: deadline }));
+      const reply = await this.call((connection) => connection.request({ kind: "gate", tool, arguments: args }, { timeoutMs: deadline.ms }));
       if (!reply.ok) return { kind: "failed", why: reply.error };
       return "gate" in reply ? { kind: "value", value: reply.gate } : { kind: "null" };
     } catch (error) {
       if (!(error instanceof CxError) || error.code === "E_QUARANTINED" || error.code === "E_STOPPED") throw error;
-      const why = error.code === "E_TIMEOUT" ? `it took longer than ${deadline} ms${limit?.ms === deadline ? `, the limit ${ruleText(limit.by)} sets` : ""}` : error.code === "E_CRASHED" ? `the plugin crashed: ${error.message.split("\n")[0]}` : error.message;
+      const why = error.code === "E_TIMEOUT" ? gateLateWords(deadline, limit) : error.code === "E_CRASHED" ? `the plugin crashed: ${error.message.split("\n")[0]}` : error.message;
       return { kind: "failed", why };
     }
   }
@@ -296,100 +217,24 @@ export class Plugin {
    */
   async invoke(tool: string, args: unknown = {}, options: InvokeOptions = {}): Promise<JobResult> {
     const declared = this.tool(tool);
-    const argumentsObject = this.checkedArguments(declared, args);
+    const argumentsObject = this.arguments.check(declared, args);
     if (declared.gated !== false || this.policy.asked.has(tool)) {
-      const denied = await this.permit(tool, argumentsObject, options.permission ?? this.spec.permission);
+      const denied = await this.permit(declared, argumentsObject, options.permission ?? this.spec.permission);
       if (denied) return denied;
     }
     if (options.signal?.aborted) throw new CxError("E_CANCELLED", `plugin '${this.name}': ${tool} was cancelled before it started`);
     const started = performance.now();
-    const reply = await this.withDefaultDeadline(tool, options, (own) =>
-      this.withinLimit(own, (bounded) => this.call((connection) => connection.request({ kind: "invoke", tool, arguments: argumentsObject }, bounded))),
-    );
+    const deadline = invokeDeadline(options, this.name, tool, this.deadlineOf(tool), this.policy.invokeTimeout);
+    const request: RequestOptions = { ...deadline, signal: options.signal, onEvent: options.onEvent };
+    const reply = await this.call((connection) => connection.request({ kind: "invoke", tool, arguments: argumentsObject }, request));
     const elapsed = performance.now() - started;
-    if (!reply.ok) throw this.replyError(reply, `${tool} failed`, tool);
-    if (reply.result === null || typeof reply.result !== "object" || Array.isArray(reply.result)) {
-      throw new CxError("E_BAD_REPLY", `plugin '${this.name}': cxagent_plugin_invoke returned a result that is ${describeValue(reply.result)}, not a JobResult object`, {
-        hint: "a result envelope is {\"ok\": true, \"result\": {\"success\": true, \"output\": {...}}}",
-      });
-    }
-    return toJobResult(reply.result as Record<string, unknown>, elapsed);
-  }
-
-  /**
-   * A call that gives no deadline gets the tool's own default, when the plugin declares one; a
-   * timeout it causes says where that deadline came from.
-   */
-  private withDefaultDeadline(tool: string, options: InvokeOptions, send: (own: InvokeOptions) => Promise<Reply>): Promise<Reply> {
-    const ms = options.timeoutMs === undefined ? this.deadlineOf(tool) : null;
-    if (ms === null) return send(options); // no async wrapper on the common path: each costs a turn of microtasks
-    return send({ ...options, timeoutMs: ms, resetOnProgress: false, maxMs: undefined }).catch((error: unknown) => {
-      if (!isCxError(error, "E_TIMEOUT") || error.details?.limitMs !== undefined) throw error;
-      throw new CxError("E_TIMEOUT", `${error.message} (the default deadline plugin '${this.name}' declares for ${tool}: timeout_secs ${ms / 1000})`, {
-        hint: "the plugin's call runs on (it cannot be interrupted) and its late answer will be discarded; give the call a longer deadline of its own if it needs more time",
-        next: { do: "raise-timeout", ms },
-        cause: error,
-        details: { defaultMs: ms },
-      });
-    });
-  }
-
-  /**
-   * Runs `send` with the caller's deadline bounded by the config's `invokeTimeoutMs`, when one is
-   * set: the call may take at most that long in all, progress or not. A timeout that limit caused
-   * says which file and rule set it.
-   */
-  private withinLimit(options: InvokeOptions, send: (bounded: InvokeOptions) => Promise<Reply>): Promise<Reply> {
-    const limit = this.policy.invokeTimeout;
-    if (!limit) return send(options);
-    const own = options.timeoutMs;
-    const ownCap = own === undefined ? Infinity : options.resetOnProgress ? (options.maxMs ?? own * 10) : own;
-    if (ownCap <= limit.ms) return send(options);
-    const bounded: InvokeOptions = own === undefined || !options.resetOnProgress
-      ? { ...options, timeoutMs: Math.min(own ?? Infinity, limit.ms), resetOnProgress: false, maxMs: undefined }
-      : { ...options, timeoutMs: Math.min(own, limit.ms), maxMs: limit.ms };
-    return send(bounded).catch((error: unknown) => {
-      if (!isCxError(error, "E_TIMEOUT")) throw error;
-      throw new CxError("E_TIMEOUT", `${error.message} (calls of plugin '${this.name}' may take at most ${limit.ms} ms, the limit ${ruleText(limit.by)} sets)`, {
-        hint: `the plugin's call runs on (it cannot be interrupted) and its late answer will be discarded; a longer deadline needs a higher limit in ${limit.by.source} (a project's .cxagent/config.json can only lower it)`,
-        cause: error,
-        details: { limitMs: limit.ms, ...limit.by },
-      });
-    });
-  }
-
-  /**
-   * A call's arguments as the plugin will see them: an object, nested no deeper than any tool
-   * needs, that satisfies the tool's inputSchema — checked here, for every caller, before the gate
-   * or the plugin sees them. Numbers and booleans a model sent as strings (or 0/1) are coerced
-   * where the schema wants them (json-schema/check.ts). A violation is E_INVALID_INPUT naming the
-   * path and the rule.
-   */
-  private checkedArguments(tool: Tool, args: unknown): Record<string, unknown> {
-    const object = requireObject(args, `arguments for ${tool.name}`);
-    const deep = tooDeep(object, ARGUMENTS_DEPTH_LIMIT, "(the arguments)");
-    if (deep !== null) {
-      throw new CxError("E_INVALID_INPUT", `arguments for ${tool.name} are nested more than ${ARGUMENTS_DEPTH_LIMIT} levels deep (at ${preview(deep, 80)}), deeper than the plugin host reads`, {
-        details: { tool: tool.name, path: deep },
-      });
-    }
-    let validator = this.validators.get(tool.name);
-    if (!validator) this.validators.set(tool.name, (validator = new ArgumentsValidator(tool.inputSchema)));
-    const checked = validator.check(object);
-    if (!checked.ok) {
-      const n = checked.problems.length;
-      throw new CxError("E_INVALID_INPUT", `arguments for ${tool.name} do not match its inputSchema: ${checked.problems.map((p) => p.message).join("; ")}`, {
-        hint: `the tool's inputSchema says which arguments it takes (${n} problem${n === 1 ? "" : "s"} here)`,
-        details: { tool: tool.name, problems: checked.problems },
-      });
-    }
-    if (checked.coerced.length) this.hooks.onLog?.(1, `${tool.name}: took ${checked.coerced.join(", ")} as the type its inputSchema asks for`);
-    return checked.value;
+    return invokeResult(this.name, this.profile, reply, tool, elapsed);
   }
 
   /** Settles permission for a gated call; returns the denied result, or null to go ahead. */
-  private async permit(tool: string, args: Record<string, unknown>, permission: PermissionHandler | PermissionAnswer | undefined): Promise<JobResult | null> {
-    const decision = await this.gate(tool, args);
+  private async permit(declared: Tool, args: Record<string, unknown>, permission: PermissionHandler | PermissionAnswer | undefined): Promise<JobResult | null> {
+    const tool = declared.name;
+    const decision = await this.decideGate(declared, args);
     if (!decision.ask || decision.granted) return null;
     if (permission === undefined) {
       return deniedResult("policy", `${tool} was not run: it needs permission (${decision.display}) and there was no one to ask`);
@@ -427,16 +272,7 @@ export class Plugin {
       throw new CxError("E_UNKNOWN_COMMAND", `plugin '${this.name}' declares no command '${name}'${didYouMean(name, names)}`, { hint: `its commands: ${names.join(", ") || "none"}` });
     }
     const reply = await this.oneCommandAtATime(() => this.call((connection) => connection.request({ kind: "command", name, text: text.trim() }, options)));
-    if (!reply.ok) throw this.replyError(reply, `command '${name}' failed`, name);
-    if (!("command" in reply)) return { message: null, status: "reported" };
-    const parsed = v.safeParse(CommandResultSchema, reply.command);
-    if (!parsed.success) {
-      const command = this.spec.kind === "module" ? "command()" : "cxagent_plugin_command";
-      throw new CxError("E_BAD_REPLY", `plugin '${this.name}': ${command} returned ${preview(JSON.stringify(reply.command))}, not {"message": string or null, "status": "reported", "changed" or "refused"}`, {
-        hint: this.spec.kind === "module" ? "see CommandResultInput in cxagent's plugin API" : "see cxagent_plugin_command in ffi/cxagent_plugin.h",
-      });
-    }
-    return parsed.output;
+    return commandResult(this.name, this.profile, reply, name);
   }
 
   /**
@@ -491,7 +327,7 @@ export class Plugin {
     const connection = this.connection ?? (await this.starting?.catch(() => null)) ?? null;
     this.connection = null;
     if (!connection) return;
-    const error = await connection.shutdown({ stopMs: this.spec.stopMs });
+    const error = await connection.shutdown({ stopMs: this.spec.host.stopMs });
     if (error) this.hooks.onLog?.(3, error.message);
   }
 
@@ -553,39 +389,4 @@ export class Plugin {
       this.changed({ kind: "quarantined", error: this.quarantine });
     }
   }
-
-  /**
-   * The error for a call the plugin answered with ok:false. Its own message often starts with the
-   * tool's name already ("calc_multiply: missing b"): then it is not said twice.
-   */
-  private replyError(reply: Extract<Reply, { ok: false }>, what: string, subject: string): CxError {
-    switch (reply.fault) {
-      case "bad-reply":
-        return new CxError("E_BAD_REPLY", `plugin '${this.name}': ${reply.error}`, {
-          hint: this.kind === "cortex"
-            ? 'a Cortex tool_execute returns a ToolResult as JSON: {"output": string, "media": [attachment], "is_error": boolean}'
-            : "the plugin must return a JSON result envelope (see ffi/cxagent_plugin.h)",
-        });
-      case "missing-export":
-        return new CxError("E_LOAD", `plugin '${this.name}': ${reply.error}`);
-      case undefined:
-        return new CxError("E_PLUGIN_FAILED", `plugin '${this.name}': ${saysWho(reply.error, subject) ? "" : `${what}: `}${reply.error}`);
-      default:
-        return new CxError("E_INTERNAL", `plugin '${this.name}': ${reply.error}`);
-    }
-  }
-}
-
-/** Whether a plugin's message already starts by naming `subject` ("calc_add: …", "calc_add failed"). */
-function saysWho(message: string, subject: string): boolean {
-  return message.startsWith(subject) && /^[\s:,(]/.test(message.slice(subject.length));
-}
-
-export function requireObject(value: unknown, what: string): Record<string, unknown> {
-  if (value === null || typeof value !== "object" || Array.isArray(value)) {
-    throw new CxError("E_INVALID_INPUT", `${what} must be a JSON object, not ${describeValue(value)}`, {
-      hint: "pass an object such as {\"a\": 2, \"b\": 3}",
-    });
-  }
-  return value as Record<string, unknown>;
 }

@@ -18,6 +18,7 @@ import { fillAndSeal, sealableFile } from "./memfd.ts";
 import { makeNonDumpable } from "./nondumpable.ts";
 import { closePair, socketPair } from "./protocol-socket.ts";
 import { withRuntimeTuning } from "./runtime-tuning.ts";
+import { NATIVE } from "../kinds/native.ts";
 
 export interface PreparedHost {
   proc: Subprocess<"pipe", "pipe", "pipe">;
@@ -37,7 +38,7 @@ export function prepareHost(command: readonly string[], env: Record<string, stri
     makeNonDumpable(); // before any plugin host exists (see nondumpable.ts)
     const proc = Bun.spawn({
       cmd: [...command, "--await", "--parent-pid", String(process.pid)],
-      env: withRuntimeTuning(env, "native"), // it serves native and Cortex loads only
+      env: withRuntimeTuning(env, NATIVE), // it serves the kinds whose profile says preparedHost: native and Cortex, tuned alike
       stdio: ["pipe", pair?.child ?? "pipe", "pipe", fd],
       detached: true, // a session and process group of its own, as every plugin host
     }) as Subprocess<"pipe", "pipe", "pipe">;

@@ -74,7 +74,7 @@ export function ensurePrivateFolder(folder: string, what: string): string {
       mkdirSync(folder, { recursive: true, mode: 0o700 });
     } catch (error) {
       throw new CxError("E_STATE", `cannot make ${folder}, where ${what}: ${(error as Error).message}`, {
-        hint: "check that the state folder is writable, or choose another with --state-dir or $CXAGENT_STATE_DIR",
+        hint: "check that the state folder is writable, or choose another ($CXAGENT_STATE_DIR, or the session's stateDir)",
         next: { do: "choose-folder", which: "state", path: folder },
       });
     }
@@ -82,7 +82,7 @@ export function ensurePrivateFolder(folder: string, what: string): string {
   const problem = before ?? privateFolderProblem(folder);
   if (problem !== null) {
     throw new CxError("E_STATE", `refusing to use ${folder}, where ${what}: ${problem}, so another user could plant files (a node_modules) that the plugin would import`, {
-      hint: "use a state folder that only you can write, all the way up (--state-dir or $CXAGENT_STATE_DIR; the default is under your home), or set $XDG_RUNTIME_DIR to a private folder (0700, yours)",
+      hint: "use a state folder that only you can write, all the way up ($CXAGENT_STATE_DIR, or the session's stateDir; the default is under your home), or set $XDG_RUNTIME_DIR to a private folder (0700, yours)",
       details: { folder },
       next: { do: "choose-folder", which: "state", path: folder },
     });

@@ -18,11 +18,13 @@
  *   about 2 ms slower: memory handed back during start-up is faulted in again).
  */
 import { readdirSync, readFileSync } from "node:fs";
+import { type KindProfile, profileOf } from "../kinds/index.ts";
 import type { PluginKind } from "../protocol/host-args.ts";
 
-export function withRuntimeTuning(env: Record<string, string>, kind: PluginKind): Record<string, string> {
+/** `env` over the runtime settings every plugin host gets and those of its kind (KindProfile.runtimeEnv). */
+export function withRuntimeTuning(env: Record<string, string>, kind: KindProfile | PluginKind): Record<string, string> {
   tuning ??= threadNames().includes("JSCWarmUp") ? { BUN_JSC_useWarmUpMarkedBlocks: "0" } : undefined;
-  return { ...tuning, ...(kind === "module" ? {} : { MIMALLOC_PURGE_DELAY: "-1" }), ...env };
+  return { ...tuning, ...(typeof kind === "string" ? profileOf(kind) : kind).runtimeEnv, ...env };
 }
 
 /**

@@ -3,7 +3,7 @@
  * plugin host and hands back, line by line, what it writes on its protocol channel and on stderr,
  * and says once when it has ended. The connection (connection.ts) speaks the protocol over any
  * transport: a child process (child-transport.ts), or an in-memory pair in tests
- * (memory-transport.ts).
+ * (test/memory-transport.ts).
  */
 import type { Owned } from "../reaper/ours.ts";
 import type { Line } from "./lines.ts";
@@ -41,4 +41,14 @@ export interface Transport {
   end(graceMs: number): Promise<void>;
   /** Ends the host and its process group at once. */
   kill(): Promise<void>;
+  /**
+   * A process the plugin says it started. Only what /proc shows counts (reaper/ours.ts): one that
+   * proves to descend from the host is kept, to be ended with it, and returned with its identity.
+   */
+  adopt(pid: number): { ok: true; process: Required<Owned> } | { ok: false; reason: string };
+  /**
+   * Once the host has ended: ends what it left, its process group and the processes it adopted
+   * (the reaper's one escalation, each given `graceMs`), and returns the pids known gone.
+   */
+  release(graceMs: number): Promise<number[]>;
 }

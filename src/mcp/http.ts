@@ -5,11 +5,15 @@
  *    browser sends one, must too (DNS-rebinding protection);
  *  - a non-loopback address is refused unless --allow-remote is given, and then a bearer token is
  *    required (the Host check is dropped: the address is the user's choice, the token guards it);
- *  - with --token on loopback, a bearer token is required as well.
- * Each client session has its own SDK transport and server; the least recently used one is closed
- * once there are more than SESSION_CAP.
+ *  - on loopback too, a bearer token is required unless --no-token is given: Host and Origin
+ *    checks stop browsers, not another local user's process.
+ * Each client session has its own SDK transport and server. With a token, the least recently used
+ * session is closed once there are more than SESSION_CAP (only the token's holder can open one, so
+ * only they can push theirs out); without one, a new session past the cap is refused instead, so
+ * that nobody can evict another's. A client without a token is never offered Allow always.
  */
 import { randomBytes, timingSafeEqual } from "node:crypto";
+import { closeSync, constants, fstatSync, openSync, readFileSync } from "node:fs";
 import { isIP } from "node:net";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
@@ -91,11 +95,42 @@ function sameSecret(given: string, expected: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-/** The token: $CXAGENT_MCP_TOKEN when set, else a fresh random one. */
-export function bearerToken(env: Record<string, string | undefined> = process.env): { token: string; fromEnv: boolean } {
+/** Where the token came from: the environment, a file, or made now (then printed once). */
+export type TokenSource = "env" | "file" | "fresh";
+
+/**
+ * The token: $CXAGENT_MCP_TOKEN when set, else the contents of `file` (a regular file of this
+ * user's that nobody else can read or write), else a fresh random one.
+ */
+export function bearerToken(env: Record<string, string | undefined> = process.env, file?: string): { token: string; source: TokenSource } {
   const given = env.CXAGENT_MCP_TOKEN?.trim();
-  if (given) return { token: given, fromEnv: true };
-  return { token: randomBytes(24).toString("base64url"), fromEnv: false };
+  if (given) return { token: given, source: "env" };
+  if (file !== undefined) return { token: tokenFromFile(file), source: "file" };
+  return { token: randomBytes(24).toString("base64url"), source: "fresh" };
+}
+
+function tokenFromFile(file: string): string {
+  const bad = (why: string, hint: string) => new CxError("E_USAGE", `--token-file ${file}: ${why}`, { hint });
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ELOOP") throw bad("it is a symbolic link", "give the file itself");
+    throw bad(`it cannot be read (${(error as Error).message})`, "write the token into a file only you can read: umask 077; openssl rand -base64 32 > FILE");
+  }
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) throw bad("it is not a regular file", "write the token into a regular file");
+    if (stat.uid !== process.getuid?.()) throw bad(`it belongs to uid ${stat.uid}, not to you`, "use a token file of your own");
+    if ((stat.mode & 0o077) !== 0) throw bad(`other users may read or write it (mode ${(stat.mode & 0o777).toString(8).padStart(4, "0")})`, `chmod 600 ${file}`);
+    if (stat.size > 4096) throw bad("it is larger than 4 KiB; it should hold the token alone", "write only the token into it");
+    const token = readFileSync(fd, "utf8").trim();
+    if (!/^[\x21-\x7e]{16,}$/.test(token)) throw bad("it does not hold a token (at least 16 printable characters, no spaces)", "write only the token into it: openssl rand -base64 32 > FILE");
+    return token;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 const jsonError = (status: number, message: string, headers: Record<string, string> = {}) =>
@@ -134,11 +169,15 @@ export function serveHttp(hub: McpHub, listen: Listen, token: string | null): Ht
     }
     const initializes = Array.isArray(body) ? body.some(isInitializeRequest) : isInitializeRequest(body);
     if (!initializes) return jsonError(400, "Bad request: no session; POST an initialize request first");
+    // Anyone may connect without a token: a full table is refused, never emptied for them.
+    if (token === null && sessions.size >= SESSION_CAP) {
+      return jsonError(503, `Service unavailable: ${SESSION_CAP} sessions are open; close one first (without a token, cxagent mcp never closes a session to make room)`);
+    }
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => crypto.randomUUID(),
       onsessioninitialized: (sessionId) => {
         sessions.set(sessionId, transport);
-        while (sessions.size > SESSION_CAP) {
+        while (token !== null && sessions.size > SESSION_CAP) {
           const [oldest, old] = sessions.entries().next().value!;
           sessions.delete(oldest);
           void old.close();
@@ -148,7 +187,7 @@ export function serveHttp(hub: McpHub, listen: Listen, token: string | null): Ht
         sessions.delete(sessionId);
       },
     });
-    await hub.server().connect(transport);
+    await hub.server({ authenticated: token !== null }).connect(transport);
     return transport.handleRequest(request, { parsedBody: body });
   };
 

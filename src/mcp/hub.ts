@@ -66,8 +66,12 @@ export class McpHub {
     return this.options.plugins.filter((p) => !this.quarantined.has(p.name)).flatMap((p) => p.tools.map((t) => listedTool(p.manifest, t)));
   }
 
-  /** A new MCP server for one connection. */
-  server(): Server {
+  /**
+   * A new MCP server for one connection. `authenticated`: the client proved it is the user (our
+   * parent over stdio, the bearer token over HTTP); one that did not is never offered Allow always,
+   * so it cannot store a grant that would answer the user's own later calls.
+   */
+  server({ authenticated }: { authenticated: boolean }): Server {
     const instructions = this.options.session.instructions();
     const server = new Server(
       { name: "cxagent", version: this.options.version },
@@ -75,7 +79,7 @@ export class McpHub {
     );
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: this.tools() }));
     server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
-      const call = this.call(server, request, extra);
+      const call = this.call(server, request, extra, authenticated);
       const settled = call.then(
         () => {},
         () => {},
@@ -130,7 +134,7 @@ export class McpHub {
     for (const server of this.ready) server.sendToolListChanged().catch(() => {});
   }
 
-  private async call(server: Server, request: CallToolRequest, extra: Extra) {
+  private async call(server: Server, request: CallToolRequest, extra: Extra, authenticated: boolean) {
     const { name } = request.params;
     // Found among every tool the plugins declare, hidden ones included, so that a call to a hidden
     // tool is refused by the library (E_TOOL_HIDDEN, naming the rule), as everywhere else.
@@ -170,6 +174,7 @@ export class McpHub {
       project: this.options.session.cwd,
       note: this.options.note,
       signal: extra.signal,
+      mayStore: authenticated,
     });
     try {
       const result = await plugin.invoke(name, request.params.arguments ?? {}, { signal: extra.signal, onEvent, permission, timeoutMs: this.options.timeoutMs });

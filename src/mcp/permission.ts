@@ -85,6 +85,8 @@ export function permissionFor(options: {
   project: string;
   note: (line: string) => void;
   signal: AbortSignal;
+  /** Whether this client may store a grant (Allow always): only one that proved it is the user. */
+  mayStore: boolean;
 }): PermissionHandler | undefined {
   const rule = options.rules.find((r) => r.matches(options.plugin, options.tool));
   if (rule) {
@@ -94,7 +96,10 @@ export function permissionFor(options: {
     };
   }
   if (!options.canElicit) return undefined;
-  return async (request) => {
+  return async (asked) => {
+    // Always is not offered to a client that could be anybody: its answer would store a grant
+    // that answers the user's own later calls in this project.
+    const request = options.mayStore || !asked.decision.alwaysOffered ? asked : { ...asked, decision: { ...asked.decision, alwaysOffered: false } };
     let answer: ElicitAnswer;
     try {
       answer = await options.elicit(elicitation(request, options.project));

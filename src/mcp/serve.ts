@@ -16,8 +16,10 @@ export interface McpOptions {
   rules: AllowRule[];
   /** Streamable HTTP instead of stdio. */
   http: Listen | null;
-  /** Require a bearer token over HTTP (always, off loopback). */
+  /** Require a bearer token over HTTP (the default; always, off loopback). */
   token: boolean;
+  /** Read the token from this file (when $CXAGENT_MCP_TOKEN is not set). */
+  tokenFile?: string;
   timeoutMs?: number;
   cwd: string;
   configDir?: string;
@@ -31,6 +33,8 @@ const DRAIN_MS = 2_000;
 const LEVEL_METHODS = ["debug", "debug", "info", "warn", "error", "error"] as const;
 
 export async function serveMcp(options: McpOptions): Promise<number> {
+  // Before anything loads: a token file that cannot be used stops the server at once.
+  const token = options.http && (options.token || !options.http.loopback) ? bearerToken(process.env, options.tokenFile) : null;
   const writeFrame = options.http ? null : claimStdout();
   const logger = createLogger({ verbose: options.verbose });
   const note = (line: string) => logger.withTag("mcp").info(line);
@@ -70,10 +74,12 @@ export async function serveMcp(options: McpOptions): Promise<number> {
     const tools = hub.tools().length;
     const served = `${plugins.length} plugin${plugins.length === 1 ? "" : "s"} (${tools} tool${tools === 1 ? "" : "s"})${plugins.length ? `: ${plugins.map((p) => p.name).join(", ")}` : ""}`;
     if (options.http) {
-      const token = options.token || !options.http.loopback ? bearerToken() : null;
       http = serveHttp(hub, options.http, token?.token ?? null);
       // The token first: whoever waits for the address line has the token line by then.
-      if (token) note(token.fromEnv ? "clients must send 'Authorization: Bearer <the token in CXAGENT_MCP_TOKEN>'" : `clients must send 'Authorization: Bearer ${token.token}'`);
+      if (token?.source === "env") note("clients must send 'Authorization: Bearer <the token in CXAGENT_MCP_TOKEN>'");
+      else if (token?.source === "file") note(`clients must send 'Authorization: Bearer <the token in ${options.tokenFile}>'`);
+      else if (token) note(`clients must send 'Authorization: Bearer ${token.token}'`);
+      else note("--no-token: any local process, of any user, can call the served tools; such clients are never offered Allow always");
       note(`serving over Streamable HTTP at ${http.url}: ${served}`);
     } else {
       const transport = new StdioTransport(process.stdin, writeFrame!);
@@ -87,7 +93,7 @@ export async function serveMcp(options: McpOptions): Promise<number> {
       const watchdog = setInterval(() => process.ppid !== parent && stop("the parent process ended"), 500);
       watchdog.unref();
       cleanups.push(() => clearInterval(watchdog));
-      await hub.server().connect(transport);
+      await hub.server({ authenticated: true }).connect(transport); // our parent started us: it is the user
       cleanups.push(() => process.stdin.pause());
       note(`serving over stdio: ${served}`);
     }

@@ -13,10 +13,10 @@ import { CFunction, FFIType, ptr } from "bun:ffi";
 import { checkManifest, describeProblems } from "../protocol/manifest.ts";
 import type { Problem } from "../protocol/issues.ts";
 import { preview } from "../protocol/issues.ts";
-import type { ToolDeadline } from "../protocol/wire.ts";
+import { LINE_CAP, type ToolDeadline } from "../protocol/wire.ts";
 import { CORTEX_ABI, deadlineOf, type Descriptor, DescriptorSchema, PluginInfoSchema, readCortexJson, synthesizeManifest } from "./cortex-manifest.ts";
 import { openLibrary } from "./library.ts";
-import type { HostStart } from "./main.ts";
+import type { HostStart } from "./start.ts";
 import type { CortexText } from "./shim.ts";
 
 const POOL_START = 2;
@@ -88,7 +88,14 @@ export function startCortex(start: HostStart): never {
     const ms = deadlineOf(d);
     return ms === null ? [] : [{ tool: d.name, ms }];
   });
-  shim.writeLine({ ready: true, contract: checked.manifest.pluginContract, manifest, exports: [], deadlines, about: info.value.description });
+  const ready = JSON.stringify({ ready: true, contract: checked.manifest.pluginContract, manifest, exports: [], deadlines, about: info.value.description });
+  // Each buffer fits a line, but their sum need not: a startup line past the cap would be dropped
+  // by the parent, which would then wait for it until its startup deadline.
+  const size = Buffer.byteLength(ready) + 1;
+  if (size > LINE_CAP) {
+    return refuse("manifest", `the manifest made from plugin_info and the ${descriptors.length} tool descriptors is ${size} bytes, more than one protocol line holds (${LINE_CAP} bytes)`);
+  }
+  shim.writeText(ready + "\n");
   if (shim.serve(POOL_START) !== 0) {
     process.stderr.write("cxagent plugin host: could not start the request threads\n");
     process.exit(1);

@@ -5,7 +5,7 @@
  * disk. Its static constructors run here; trust was settled by the parent.
  */
 import type { Pointer } from "bun:ffi";
-import type { HostStart } from "./main.ts";
+import type { HostStart } from "./start.ts";
 
 export function openLibrary({ libc, settings, refuse, phase }: HostStart): Pointer {
   const { library: path, libraryFd, dependencies } = settings;

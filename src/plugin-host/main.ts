@@ -10,15 +10,26 @@
  * (--kind module).
  */
 import { CONTRACT_CURRENT, LINE_CAP } from "../protocol/contract.ts";
-import { type HostArguments, readHostArgv, SHIM_OPTION } from "../protocol/host-args.ts";
+import { type HostArguments, HOST_DEFAULTS, type PluginKind, readHostArgv, SHIM_OPTION } from "../protocol/host-args.ts";
 import { harden } from "./harden.ts";
 import { type Libc, openLibc } from "./libc.ts";
 import { startNative } from "./native.ts";
 import { loadShim, type Shim } from "./shim.ts";
+import type { HostStart, Refusal } from "./start.ts";
 
-/** The longest a request thread spins for the next request before it sleeps, when the shim finds
- * that spinning pays on this machine (0 = never; see the spin before next_line in the shim). */
-const SPIN_US = 100;
+export type { HostStart, Refusal } from "./start.ts";
+
+/**
+ * Each kind's own startup, by its name on the command line (--kind). The other kinds' code (and
+ * the validator they use) loads only for them. A new kind of plugin adds its starter here, and
+ * its profile in the parent (src/kinds/).
+ */
+const STARTERS: Record<PluginKind, (start: HostStart) => Promise<void> | void> = {
+  native: startNative,
+  cortex: async (start) => (await import("./cortex.ts")).startCortex(start),
+  module: async (start) => (await import("./module.ts")).startModule(start),
+};
+
 /** After the parent died: how long what the plugin started has between SIGTERM and SIGKILL. */
 const ORPHAN_GRACE_MS = 1000;
 
@@ -67,13 +78,13 @@ export async function runPluginHost(args: string[]): Promise<void> {
     argv = settingsOf(line);
   }
   const settings = argv && !("error" in argv) ? argv : null;
-  const POOL_CAP = settings?.poolCap ?? 16;
-  const POLL_MS = settings?.pollMs ?? 200;
+  const POOL_CAP = settings?.poolCap ?? HOST_DEFAULTS.poolCap;
+  const POLL_MS = settings?.pollMs ?? HOST_DEFAULTS.pollMs;
   // The shim serves one request pool thread more than the parent's cap on calls in native code,
   // so a stop request finds a reader while those calls are stuck. (The parent also sends requests
   // ahead of that cap while calls are fast; if more than the cap of those get stuck at once, stop
   // waits for its deadline and the host is ended: see src/host/calls.ts.)
-  if (shim.init(protocolFd, requestFd, CONTRACT_CURRENT, POOL_CAP + 1, POLL_MS, LINE_CAP, settings?.spinUs ?? SPIN_US) !== 0) {
+  if (shim.init(protocolFd, requestFd, CONTRACT_CURRENT, POOL_CAP + 1, POLL_MS, LINE_CAP, settings?.spinUs ?? HOST_DEFAULTS.spinUs) !== 0) {
     process.stderr.write("cxagent plugin host: the shim could not initialise its locks\n");
     process.exit(1);
   }
@@ -92,11 +103,7 @@ export async function runPluginHost(args: string[]): Promise<void> {
   for (const fd of [settings.libraryFd, ...settings.dependencies.map((d) => d.fd)]) {
     if (fd !== null && !libc.sealed(fd)) refuse("load", `the plugin host refused to load the plugin: descriptor ${fd}, which should hold a sealed copy of its approved bytes, is not sealed`);
   }
-  const start: HostStart = { libc, shim, settings, refuse, phase, protocolFd, requestFd };
-  // The other kinds' code (and the validator they use) loads only for them.
-  if (settings.kind === "module") return (await import("./module.ts")).startModule(start);
-  if (settings.kind === "cortex") return (await import("./cortex.ts")).startCortex(start);
-  return startNative(start);
+  return STARTERS[settings.kind]({ libc, shim, settings, refuse, phase, protocolFd, requestFd });
 }
 
 /** Linux's, like the C library the host opens (libc.ts). */
@@ -164,22 +171,4 @@ function settingsOf(line: string): HostArguments | { error: string } {
   const argv = readHostArgv(value.argv as string[]);
   if (!("error" in argv) && argv.libraryFd !== PREPARED_LIBRARY_FD) return { error: `a prepared host's library is at descriptor ${PREPARED_LIBRARY_FD}` };
   return argv;
-}
-
-/** Which step refused a load, on the startup line (SPEC §5.1). */
-export type Refusal = "load" | "exports" | "handshake" | "manifest";
-
-/** What a kind's startup is handed: the shim is initialised, nothing of the plugin has run yet. */
-export interface HostStart {
-  libc: Libc;
-  shim: Shim;
-  settings: HostArguments;
-  /** Writes `{ready: false}` and exits. */
-  refuse(reason: Refusal, error: string): never;
-  /** Writes a phase marker, so a crash in the step that follows can be named. */
-  phase(name: string): void;
-  /** The protocol's own descriptors: replies out (the shim writes it), requests in (the shim
-   * reads it for a native plugin; module.ts reads it itself). */
-  protocolFd: number;
-  requestFd: number;
 }

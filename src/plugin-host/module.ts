@@ -16,7 +16,7 @@ import { decodeArchive, type ModuleArchive } from "../protocol/module-archive.ts
 import type { ModulePlugin } from "../protocol/module-plugin.ts";
 import { preview } from "../protocol/issues.ts";
 import type { Libc } from "./libc.ts";
-import type { HostStart } from "./main.ts";
+import type { HostStart } from "./start.ts";
 import { installLoader, writeSnapshot } from "./module-loader.ts";
 import { guardWorkers } from "./module-workers.ts";
 import { messageOf } from "./module-io.ts";
@@ -34,6 +34,7 @@ export async function startModule({ libc, shim, settings, refuse, phase, protoco
     // Through /proc: the descriptor's own offset is at the end, where the parent's writes left it.
     // It stays open: each Worker the plugin starts reads the approved files from it (module-workers.ts).
     archive = decodeArchive(readFileSync(`/proc/self/fd/${libraryFd}`));
+    libc.closeOnExec(libraryFd); // not handed to what the plugin runs
   } catch (error) {
     closeSync(libraryFd);
     return refuse("load", `the plugin host could not read the module's approved files: ${(error as Error).message}`);

@@ -10,7 +10,7 @@ import { CONTRACT_CURRENT, CONTRACT_OLDEST, contractInRange, MANDATORY_EXPORTS, 
 import { preview } from "../protocol/issues.ts";
 import { beginCheckMode, type CheckMode } from "./check-mode.ts";
 import { openLibrary } from "./library.ts";
-import type { HostStart } from "./main.ts";
+import type { HostStart } from "./start.ts";
 
 const POOL_START = 2;
 

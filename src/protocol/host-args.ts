@@ -47,7 +47,11 @@ export interface HostArguments {
   workerFolders?: string[];
 }
 
-export const HOST_DEFAULTS = { poolCap: 16, pollMs: 200 } as const;
+/** The settings' defaults, which the host reads too: one table (host-settings.ts). */
+export { HOST_DEFAULTS } from "./host-settings.ts";
+import { HOST_DEFAULTS } from "./host-settings.ts";
+/** The kind a plugin is when nobody said: `--kind` is left off for it. */
+export const DEFAULT_KIND: PluginKind = "native";
 
 export function hostArgv(a: HostArguments): string[] {
   return [
@@ -58,7 +62,7 @@ export function hostArgv(a: HostArguments): string[] {
     "--pool-cap", String(a.poolCap),
     "--poll-ms", String(a.pollMs),
     ...(a.spinUs === null ? [] : ["--spin-us", String(a.spinUs)]),
-    ...(a.kind === "native" ? [] : ["--kind", a.kind]),
+    ...(a.kind === DEFAULT_KIND ? [] : ["--kind", a.kind]),
     ...(a.sessionId === null ? [] : ["--session-id", a.sessionId]),
     ...(a.check ? ["--check"] : []),
     ...(a.snapshot === null ? [] : ["--snapshot", a.snapshot]),
@@ -70,7 +74,7 @@ export function hostArgv(a: HostArguments): string[] {
 export function readHostArgv(argv: readonly string[]): HostArguments | { error: string } {
   const [library, ...rest] = argv;
   if (!library || library.startsWith("--")) return { error: "no library given: usage is cxagent __host <library> [options]" };
-  const out: HostArguments = { library, kind: "native", sessionId: null, snapshot: null, libraryFd: null, dependencies: [], parentPid: null, poolCap: HOST_DEFAULTS.poolCap, pollMs: HOST_DEFAULTS.pollMs, spinUs: null };
+  const out: HostArguments = { library, kind: DEFAULT_KIND, sessionId: null, snapshot: null, libraryFd: null, dependencies: [], parentPid: null, poolCap: HOST_DEFAULTS.poolCap, pollMs: HOST_DEFAULTS.pollMs, spinUs: null };
   for (let i = 0; i < rest.length; i += 2) {
     const flag = rest[i]!;
     if (flag === "--check") {

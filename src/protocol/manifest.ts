@@ -111,19 +111,19 @@ export interface KnownManifest {
  */
 export function checkDescribed(
   ready: { contract: number; manifest: unknown; exports: readonly string[] },
-  kind: string,
+  described: { by: string; checkedByHost: boolean },
   expected?: KnownManifest,
 ): { ok: true; manifest: Manifest } | { ok: false; error: string } {
   // The very JSON of a manifest checked before (its sidecar's) gives the same manifest again.
   const known = expected !== undefined && JSON.stringify(ready.manifest) === expected.json;
   const checked: ManifestCheck = known ? { ok: true, manifest: expected.manifest } : checkManifest(ready.manifest);
-  const from = kind === "native" ? "the manifest from cxagent_plugin_describe" : "the manifest its plugin host described";
+  const from = described.by;
   if (!checked.ok) {
     const n = checked.problems.length;
     return { ok: false, error: `${from} has ${n} problem${n === 1 ? "" : "s"}:\n${describeProblems(checked.problems)}` };
   }
   const manifest = checked.manifest;
-  if (kind !== "native") return { ok: true, manifest };
+  if (described.checkedByHost) return { ok: true, manifest };
   if (manifest.pluginContract !== ready.contract) {
     return { ok: false, error: `the manifest says pluginContract ${manifest.pluginContract} but cxagent_plugin_abi_version returned ${ready.contract}; the two must be equal` };
   }

@@ -19,7 +19,8 @@ import { LIBRARY_EXTENSIONS, MODULE_EXTENSIONS, noSidecar, parseSidecar, SIDECAR
 import { checkManifest, CONTRACT_CURRENT, type Manifest, PLUGIN_NAME_RULE } from "../protocol/manifest.ts";
 import type { PluginKind } from "../protocol/host-args.ts";
 import { type CortexManifest, nameFromLibrary, parseCortexManifest, sameFile } from "../discovery/cortex.ts";
-import { kindOfBytes } from "../discovery/kind.ts";
+import { isCortexLibrary } from "../discovery/kind.ts";
+import { type KindProfile, profileOf } from "../kinds/index.ts";
 import { approvedElsewhere, readApprovalsOf, recordApproval, type Trust, trustOf } from "../trust/approvals.ts";
 import type { TrustRequest } from "../trust/check.ts";
 
@@ -28,7 +29,6 @@ export { describeChanges, otherFolderSentence } from "../trust/check.ts";
 export type { Changes } from "../trust/approvals.ts";
 import { type DependencyPlan, planDependencies } from "../trust/dependencies.ts";
 import { type LoadSet, libraryBytes, loadSetHash } from "../trust/hash.ts";
-import { encodeArchive } from "../protocol/module-archive.ts";
 import type { ProjectConfig } from "../discovery/project-config.ts";
 import type { RuleSource } from "../host/tool-policy.ts";
 import { configSelection, disabledBy, type Selection } from "./selection.ts";
@@ -78,6 +78,8 @@ export interface Inspection {
   manifest: Manifest;
   /** Which ABI it speaks. */
   kind: PluginKind;
+  /** Its kind's profile (kinds/), chosen here once: what every later step asks instead of the kind. */
+  profile: KindProfile;
   /** What is known of a Cortex plugin before it runs, and from where. */
   cortex: CortexFacts | null;
   loadSet: LoadSet;
@@ -106,10 +108,12 @@ export function inspect(ref: string, context: InspectContext): Inspection {
 }
 
 export function inspectLocation(location: Resolved, context: InspectContext): Inspection {
-  if (location.kind === "cortex") requireCortexLibrary(location);
+  // The one place the kind is asked: from here on, its profile says what differs.
+  const profile = profileOf(location.kind);
+  if (!profile.sidecar) requireCortexLibrary(location);
   // A module plugin imports from the bytes read here, so every file of its folder is kept.
-  const loadSet = loadSetHash(location.folder, location.library, { keepAll: location.kind === "module" });
-  const { manifest, cortex } = location.kind === "cortex" ? cortexFactsOf(location, loadSet) : { manifest: parseSidecar(sidecarText(location, loadSet), location.sidecar, context.checkedSchemas), cortex: null };
+  const loadSet = loadSetHash(location.folder, location.library, { keepAll: profile.keepsAllFiles });
+  const { manifest, cortex } = profile.sidecar ? { manifest: parseSidecar(sidecarText(location, loadSet), location.sidecar, context.checkedSchemas), cortex: null } : cortexFactsOf(location, loadSet);
   if (location.configName !== null && location.configName !== manifest.name) {
     const namedBy = cortex ? (cortex.manifest ? `the Cortex manifest ${cortex.manifest}` : `the file name of ${location.library}`) : `the sidecar ${location.sidecar}`;
     throw new CxError("E_CONFIG", `config.json configures plugin '${location.configName}', but ${namedBy} names it '${manifest.name}'`, {
@@ -128,7 +132,7 @@ export function inspectLocation(location: Resolved, context: InspectContext): In
   try {
     // The model is of glibc's loader, for ELF files; elsewhere the system's loader decides alone.
     // A module maps no library: what it imports is held to its folder by its plugin host.
-    const plan = process.platform === "linux" && location.kind !== "module"
+    const plan = process.platform === "linux" && profile.plansLibraries
       ? planDependencies({ library: location.library, realFolder: loadSet.realFolder, bytesOf: (p) => loadSet.kept.get(p), env: context.env, cwd: context.cwd })
       : { inSet: [], system: [] };
     dependencies = { plan, problem: null };
@@ -141,7 +145,8 @@ export function inspectLocation(location: Resolved, context: InspectContext): In
     name: manifest.name,
     location,
     manifest,
-    kind: location.kind,
+    kind: profile.kind,
+    profile,
     cortex,
     loadSet,
     trust: trustOf(approvals, manifest.name, loadSet.realFolder, loadSet.hash, loadSet.files),
@@ -201,7 +206,7 @@ function cortexFactsOf(location: Resolved, loadSet: LoadSet): { manifest: Manife
     }
   } else {
     const bytes = libraryBytes(loadSet);
-    if (!bytes || kindOfBytes(bytes) !== "cortex") throw changed(location.library);
+    if (!bytes || !isCortexLibrary(bytes)) throw changed(location.library);
   }
   const name = declared?.name ?? nameFromLibrary(location.library);
   if (name === null) {
@@ -316,9 +321,7 @@ export function trustRequestOf(inspection: Inspection): TrustRequest {
  * a native or Cortex library as hashed, or a module plugin's every file as one archive.
  */
 export function bytesToLoad(inspection: Inspection): Uint8Array | undefined {
-  const { loadSet } = inspection;
-  if (inspection.kind !== "module") return libraryBytes(loadSet);
-  return encodeArchive({ folder: loadSet.realFolder, entry: loadSet.libraryPath!, files: loadSet.kept, links: loadSet.links });
+  return inspection.profile.bytesToLoad(inspection.loadSet);
 }
 
 export function recordInspected(inspection: Inspection, stateDir: string) {

@@ -49,8 +49,8 @@ export interface PipelineContext {
   hooksFor(manifest: Manifest): PluginEventHooks;
   /** The session's narrowing of every plugin's tools (checked already). */
   sessionTools: ToolChoice | undefined;
-  /** The runtime's settings, the same for every plugin of the session. */
-  runtime: Pick<PluginSpec, "gateMs" | "startupMs" | "startMs" | "stopMs" | "pollMs" | "poolCap" | "stuckMs" | "env" | "spinUs" | "sessionId" | "snapshotDir"> & {
+  /** The runtime's settings, the same for every plugin of the session: its hosts' settings, settled once, whole. */
+  runtime: Pick<PluginSpec, "gateMs" | "host"> & {
     permission: PermissionHandler | PermissionAnswer | undefined;
   };
 }
@@ -106,22 +106,24 @@ export async function runLoadPipeline(ref: string, options: PipelineOptions, con
   const narrowing = { session: context.sessionTools, load: options.tools };
   const spec: PluginSpec = {
     name: sidecar.name,
-    kind: inspection.kind,
+    profile: inspection.profile,
     hostCommand: hostCommand(),
     library: location.library,
     libraryBytes: bytesToLoad(inspection),
     dependencies: inspection.dependencies.plan!.inSet.map((d) => ({ path: d.path, soname: d.soname, bytes: loadSet.kept.get(d.path)! })),
     settings: options.settings ?? (entry === undefined ? undefined : context.settingsOf(entry)) ?? {},
-    workerFolders: inspection.kind === "module" && entry !== undefined ? context.workerFoldersOf?.(entry) : undefined,
     cwd: context.cwd,
     grants: grantStore(context.stateDir, projectScope(context.cwd), loadSet.realFolder),
     accept: acceptFor(sidecar, location.sidecar),
     expected: expectedOf(sidecar),
     ...context.runtime,
+    // The session's host settings, and this plugin's own: the folders its Workers may start from.
+    host: { ...context.runtime.host, workerFolders: (inspection.profile.workers && entry !== undefined ? context.workerFoldersOf?.(entry) : undefined) ?? [] },
     // From the sidecar, which describe must match tool for tool before anything is served.
     policy: narrowSelection(sidecar.tools, inspection.selection, narrowing).policy,
   };
-  if (inspection.kind === "cortex") spec.accept = acceptCortex(inspection, spec, context, narrowing);
+  // A plugin with no sidecar (a Cortex one) declares its tools only when it runs.
+  if (!inspection.profile.sidecar) spec.accept = acceptCortex(inspection, spec, context, narrowing);
   const plugin = await Plugin.start(spec, context.hooksFor(sidecar));
   const t = plugin.timings;
   done("spawn", t.readyAt);

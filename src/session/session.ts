@@ -16,7 +16,6 @@ import { type Folders, resolveFolders } from "../discovery/paths.ts";
 import { catalog, type CatalogEntry } from "../discovery/catalog.ts";
 import { readApprovals, revokeApproval } from "../trust/approvals.ts";
 import type { ConfirmTrust } from "../trust/check.ts";
-import type { PermissionAnswer, PermissionHandler } from "../host/gate.ts";
 import { makeNonDumpable } from "../host/nondumpable.ts";
 import { sweepSnapshots } from "../host/child-transport.ts";
 import { snapshotBase } from "../host/private-folder.ts";
@@ -28,118 +27,14 @@ import { type CheckedSchemas, checkedSchemas } from "../json-schema/checked.ts";
 import { type Inspection, inspect, inspectLocation, recordInspected, refusalOf, trustRequestOf } from "./inspect.ts";
 import { composeInstructions } from "./instructions.ts";
 import { pluginHostEnv } from "./host-env.ts";
+import { type HostSettings, settleHostSettings } from "../protocol/host-settings.ts";
 import { type LoadTimings, runLoadPipeline } from "./pipeline.ts";
 import { checkToolChoice, LOAD_OPTION, SESSION_OPTION } from "./selection.ts";
 
 export { BUILTIN_TOOLS } from "./names.ts";
 
-export interface SessionOptions {
-  /** The project folder: plugins' working directory and the scope of grants. */
-  cwd?: string;
-  /** Where config.json is (default: $CXAGENT_CONFIG_DIR, else ~/.config/cxagent). */
-  configDir?: string;
-  /** Where approvals, grants and session records are (default: $CXAGENT_STATE_DIR, else ~/.local/state/cxagent). */
-  stateDir?: string;
-  /**
-   * Asks a person whether to approve a plugin whose exact files were not approved yet; a true
-   * answer is recorded. Without one, such a load is refused with E_NOT_APPROVED (the library never
-   * prompts by itself: the CLI passes its terminal prompt, an app its own dialog).
-   */
-  confirmTrust?: ConfirmTrust | null;
-  logger?: Logger;
-  /** Every line a plugin writes to stdout or stderr. Default: the logger, at debug level. */
-  onOutput?: (plugin: string, line: string) => void;
-  /** Log reports a plugin makes outside a call, and host messages about it. */
-  onLog?: (plugin: string, level: number, text: string) => void;
-  /**
-   * Decides calls that need permission when the call itself names nobody. Default: deny — a
-   * script decides its own prompts.
-   */
-  permission?: PermissionHandler | PermissionAnswer;
-  /**
-   * How long a "dynamic" tool's gate may take before it counts as failed (default 500 ms, or a
-   * plugin's `gateTimeoutMs` in config.json; with both, the shorter).
-   */
-  gateMs?: number;
-  /**
-   * Narrows every plugin's tools further than the config files do, never less: hides the tools a
-   * `deny` pattern matches, and those no `allow` pattern matches when `allow` is given; makes the
-   * ones an `ask` pattern matches ask on every call. Patterns: a tool name, `*` any run, `?` one
-   * character, anchored.
-   */
-  tools?: ToolChoice;
-  /** End processes left behind by sessions that died, before this one starts (default true). */
-  reap?: boolean;
-  /**
-   * Where module plugins' snapshots are written: a folder only this user can write, all the way
-   * up (default: $XDG_RUNTIME_DIR/cxagent when that is private, else `<stateDir>/run`;
-   * host/private-folder.ts). `cxagent check`, whose state folder is a throwaway one under the
-   * temporary folder, passes the user's own.
-   */
-  snapshotDir?: string;
-  /**
-   * Extra environment variables for every plugin host this session starts, on top of the few it
-   * always passes (see session/host-env.ts: PATH, HOME, the locale, …, and CXAGENT_PASS_ENV).
-   */
-  env?: Record<string, string>;
-  /**
-   * The spin window in µs, for benchmarks (CXAGENT_HOST_SPIN_US sets it too): the plugin hosts'
-   * (default: theirs, 100) and this process's while it waits for the only call in flight (at most
-   * 50; host/reply-spin.ts). 0 turns both off.
-   */
-  spinUs?: number;
-  /** At most this many calls of one plugin in native code at once (default 16). */
-  poolCap?: number;
-  /** When every one of those has run this long, further calls fail at once with E_BUSY (default 1000 ms). */
-  stuckMs?: number;
-  /** Deadlines, for tests and impatient scripts. */
-  startupMs?: number;
-  startMs?: number;
-  stopMs?: number;
-  pollMs?: number;
-}
-
-/** A plugin this session could load, as config.json and discovery name it (no plugin code runs). */
-export interface AvailablePlugin {
-  name: string;
-  /** What to pass to `load()`. */
-  ref: string;
-  /** Named in config.json (else found by discovery). */
-  configured: boolean;
-  /** False when config.json says enabled: false. */
-  enabled: boolean;
-  /** Why it cannot be loaded as it is (a missing file, a bad sidecar), or null. */
-  problem: string | null;
-}
-
-export interface LoadOptions {
-  /** The plugin's settings, passed verbatim to start (default: its settings in config.json). */
-  settings?: unknown;
-  /**
-   * Load it even if the user's config.json says enabled: false, for this session only. Trust
-   * still applies, and a project's enabled: false still holds.
-   */
-  once?: boolean;
-  /** Narrows this plugin's tools further, as `SessionOptions.tools` does for every plugin. */
-  tools?: ToolChoice;
-}
-
-/** What `approve` did: the plugin at its folder, the hash approved, and whether it already was. */
-export interface ApprovalResult {
-  plugin: string;
-  version: string;
-  hash: string;
-  /** The real path of the folder the approval is bound to. */
-  folder: string;
-  already: boolean;
-}
-
-export interface ApproveOptions {
-  /** Approve without asking, only if the plugin's files hash to exactly this (64 hex digits). */
-  hash?: string;
-  /** Who to ask when no hash is given (default: the session's confirmTrust). */
-  confirm?: ConfirmTrust;
-}
+export type { AvailablePlugin, ApprovalResult, ApproveOptions, LoadOptions, SessionOptions } from "./options.ts";
+import type { AvailablePlugin, ApprovalResult, ApproveOptions, LoadOptions, SessionOptions } from "./options.ts";
 
 export class Session implements AsyncDisposable {
   /** This session's id: random, told to each Cortex plugin with every call (its session_id). */
@@ -156,6 +51,8 @@ export class Session implements AsyncDisposable {
   private readonly options: SessionOptions;
   /** What every plugin host of this session gets as its environment. */
   private readonly hostEnv: Record<string, string>;
+  /** Every plugin host's settings (pool, poll, spin, deadlines, environment, this session's id), settled once. */
+  private readonly host: HostSettings;
   /** Where module plugins' snapshots are written (SessionOptions.snapshotDir). */
   readonly snapshotDir: string;
   private readonly loaded = new Map<string, Plugin>();
@@ -174,6 +71,7 @@ export class Session implements AsyncDisposable {
     this.config = readConfig(this.folders.configDir);
     this.hostEnv = pluginHostEnv(process.env, options.env);
     this.snapshotDir = options.snapshotDir ?? snapshotBase(this.folders.stateDir);
+    this.host = settleHostSettings({ ...options, env: this.hostEnv, spinUs: options.spinUs ?? spinFromEnv(options.env), sessionId: this.id, snapshotDir: this.snapshotDir });
     this.configFile = configPath(this.folders.configDir);
     this.project = readProjectConfig(this.cwd, { config: this.config, path: this.configFile, gateMs: GATE_MS });
     this.tools = checkToolChoice(options.tools, SESSION_OPTION);
@@ -187,7 +85,8 @@ export class Session implements AsyncDisposable {
     const cwd = resolve(options.cwd ?? process.cwd());
     if (!existsSync(cwd) || !statSync(cwd).isDirectory()) {
       throw new CxError("E_INVALID_INPUT", `the project folder ${cwd} does not exist or is not a folder`, {
-        hint: "give --cwd an existing folder",
+        hint: "choose an existing folder as the project folder",
+        next: { do: "choose-folder", which: "project", path: cwd },
       });
     }
     const session = new Session(options);
@@ -305,20 +204,7 @@ export class Session implements AsyncDisposable {
       cwd: this.cwd,
       hooksFor: (manifest) => this.hooksFor(manifest),
       sessionTools: this.tools,
-      runtime: {
-        permission: this.options.permission,
-        gateMs: this.options.gateMs,
-        startupMs: this.options.startupMs,
-        startMs: this.options.startMs,
-        stopMs: this.options.stopMs,
-        pollMs: this.options.pollMs,
-        poolCap: this.options.poolCap,
-        stuckMs: this.options.stuckMs,
-        env: this.hostEnv,
-        spinUs: this.options.spinUs ?? spinFromEnv(this.options.env),
-        sessionId: this.id,
-        snapshotDir: this.snapshotDir,
-      },
+      runtime: { permission: this.options.permission, gateMs: this.options.gateMs, host: this.host },
     });
     this.loaded.set(loaded.plugin.name, loaded.plugin);
     for (const r of loaded.plugin.policy.unmatched) {

@@ -18,7 +18,7 @@
 import { realpathSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { CxError } from "../errors.ts";
-import { type DynamicInfo, ElfError, readDynamic } from "./elf.ts";
+import { type DynamicInfo, ElfError, readDynamic } from "../elf/elf.ts";
 import { systemLoader } from "./loader.ts";
 
 export interface InSetDependency {

@@ -6,7 +6,7 @@
  */
 import { closeSync, existsSync, openSync, readFileSync, realpathSync } from "node:fs";
 import { dirname } from "node:path";
-import { fileSource, readDynamic } from "./elf.ts";
+import { fileSource, readDynamic } from "../elf/elf.ts";
 
 const CACHE_FILE = "/etc/ld.so.cache";
 const CACHE_MAGIC = "glibc-ld.so.cache1.1";

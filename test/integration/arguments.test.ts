@@ -147,3 +147,24 @@ describe("a sidecar whose inputSchema is not a JSON Schema", () => {
     );
   });
 });
+
+describe("checked once", () => {
+  test("a gated call's arguments are checked once, at the door: the gate receives them checked", async () => {
+    const { ArgumentsValidator } = await import("../../src/json-schema/check.ts");
+    await using session = await openSession();
+    const gates = await session.load(fixture("gates"));
+    const check = ArgumentsValidator.prototype.check;
+    let checks = 0;
+    ArgumentsValidator.prototype.check = function (this: InstanceType<typeof ArgumentsValidator>, ...args: Parameters<typeof check>) {
+      checks++;
+      return check.apply(this, args);
+    };
+    try {
+      expect((await gates.invoke("asks", { x: 1 }, { permission: "once" })).success).toBe(true);
+      expect((await gates.invoke("manifest_true", { x: 1 }, { permission: "once" })).success).toBe(true);
+    } finally {
+      ArgumentsValidator.prototype.check = check;
+    }
+    expect(checks).toBe(2);
+  });
+});

@@ -241,6 +241,21 @@ describe("calls", () => {
     expect((await plugin.invoke("echo", { after: how })).success).toBe(true); // the plugin goes on
   });
 
+  test("a buffer whose len is its cap is read; one whose len is cap + 1 is a bad reply, read not at all, and freed as it came", async () => {
+    using dir = tempDir();
+    const log = join(dir.path, "frees");
+    await using session = await openSession({ env: { CXAGENT_FX_FREE_LOG: log } });
+    const plugin = await session.load(BASIC);
+    expect((await plugin.invoke("malformed", { how: "len_is_cap" })).output.content).toBe("full");
+    const error = await refusal(plugin.invoke("malformed", { how: "len_over_cap" }));
+    expect(error.code).toBe("E_BAD_REPLY");
+    expect(error.message).toBe("plugin 'cortex-basic': tool_execute returned a buffer whose len is larger than its cap, not a ToolResult");
+    expect((await plugin.invoke("echo", { after: "over" })).success).toBe(true); // the plugin goes on
+    await plugin.stop();
+    const counts = freeCounts(log); // the fixture aborts on a buffer freed with another len or cap
+    expect(counts.freed).toBe(counts.returned);
+  });
+
   test("a 40 MB output arrives whole; as an error, which a reply carries twice, it is a bad reply rather than a line over the cap", async () => {
     await using session = await openSession();
     const plugin = await session.load(BASIC);

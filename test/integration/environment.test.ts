@@ -7,7 +7,7 @@ import { afterEach, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { withRuntimeTuning } from "../../src/host/runtime-tuning.ts";
-import { approve, cli, fixture, openSession, ROOT, until } from "../helpers.ts";
+import { approve, cli, fixture, openSession, ROOT, tempDir, until, writeModule } from "../helpers.ts";
 
 const threadNames = (pid: number | string) => readdirSync(`/proc/${pid}/task`).map((t) => readFileSync(`/proc/${pid}/task/${t}/comm`, "utf8").trim());
 
@@ -71,6 +71,45 @@ test("a script's own environment for the plugin wins over the runtime settings; 
   expect(env.MIMALLOC_PURGE_DELAY).toBe("10");
   expect(withRuntimeTuning({ PATH: "/bin" }, "module")).not.toHaveProperty("MIMALLOC_PURGE_DELAY");
   expect(withRuntimeTuning({ PATH: "/bin" }, "cortex")).toMatchObject({ PATH: "/bin", MIMALLOC_PURGE_DELAY: "-1" });
+});
+
+test("a plugin host cannot read the parent's environment through /proc, root's neither: the parent blanked it before any host ran", async () => {
+  using dir = tempDir();
+  const folder = writeModule(
+    dir.path,
+    "reads-parent",
+    `import { readFileSync } from "node:fs";
+export default { start() {}, stop() {}, invoke() {
+  try {
+    const text = readFileSync("/proc/" + process.ppid + "/environ", "latin1");
+    return { success: true, output: { secret: text.includes("CXAGENT_SECRET_FOR_TEST"), printable: text.replace(/\\0/g, "").length } };
+  } catch (e) {
+    return { success: true, output: { refused: e.code } };
+  }
+} };`,
+  );
+  await approve(folder);
+  const r = await cli(["invoke", folder, "work", "--json"], { env: { CXAGENT_SECRET_FOR_TEST: "s3cret" } });
+  expect(r.stderr).toBe("");
+  const seen = r.json().result.output;
+  if (process.getuid!() === 0) expect(seen).toEqual({ secret: false, printable: 0 });
+  else expect(seen).toEqual({ refused: "EACCES" }); // non-dumpable: an ordinary user's host is refused first
+});
+
+test("after the blanking, the parent's own environment still works: process.env, getenv, and what a child inherits", () => {
+  const script = `
+import { dlopen, FFIType } from "bun:ffi";
+import { readFileSync } from "node:fs";
+import { scrubEnviron } from ${JSON.stringify(join(ROOT, "src/host/nondumpable.ts"))};
+import { linuxLibc } from ${JSON.stringify(join(ROOT, "src/libc.ts"))};
+const blanked = scrubEnviron(linuxLibc());
+const { symbols } = dlopen("libc.so.6", { getenv: { args: [FFIType.cstring], returns: FFIType.cstring } });
+const child = Bun.spawnSync(["sh", "-c", "printf %s \\"$CXAGENT_SECRET_FOR_TEST\\""]).stdout.toString();
+const proc = readFileSync("/proc/self/environ", "latin1").replace(/\\0/g, "");
+console.log(JSON.stringify({ blanked, env: process.env.CXAGENT_SECRET_FOR_TEST, getenv: String(symbols.getenv(Buffer.from("CXAGENT_SECRET_FOR_TEST\\0"))), child, proc }));`;
+  const r = Bun.spawnSync([process.execPath, "-e", script], { env: { ...process.env, CXAGENT_SECRET_FOR_TEST: "s3cret" }, stdout: "pipe", stderr: "pipe" });
+  expect(r.stderr.toString()).toBe("");
+  expect(JSON.parse(r.stdout.toString())).toEqual({ blanked: true, env: "s3cret", getenv: "s3cret", child: "s3cret", proc: "" });
 });
 
 test("a host spawned before the runtime showed its warm-up thread does not stop the next from getting the setting", async () => {

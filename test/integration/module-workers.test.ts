@@ -6,10 +6,10 @@
  * `/tmp/node_modules`, or a node_modules in a folder above the snapshot — never runs.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Session } from "../../src/index.ts";
-import { openSession, tempDir, writeModule } from "../helpers.ts";
+import { cli, openSession, RUNTIME_DIR, tempDir, writeModule } from "../helpers.ts";
 import { LOCAL_USER, localUser, type LocalUser } from "../local-user.ts";
 
 const PACKAGE = `cxagent-planted-${process.pid}`;
@@ -165,4 +165,45 @@ describe("a Worker's entry", () => {
     expect(error?.message).toContain("workerFolders");
     expect(readdirSync(dir.path)).toEqual([".cxagent"]);
   });
+});
+
+describe.skipIf(!LOCAL_USER)("a second local user races the snapshot sweep", () => {
+  test("planting snapshot-named folders and links, where snapshots are and where they used to be, while the user's sessions start and reap: refused, and nothing of the user's is removed", async () => {
+    const dead = Bun.spawn(["true"]);
+    await dead.exited;
+    const start = readFileSync(`/proc/${process.pid}/stat`, "utf8").split(") ")[1]!.split(" ")[19]!;
+    const name = `cxagent-module-${dead.pid}.${start}-evil${process.pid}`;
+    const snapshots = join(RUNTIME_DIR, "cxagent");
+    mkdirSync(snapshots, { recursive: true, mode: 0o700 });
+    const victim = mkdtempSync(join(RUNTIME_DIR, "victim-"));
+    writeFileSync(join(victim, "keep.txt"), "the user's own file");
+    const planted = [join(snapshots, name), join("/tmp", name)];
+    using user = localUser(planted);
+    // The other user plants, in a loop, until told to stop: a folder, then a link to the victim, in each place.
+    const stop = join("/tmp", `cxagent-race-stop-${process.pid}`);
+    const script = `n=0; while [ ! -e "$1" ] && [ $n -lt 2000 ]; do for p in "$2" "$3"; do mkdir "$p" && rmdir "$p"; ln -s "$4" "$p" && rm -f "$p"; done; n=$((n+1)); done; mkdir "$3"; ln -s "$4" "$3/inner"`;
+    const attacker = user.spawn(["sh", "-c", script, "race", stop, planted[0]!, planted[1]!, victim]);
+    try {
+      using dir = tempDir();
+      const folder = writeModule(dir.path, "raced", `export default { start() {}, stop() {}, invoke() { return { success: true, output: {} }; } };`);
+      for (let i = 0; i < 5; i++) {
+        await using session = await openSession();
+        const plugin = await session.load(folder);
+        expect((await plugin.invoke("work", {})).success).toBe(true);
+        expect((await cli(["reap", "--json"])).code).toBe(0);
+      }
+    } finally {
+      writeFileSync(stop, "");
+      await attacker.exited;
+      rmSync(stop, { force: true });
+    }
+    const said = [...new Set((await new Response(attacker.stderr).text()).trim().split("\n"))];
+    // every attempt at the snapshots' folder was refused (the other user cannot even reach it), and only those
+    expect(said.sort()).toEqual([`ln: failed to create symbolic link '${planted[0]}': Permission denied`, `mkdir: cannot create directory '${planted[0]}': Permission denied`]);
+    expect(existsSync(planted[0]!)).toBe(false);
+    // what it left in /tmp is neither read nor removed by cxagent, and the victim is whole
+    expect(existsSync(join(planted[1]!, "inner"))).toBe(true);
+    expect(readFileSync(join(victim, "keep.txt"), "utf8")).toBe("the user's own file");
+    rmSync(victim, { recursive: true, force: true });
+  }, 60_000);
 });

@@ -6,7 +6,8 @@
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
-import { writeJsonAtomic } from "../../src/files.ts";
+import * as v from "valibot";
+import { readJsonStrict, writeJsonAtomic } from "../../src/files.ts";
 import { recordFiles } from "../../src/reaper/record.ts";
 import { loadSetHash } from "../../src/trust/hash.ts";
 import { cli, fixture, openSession, refusal, tempDir } from "../helpers.ts";
@@ -45,6 +46,39 @@ describe("a state file is replaced, never rewritten in place", () => {
     // but the cache of schemas found valid (json-schema/checked.ts), replaced the same way
     expect(readdirSync(state).filter((f) => !f.endsWith(".lock")).sort()).toEqual(["approvals.json", "checked-schemas.json", "permissions.json", "sessions"]);
     expect(readdirSync(join(state, "sessions")).filter((f) => !f.endsWith(".lock"))).toEqual([basename(record!)]);
+  });
+
+  test("every state file and its folder are the user's alone (0600, 0700), whatever the umask", async () => {
+    using dir = tempDir();
+    const { project, state } = folders(dir.path);
+    const umask = process.umask(0o000); // the loosest: nothing is taken away from the modes asked for
+    try {
+      await using session = await openSession({ cwd: project, stateDir: state });
+      const gates = await session.load(fixture("gates"));
+      await gates.invoke("manifest_true", {}, { permission: "always" });
+      const [record] = recordFiles(state);
+      for (const file of [join(state, "approvals.json"), join(state, "permissions.json"), record!]) expect([file, statSync(file).mode & 0o777]).toEqual([file, 0o600]);
+      const nested = join(dir.path, "new", "deeper", "file.json");
+      writeJsonAtomic(nested, { x: 1 });
+      expect(statSync(nested).mode & 0o777).toBe(0o600);
+      expect(statSync(join(dir.path, "new", "deeper")).mode & 0o777).toBe(0o700);
+    } finally {
+      process.umask(umask);
+    }
+  });
+
+  test("a state file that cannot be read for any reason but its absence is an error naming it, never taken as empty", () => {
+    using dir = tempDir();
+    const schema = v.strictObject({ approvals: v.array(v.unknown()) });
+    const empty = { approvals: [] };
+    expect(readJsonStrict(join(dir.path, "absent.json"), schema, empty, "approvals file")).toBe(empty);
+    const folder = join(dir.path, "approvals.json");
+    mkdirSync(folder); // EISDIR
+    expect(() => readJsonStrict(folder, schema, empty, "approvals file")).toThrow(`cannot read approvals file ${folder}: EISDIR`);
+    const file = join(dir.path, "file");
+    writeFileSync(file, "");
+    const under = join(file, "approvals.json"); // ENOTDIR: not absent, a path that cannot be
+    expect(() => readJsonStrict(under, schema, empty, "approvals file")).toThrow(`cannot read approvals file ${under}: ENOTDIR`);
   });
 
   test("a write that fails leaves no temp file behind", () => {

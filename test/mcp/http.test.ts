@@ -7,11 +7,14 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CONFIG_DIR, fixture, ROOT, until } from "../helpers.ts";
 import { approvedState, CLI } from "./_mcp.ts";
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { SESSION_CAP } from "../../src/mcp/http.ts";
+import { LOCAL_USER, localUser, type LocalUser } from "../local-user.ts";
 
 const SUITE = join(ROOT, "node_modules/@modelcontextprotocol/conformance/dist/index.js");
 const BASELINE = join(import.meta.dir, "conformance-baseline.yml");
@@ -25,9 +28,14 @@ beforeAll(async () => {
 afterAll(() => rmSync(home, { recursive: true, force: true }));
 
 /** `cxagent mcp --http 127.0.0.1:0 …` (or another address), once it prints where it listens. */
-async function httpServer(extra: string[] = [], env: Record<string, string> = {}, listen = "127.0.0.1:0") {
+function httpServer(extra: string[] = [], env: Record<string, string> = {}, listen = "127.0.0.1:0") {
+  return httpServerIn(ROOT, extra, env, listen);
+}
+
+/** The same, in the project folder `cwd` (where grants are scoped). */
+async function httpServerIn(cwd: string, extra: string[] = [], env: Record<string, string> = {}, listen = "127.0.0.1:0") {
   const proc = Bun.spawn([...CLI, "mcp", fixture("mcp-conformance"), "--http", listen, ...extra, "--state-dir", state, "--config-dir", CONFIG_DIR], {
-    cwd: ROOT,
+    cwd,
     env: { ...process.env, NO_COLOR: "1", ...env },
     stdin: "ignore",
     stdout: "pipe",
@@ -73,8 +81,9 @@ async function conformance(url: string, args: string[]) {
 const baseline = () => readFileSync(BASELINE, "utf8").split("\n").filter((l) => l.startsWith("  - ")).map((l) => l.slice(4).trim());
 
 describe("the official conformance suite", () => {
-  test("passes against cxagent mcp --http, every failure listed in the baseline with its reason", async () => {
-    await using server = await httpServer();
+  // The suite cannot send a bearer token: it runs against --no-token, which says what it gives up.
+  test("passes against cxagent mcp --http --no-token, every failure listed in the baseline with its reason", async () => {
+    await using server = await httpServer(["--no-token"]);
     const run = await conformance(server.url, ["--expected-failures", BASELINE]);
     expect({ code: run.code, output: run.code === 0 ? "" : run.output() }).toEqual({ code: 0, output: "" });
     const expected = new Set(baseline());
@@ -100,7 +109,7 @@ describe("the official conformance suite", () => {
   }, 120_000);
 
   test("--scenario json-schema-2020-12 passes: $schema, $defs and additionalProperties survive tools/list", async () => {
-    await using server = await httpServer();
+    await using server = await httpServer(["--no-token"]);
     const run = await conformance(server.url, ["--scenario", "json-schema-2020-12"]);
     expect({ code: run.code, output: run.code === 0 ? "" : run.output() }).toEqual({ code: 0, output: "" });
     const checks = run.results.flatMap((r) => r.checks);
@@ -119,7 +128,7 @@ describe("the request guard", () => {
     fetch(url, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers }, body: initialize });
 
   test("a foreign Host or Origin is 403 before anything is parsed; the loopback names pass", async () => {
-    await using server = await httpServer();
+    await using server = await httpServer(["--no-token"]);
     const port = new URL(server.url).port;
     expect((await post(server.url, { host: "evil.example.com" })).status).toBe(403);
     expect((await post(server.url, { host: `evil.example.com:${port}` })).status).toBe(403);
@@ -130,8 +139,8 @@ describe("the request guard", () => {
     expect((await fetch(server.url, { headers: { "mcp-session-id": "no-such-session" } })).status).toBe(404);
   });
 
-  test("--token: no or a wrong bearer token is 401; the right one, from $CXAGENT_MCP_TOKEN, works with the SDK client", async () => {
-    await using server = await httpServer(["--token"], { CXAGENT_MCP_TOKEN: "correct-horse" });
+  test("by default, on loopback too: no or a wrong bearer token is 401; the right one, from $CXAGENT_MCP_TOKEN, works with the SDK client", async () => {
+    await using server = await httpServer([], { CXAGENT_MCP_TOKEN: "correct-horse" });
     expect(server.stderr()).toContain("clients must send 'Authorization: Bearer <the token in CXAGENT_MCP_TOKEN>'");
     expect(server.stderr()).not.toContain("correct-horse");
     const refused = await post(server.url);
@@ -144,11 +153,54 @@ describe("the request guard", () => {
     await client.close();
   });
 
-  test("--token without $CXAGENT_MCP_TOKEN prints a fresh token to stderr", async () => {
-    await using server = await httpServer(["--token"], { CXAGENT_MCP_TOKEN: "" });
-    const token = /Authorization: Bearer ([A-Za-z0-9_-]{32})'/.exec(server.stderr())?.[1];
-    expect(token).toBeDefined();
-    expect((await post(server.url, { authorization: `Bearer ${token}` })).status).toBe(200);
+  test("without $CXAGENT_MCP_TOKEN a fresh token is printed to stderr, once; --token says the same as the default", async () => {
+    for (const extra of [[], ["--token"]]) {
+      await using server = await httpServer(extra, { CXAGENT_MCP_TOKEN: "" });
+      const token = /Authorization: Bearer ([A-Za-z0-9_-]{32})'/.exec(server.stderr())?.[1];
+      expect(token).toBeDefined();
+      expect(server.stderr().split(token!).length).toBe(2);
+      expect((await post(server.url)).status).toBe(401);
+      expect((await post(server.url, { authorization: `Bearer ${token}` })).status).toBe(200);
+    }
+  });
+
+  test("--token-file: a 0600 file of yours gives the token; a file others can read, a link, or one without a token is refused, naming it", async () => {
+    const dir = mkdtempSync(join(home, "token-"));
+    const file = join(dir, "token");
+    writeFileSync(file, "a-token-of-at-least-16\n", { mode: 0o600 });
+    {
+      await using server = await httpServer(["--token-file", file], { CXAGENT_MCP_TOKEN: "" });
+      expect(server.stderr()).toContain(`clients must send 'Authorization: Bearer <the token in ${file}>'`);
+      expect(server.stderr()).not.toContain("a-token-of-at-least-16");
+      expect((await post(server.url)).status).toBe(401);
+      expect((await post(server.url, { authorization: "Bearer a-token-of-at-least-16" })).status).toBe(200);
+    }
+    const refused = (path: string) => {
+      const r = Bun.spawnSync([...CLI, "mcp", "--http", "127.0.0.1:0", "--token-file", path, "--state-dir", state], { stdin: "ignore", stdout: "pipe", stderr: "pipe", env: { ...process.env, NO_COLOR: "1", CXAGENT_MCP_TOKEN: "" }, timeout: 10_000 });
+      expect(r.exitCode).toBe(2);
+      expect(r.stdout.toString()).toBe("");
+      return r.stderr.toString();
+    };
+    chmodSync(file, 0o644);
+    expect(refused(file)).toContain(`--token-file ${file}: other users may read or write it (mode 0644)`);
+    chmodSync(file, 0o600);
+    symlinkSync(file, join(dir, "link"));
+    expect(refused(join(dir, "link"))).toContain(`--token-file ${join(dir, "link")}: it is a symbolic link`);
+    writeFileSync(join(dir, "short"), "short\n", { mode: 0o600 });
+    expect(refused(join(dir, "short"))).toContain(`--token-file ${join(dir, "short")}: it does not hold a token`);
+  });
+
+  test("--no-token says what it gives up, and cannot be combined with --allow-remote", async () => {
+    {
+      await using server = await httpServer(["--no-token"]);
+      expect(server.stderr()).toContain("--no-token: any local process, of any user, can call the served tools; such clients are never offered Allow always");
+      expect((await post(server.url)).status).toBe(200);
+    }
+    const r = Bun.spawnSync([...CLI, "mcp", "--http", "0.0.0.0:0", "--allow-remote", "--no-token", "--state-dir", state], { stdin: "ignore", stdout: "pipe", stderr: "pipe", env: { ...process.env, NO_COLOR: "1" }, timeout: 10_000 });
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr.toString()).toContain("--no-token cannot be used with --allow-remote");
+    const help = Bun.spawnSync([...CLI, "mcp", "--help"], { stdout: "pipe", stderr: "pipe", env: { ...process.env, NO_COLOR: "1" } });
+    expect(help.stdout.toString().replace(/\s+/g, " ")).toContain("any process of any user on this machine can then run your served tools");
   });
 
   test("a non-loopback address is refused unless --allow-remote", async () => {
@@ -169,4 +221,107 @@ describe("the request guard", () => {
     expect((await post(url, { authorization: "Bearer wrong" })).status).toBe(401);
     expect((await post(url, { authorization: `Bearer ${token}`, host: "cxagent.example.com" })).status).toBe(200);
   });
+});
+
+describe("who is calling", () => {
+  const asked = (client: Client, answer: () => { action: "accept" | "decline"; content?: Record<string, string> }, log: unknown[]) =>
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      log.push(request.params);
+      return answer();
+    });
+  const grants = () => {
+    try {
+      return (JSON.parse(readFileSync(join(state, "permissions.json"), "utf8")) as { grants: { scope: string; rule: string }[] }).grants;
+    } catch {
+      return [];
+    }
+  };
+
+  test("a client without a token is never offered Allow always, and answering it anyway stores nothing and denies the call", async () => {
+    const project = mkdtempSync(join(home, "project-"));
+    await using server = await httpServerIn(project, ["--no-token"]);
+    const client = new Client({ name: "anyone", version: "1" }, { capabilities: { elicitation: {} } });
+    const log: any[] = [];
+    asked(client, () => ({ action: "accept", content: { decision: "allow_always" } }), log);
+    await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+    const result = await client.callTool({ name: "test_elicitation", arguments: { message: "m" } });
+    expect(result.isError).toBe(true);
+    expect(log).toHaveLength(1);
+    expect(log[0].requestedSchema.properties.decision.enum).toEqual(["allow_once", "deny"]);
+    expect(log[0].message).toContain("Allow always is not offered for this call.");
+    expect(grants().filter((g) => g.scope === project)).toEqual([]);
+    await client.close();
+  });
+
+  test("with the token, Always is offered and stored; each client's question goes to that client alone", async () => {
+    const project = mkdtempSync(join(home, "project-"));
+    await using server = await httpServerIn(project, [], { CXAGENT_MCP_TOKEN: "the-users-own-token" });
+    const connect = async (name: string, log: unknown[], decision: string) => {
+      const client = new Client({ name, version: "1" }, { capabilities: { elicitation: {} } });
+      asked(client, () => ({ action: "accept", content: { decision } }), log);
+      await client.connect(new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: { Authorization: "Bearer the-users-own-token" } } }));
+      return client;
+    };
+    const logA: any[] = [];
+    const logB: any[] = [];
+    const a = await connect("a", logA, "deny");
+    const b = await connect("b", logB, "allow_always");
+    expect((await b.callTool({ name: "test_elicitation", arguments: { message: "b's" } })).isError).toBe(false);
+    expect(logA).toEqual([]); // A was never asked about B's call
+    expect(logB).toHaveLength(1);
+    expect(logB[0].requestedSchema.properties.decision.enum).toEqual(["allow_once", "allow_always", "deny"]);
+    expect(grants().filter((g) => g.scope === project).map((g) => g.rule)).toEqual(["plugin mcp-conformance tool test_elicitation"]);
+    await a.close();
+    await b.close();
+  });
+});
+
+describe.skipIf(!LOCAL_USER)("a second local user", () => {
+  let user: LocalUser;
+  beforeAll(() => {
+    user = localUser();
+  });
+  afterAll(() => user?.[Symbol.dispose]());
+
+  /** The other user sends `n` initialize requests with curl; the HTTP status of each. */
+  const initializeAs = (url: string, n: number) => {
+    const r = user.run([
+      "sh",
+      "-c",
+      `i=0; while [ $i -lt "$2" ]; do curl -s -o /dev/null -w '%{http_code}\\n' -H 'content-type: application/json' -H 'accept: application/json, text/event-stream' --data "$3" "$1"; i=$((i+1)); done`,
+      "attack",
+      url,
+      String(n),
+      JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "other-user", version: "1" } } }),
+    ]);
+    expect(r.stderr).toBe("");
+    return r.stdout.trim().split("\n").map(Number);
+  };
+  const callAs = (url: string) =>
+    user.run(["curl", "-s", "-w", "\\n%{http_code}", "-H", "content-type: application/json", "-H", "accept: application/json, text/event-stream", "--data", JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "test_simple_text", arguments: {} } }), url]).stdout;
+
+  test("connecting to the default --http without the token is refused, every time, with 401 saying what to send; the user's session goes on", async () => {
+    await using server = await httpServer([], { CXAGENT_MCP_TOKEN: "" });
+    const token = /Authorization: Bearer ([A-Za-z0-9_-]{32})'/.exec(server.stderr())![1]!;
+    const client = new Client({ name: "the-user", version: "1" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+    const statuses = initializeAs(server.url, SESSION_CAP + 1);
+    expect(new Set(statuses)).toEqual(new Set([401]));
+    const call = callAs(server.url);
+    expect(call).toContain("Unauthorized: send the header 'Authorization: Bearer <token>'");
+    expect(call.trim().endsWith("401")).toBe(true);
+    expect((await client.callTool({ name: "test_simple_text", arguments: {} })).isError).toBeFalsy();
+    await client.close();
+  });
+
+  test(`with --no-token, ${SESSION_CAP + 1} sessions from the other user do not evict the user's: past the cap new ones are refused (503)`, async () => {
+    await using server = await httpServer(["--no-token"]);
+    const client = new Client({ name: "the-user", version: "1" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+    const statuses = initializeAs(server.url, SESSION_CAP + 1);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(SESSION_CAP - 1);
+    expect(statuses.filter((s) => s === 503)).toHaveLength(2);
+    expect((await client.callTool({ name: "test_simple_text", arguments: {} })).isError).toBeFalsy();
+    await client.close();
+  }, 60_000);
 });

@@ -9,7 +9,7 @@ import { schemaMistakes, unknownKeywords } from "../../src/check/schema-lints.ts
 import { hostArgv, readHostArgv } from "../../src/protocol/host-args.ts";
 import { checkManifest, type Manifest } from "../../src/protocol/manifest.ts";
 import { allDifferences, firstDifference } from "../../src/session/compare.ts";
-import { readSymbols } from "../../src/trust/elf-symbols.ts";
+import { readSymbols } from "../../src/elf/symbols.ts";
 import { fixtureLibrary } from "../helpers.ts";
 
 describe("arguments from an inputSchema", () => {

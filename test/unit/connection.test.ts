@@ -5,7 +5,7 @@
  */
 import { expect, test } from "bun:test";
 import { type CallEvent, Connection } from "../../src/host/connection.ts";
-import { memoryTransport } from "../../src/host/memory-transport.ts";
+import { memoryTransport } from "../memory-transport.ts";
 import { CxError } from "../../src/errors.ts";
 
 const MANIFEST = { pluginContract: 4, name: "fake", version: "1", tools: [{ name: "t" }] };
@@ -109,4 +109,11 @@ test("shutdown sends stop, closes the host's input and waits for its end", async
   host.exit({ code: 0 });
   expect(await stopping).toBeNull();
   expect(connection.alive).toBe(false);
+});
+
+test("what the host left is ended when it ends, whether or not anyone listens for the pids gone", async () => {
+  const { connection, host } = await connected();
+  host.exit({ code: 0 });
+  await connection.exited;
+  expect(host.released).toBe(1);
 });

@@ -1,7 +1,7 @@
 import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ElfError, readDynamic, readExports } from "../../src/trust/elf.ts";
+import { ElfError, readDynamic, readExports } from "../../src/elf/elf.ts";
 import { fixture, fixtureLibrary } from "../helpers.ts";
 
 const library = () => readFileSync(join(fixture("with-dependency"), "with-dependency.so"));

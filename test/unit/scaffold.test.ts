@@ -3,7 +3,7 @@
  * renders, and the manifest it writes.
  */
 import { describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { CxError } from "../../src/errors.ts";
 import { checkManifest } from "../../src/protocol/manifest.ts";
@@ -84,6 +84,13 @@ describe("templates", () => {
   test("the Rust template's JSON module is the Rust example's, byte for byte", () => {
     const template = TEMPLATES.rust.find((f) => f.path === "src/json.rs")!.template;
     expect(template).toBe(readFileSync(join(ROOT, "examples/wordcount/src/json.rs"), "utf8"));
+  });
+
+  test("there is one JSON module for Rust, the template's: every example's json.rs is it, byte for byte", () => {
+    const template = TEMPLATES.rust.find((f) => f.path === "src/json.rs")!.template;
+    const copies = readdirSync(join(ROOT, "examples")).map((e) => join(ROOT, "examples", e, "src/json.rs")).filter((p) => existsSync(p));
+    expect(copies.length).toBeGreaterThanOrEqual(2);
+    for (const copy of copies) expect([copy, readFileSync(copy, "utf8")]).toEqual([copy, template]);
   });
 
   test("every native project carries this cxagent's header; a module project has none to carry", () => {

@@ -8,7 +8,7 @@ import { isToolPattern, matchesTool } from "../../src/discovery/globs.ts";
 import { parseProjectConfig } from "../../src/discovery/project-config.ts";
 import { decide } from "../../src/host/gate.ts";
 import { composeInstructions } from "../../src/session/instructions.ts";
-import { configSelection, contextCost, narrowSelection } from "../../src/session/selection.ts";
+import { checkToolChoice, configSelection, contextCost, COST_ESTIMATE, disabledBy, LOAD_OPTION, narrowSelection, SESSION_OPTION } from "../../src/session/selection.ts";
 import { CxError } from "../../src/errors.ts";
 import { checkManifest, type Manifest } from "../../src/protocol/manifest.ts";
 
@@ -177,4 +177,61 @@ test("a tool's context cost is its JSON's UTF-8 bytes ÷ 4, rounded up", () => {
   const tool = { name: "t", description: "é", inputSchema: { type: "object" }, gated: false as const, alwaysAskable: true };
   const bytes = Buffer.byteLength('{"name":"t","description":"é","inputSchema":{"type":"object"}}');
   expect(contextCost(tool)).toEqual({ bytes, tokens: Math.ceil(bytes / 4) });
+});
+
+describe("each rule names where it is written (mutants of session/selection.ts)", () => {
+  const both = (u: object, p: object) => {
+    const config = user(u);
+    return configSelection(FS.tools, { name: "fs", userFile: USER, user: config.plugins.get("fs"), project: project({ plugins: { fs: p } }, config) });
+  };
+
+  test("the lower of the two limits wins, in either order; on a tie, the user's own", () => {
+    expect(both({ invokeTimeoutMs: 1_000 }, { invokeTimeoutMs: 900 }).limits.invoke).toEqual({ ms: 900, by: { source: PROJECT, rule: "plugins.fs.invokeTimeoutMs", pattern: null, kind: "limit" } });
+    expect(both({ invokeTimeoutMs: 1_000, gateTimeoutMs: 300 }, { invokeTimeoutMs: 1_000, gateTimeoutMs: 300 }).limits).toEqual({
+      invoke: { ms: 1_000, by: { source: USER, rule: "plugins.fs.invokeTimeoutMs", pattern: null, kind: "limit" } },
+      gate: { ms: 300, by: { source: USER, rule: "plugins.fs.gateTimeoutMs", pattern: null, kind: "limit" } },
+    });
+    expect(both({ invokeTimeoutMs: 1_000 }, {}).limits).toEqual({ invoke: { ms: 1_000, by: { source: USER, rule: "plugins.fs.invokeTimeoutMs", pattern: null, kind: "limit" } }, gate: null });
+  });
+
+  test("a project's pattern that matches no tool is reported, by its path in the project's file", () => {
+    expect(both({}, { tools: { deny: ["gone_*"] } }).policy.unmatched).toEqual([{ source: PROJECT, rule: "plugins.fs.tools.deny[0]", pattern: "gone_*", kind: "deny" }]);
+  });
+
+  test("a session-wide option's rule is named by its path in the option", () => {
+    const { policy } = narrowSelection(FS.tools, configSelection(FS.tools, { name: "fs", userFile: USER, user: undefined, project: null }), { session: { deny: ["net_*"] } });
+    expect(policy.hidden.get("net_fetch")).toEqual({ source: "Session.open({ tools })", rule: "tools.deny[0]", pattern: "net_*", kind: "deny" });
+  });
+
+  test("a tools option: absent is no rule; a bad one is refused naming the option, the problem and the form", () => {
+    expect(checkToolChoice(undefined, SESSION_OPTION)).toBeUndefined();
+    expect(checkToolChoice({ deny: ["x"] }, LOAD_OPTION)).toEqual({ deny: ["x"] });
+    let error: CxError | null = null;
+    try {
+      checkToolChoice({ deny: "x" }, SESSION_OPTION);
+    } catch (e) {
+      error = e as CxError;
+    }
+    expect(error?.code).toBe("E_INVALID_INPUT");
+    expect(error?.message).toStartWith("the option Session.open({ tools }) is invalid:\n");
+    expect(error?.message).toContain("tools.deny");
+    expect(error?.hint).toBe("give tools as {allow?: [pattern], deny?: [pattern], ask?: [pattern]}; a pattern is a tool name with * and ? as wildcards");
+  });
+
+  test("enabled: false is named where it is written: the user's file, the project's, both, or neither", () => {
+    const rules = (u: object, p: object | null) => {
+      const config = user(u);
+      return { name: "fs", userFile: USER, user: config.plugins.get("fs"), project: p === null ? null : project({ plugins: { fs: p } }, config) };
+    };
+    const at = { rule: "plugins.fs.enabled", pattern: null, kind: "enabled" as const };
+    expect(disabledBy(rules({ enabled: false }, null))).toEqual({ user: { source: USER, ...at }, project: null });
+    expect(disabledBy(rules({}, { enabled: false }))).toEqual({ user: null, project: { source: PROJECT, ...at } });
+    expect(disabledBy(rules({ enabled: false }, { enabled: false }))).toEqual({ user: { source: USER, ...at }, project: { source: PROJECT, ...at } });
+    expect(disabledBy(rules({ enabled: true }, {}))).toEqual({ user: null, project: null });
+    expect(disabledBy(rules({}, null))).toEqual({ user: null, project: null });
+  });
+
+  test("the context cost says how it was estimated", () => {
+    expect(COST_ESTIMATE).toBe("tokens ≈ UTF-8 bytes of {name, description, inputSchema} as JSON ÷ 4");
+  });
 });

@@ -1,7 +1,6 @@
-//! A small, strict JSON reader and writer, with no crates: enough for a tool's input, its
-//! invocation context and its results. It reads a whole document into a tree, which suits the
-//! small documents a plugin is handed. (The same file as examples/wordcount's: each example
-//! stands alone.)
+//! A small, strict JSON reader and writer, with no crates: enough for a plugin's arguments, its
+//! settings and its replies. It reads a whole document into a tree, which suits the small
+//! documents a plugin is handed.
 
 /// A parsed JSON value. Objects keep their members in order.
 #[derive(Debug, Clone, PartialEq)]
@@ -52,7 +51,8 @@ pub fn parse(text: &str) -> Result<Json, String> {
     Ok(value)
 }
 
-/// `text` as a JSON string literal, quotes included. Every control character is escaped.
+/// `text` as a JSON string literal, quotes included. Every control character is escaped, so the
+/// result never holds a NUL byte and can always become a C string.
 pub fn quote(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 2);
     out.push('"');

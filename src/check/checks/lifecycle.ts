@@ -7,6 +7,7 @@ import { allDifferences } from "../../session/compare.ts";
 import { isBreach, outcomeOf } from "../answers.ts";
 import { type CheckContext, firstLine, loadCheck } from "../context.ts";
 import { CheckHost } from "../host.ts";
+import { profileOf } from "../../kinds/index.ts";
 import { fail, oneLine, pass, plural, skip, type Verdict, warn } from "../report.ts";
 
 const isContractRefusal = (message: string) => /pluginContract/.test(message) && /abi_version/.test(message);
@@ -36,7 +37,7 @@ export async function checkDescribe(ctx: CheckContext): Promise<Verdict> {
     if (first.code === "E_CRASHED" && /cxagent_plugin_describe/.test(first.message)) return fail(firstLine(first.message), "describe must return the manifest, a fresh string, without crashing");
     // A module plugin has no handshake check: its load failing (no usable default export, a throw
     // while importing) is failed here, or nothing would fail it.
-    if (ctx.kind === "module") return fail(`the module did not load: ${oneLine(first.message)}`, first.hint ?? "default-export definePlugin({ start, invoke, stop }) from \"cxagent\", and import without throwing");
+    if (!profileOf(ctx.kind).handshake) return fail(`the module did not load: ${oneLine(first.message)}`, first.hint ?? "default-export definePlugin({ start, invoke, stop }) from \"cxagent\", and import without throwing");
     return skip(`the plugin did not get as far as describe (see handshake)`);
   }
   const described = checkManifest(first.host.ready.manifest);

@@ -5,8 +5,8 @@
 import { readFileSync } from "node:fs";
 import { OPTIONAL_EXPORTS, MANDATORY_EXPORTS } from "../../protocol/wire.ts";
 import { BUILTIN_TOOLS } from "../../session/names.ts";
-import { readDynamic } from "../../trust/elf.ts";
-import { type ElfSymbol, STB_LOCAL, STT_FUNC, STT_GNU_IFUNC, STV_DEFAULT, STV_PROTECTED } from "../../trust/elf-symbols.ts";
+import { readDynamic } from "../../elf/elf.ts";
+import { type ElfSymbol, STB_LOCAL, STT_FUNC, STT_GNU_IFUNC, STV_DEFAULT, STV_PROTECTED } from "../../elf/symbols.ts";
 import { libraryBytes } from "../../trust/hash.ts";
 import type { CheckContext } from "../context.ts";
 import { fail, oneLine, pass, plural, skip, type Verdict, warn } from "../report.ts";

@@ -1,4 +1,5 @@
 import { defineCommand } from "citty";
+import { commandMeta } from "../_meta.ts";
 import { existsSync } from "node:fs";
 import { inert } from "../../inert.ts";
 import { resolveFolders } from "../../discovery/paths.ts";
@@ -7,7 +8,7 @@ import { globalOptions } from "../_args.ts";
 import type { CommandResult } from "../_output.ts";
 
 export default defineCommand({
-  meta: { name: "approvals", description: "Every stored approval: which plugin, at which folder, which hash, since when (nothing is hashed or run)" },
+  meta: commandMeta({ name: "approvals", description: "Every stored approval: which plugin, at which folder, which hash, since when (nothing is hashed or run)", summary: "List the stored approvals: plugin, folder, hash, since when" }),
   args: {},
   async run({ args }): Promise<CommandResult> {
     const options = globalOptions(args);

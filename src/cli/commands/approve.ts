@@ -1,4 +1,5 @@
 import { defineCommand } from "citty";
+import { commandMeta } from "../_meta.ts";
 import { CxError, isCxError } from "../../errors.ts";
 import { inert } from "../../inert.ts";
 import { globalOptions, hashArg, pluginArg } from "../_args.ts";
@@ -8,7 +9,7 @@ import { openSession } from "../_session.ts";
 import { trustPrompt } from "../_trust-prompt.ts";
 
 export default defineCommand({
-  meta: { name: "approve", description: "Approve a plugin's exact files: asks on a terminal, or checks a pinned hash" },
+  meta: commandMeta({ name: "approve", description: "Approve a plugin's exact files: asks on a terminal, or checks a pinned hash", summary: "Approve a plugin's exact files, interactively or by pinned hash" }),
   args: {
     ...pluginArg,
     hash: { type: "string", description: "Approve without asking, only if the files hash to this (64 hex digits)", valueHint: "HEX" },

@@ -1,4 +1,5 @@
 import { defineCommand } from "citty";
+import { commandMeta } from "../_meta.ts";
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { checkPlugin } from "../../check/run.ts";
@@ -19,10 +20,11 @@ import { snapshotBase } from "../../host/private-folder.ts";
 import { resolveFolders } from "../../discovery/paths.ts";
 
 export default defineCommand({
-  meta: {
+  meta: commandMeta({
     name: "check",
     description: "Run a plugin through every check of the contract (exports, sidecar, ownership, results, gate, concurrency, lifecycle, processes), each pass, warn or fail; exit 5 if any fails",
-  },
+    summary: "Run a plugin through every check of the contract, each pass, warn or fail",
+  }),
   args: {
     ...pluginArg,
     hash: { type: "string", description: "Run it without asking, only if its files hash to this (64 hex digits)", valueHint: "HEX" },

@@ -1,4 +1,5 @@
 import { defineCommand } from "citty";
+import { commandMeta } from "../_meta.ts";
 import { commandExitCode } from "../../errors.ts";
 import { globalOptions, pluginArg } from "../_args.ts";
 import type { CommandResult } from "../_output.ts";
@@ -6,7 +7,7 @@ import { progressView } from "../_progress.ts";
 import { openSession } from "../_session.ts";
 
 export default defineCommand({
-  meta: { name: "command", description: "Run one of a plugin's commands, as a person would type it (/name text)" },
+  meta: commandMeta({ name: "command", description: "Run one of a plugin's commands, as a person would type it (/name text)", summary: "Run one of a plugin's commands" }),
   args: {
     ...pluginArg,
     name: { type: "positional", description: "The command's name (without the slash)", required: true },

@@ -2,7 +2,7 @@ import { type ArgsDef, defineCommand } from "citty";
 import { Session } from "../../session/session.ts";
 import { globalArgs } from "../_args.ts";
 import type { CommandResult } from "../_output.ts";
-import { COMMAND_NAMES, COMMANDS } from "../run.ts";
+import { COMMAND_NAMES, COMMANDS } from "../_commands.ts";
 import { SHELLS } from "./completions.ts";
 
 /** Commands whose first positional is a plugin. */

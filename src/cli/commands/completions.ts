@@ -1,4 +1,5 @@
 import { defineCommand } from "citty";
+import { commandMeta } from "../_meta.ts";
 import { CxError } from "../../errors.ts";
 import { didYouMean } from "../../suggest.ts";
 import type { CommandResult } from "../_output.ts";
@@ -45,7 +46,7 @@ complete -c cxagent -a '(__cxagent_complete)'
 export const SHELLS = Object.keys(SCRIPTS) as (keyof typeof SCRIPTS)[];
 
 export default defineCommand({
-  meta: { name: "completions", description: "Print a completion script for bash, zsh or fish: commands, flags, plugin and tool names" },
+  meta: commandMeta({ name: "completions", description: "Print a completion script for bash, zsh or fish: commands, flags, plugin and tool names", summary: "Print a shell completion script (bash, zsh or fish)" }),
   args: {
     shell: { type: "positional", description: `The shell: ${SHELLS.join(", ")}`, required: true },
   },

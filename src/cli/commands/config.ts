@@ -1,4 +1,5 @@
 import { defineCommand } from "citty";
+import { commandMeta } from "../_meta.ts";
 import { existsSync, readFileSync } from "node:fs";
 import { configPath, isPlainObject, parseConfig } from "../../discovery/config.ts";
 import { resolveFolders } from "../../discovery/paths.ts";
@@ -8,10 +9,11 @@ import { globalOptions } from "../_args.ts";
 import type { CommandResult } from "../_output.ts";
 
 export default defineCommand({
-  meta: {
+  meta: commandMeta({
     name: "config",
     description: "Read or change config.json: get [KEY], set KEY VALUE, unset KEY (KEY: a dotted path; --plugin P: in plugins.P)",
-  },
+    summary: "Read or change config.json (get, set, unset), checked before it is written",
+  }),
   args: {
     action: { type: "positional", description: "get, set or unset", required: true },
     key: { type: "positional", description: "A dotted path: pluginPaths, or with --plugin: enabled, settings.precision, tools.deny, …", required: false },

@@ -1,8 +1,9 @@
 import { defineCommand } from "citty";
+import { commandMeta } from "../_meta.ts";
 import { firstDifference } from "../../session/compare.ts";
 import { join } from "node:path";
 import type { Manifest, Tool } from "../../protocol/manifest.ts";
-import type { PluginKind } from "../../protocol/host-args.ts";
+import { type KindProfile, profileOf } from "../../kinds/index.ts";
 import { inert, inertBlock } from "../../inert.ts";
 import { describeChanges, type Inspection, otherFolderSentence, refusalOf } from "../../session/inspect.ts";
 import { COST_ESTIMATE, contextCost } from "../../session/selection.ts";
@@ -13,7 +14,7 @@ import { type CommandResult, indentBlock } from "../_output.ts";
 import { openSession } from "../_session.ts";
 
 export default defineCommand({
-  meta: { name: "describe", description: "What a plugin declares, read from its sidecar: no plugin code runs" },
+  meta: commandMeta({ name: "describe", description: "What a plugin declares, read from its sidecar: no plugin code runs", summary: "What a plugin declares and its tools' arguments (no plugin code runs); --live loads it and compares" }),
   args: {
     ...pluginArg,
     live: { type: "boolean", description: "Also load the plugin and compare what it describes with its sidecar" },
@@ -73,7 +74,7 @@ export default defineCommand({
         ...selectionJson(inspected),
       },
       text:
-        (inspected.cortex ? renderCortex(inspected) : renderManifest(manifest, location.library, inspected.kind)) +
+        (inspected.cortex ? renderCortex(inspected) : renderManifest(manifest, location.library, inspected.profile)) +
         lines.join("\n") + "\n" +
         selectionLines(inspected).map((l) => l + "\n").join("") +
         (readme ? `\n${args.readme ? renderMarkdown(readme) : readmeSummary(readme, join(loadSet.realFolder, "README.md"))}\n` : "") +
@@ -84,11 +85,11 @@ export default defineCommand({
 });
 
 /** The manifest as a person reads it; every string from it is made inert. */
-export function renderManifest(m: Manifest, library: string, kind: PluginKind = "native"): string {
+export function renderManifest(m: Manifest, library: string, profile: KindProfile = profileOf(undefined)): string {
   const gate = (g: boolean | "dynamic") => (g === "dynamic" ? "asks depending on the arguments" : g ? "asks on every call" : "never asks");
   const lines = [
     `${inert(m.name)} ${inert(m.version)}  (contract ${m.pluginContract})`,
-    kind === "module" ? `module: ${inert(library)} (TypeScript/JavaScript, run by cxagent's Bun)` : `library: ${inert(library)}`,
+    profile.words.source(inert(library)),
     `spawns processes: ${m.spawns ? "yes" : "no"}   starts work on its own: ${m.client ? "yes" : "no"}`,
     `asks: ${describeAsking(m)}`,
     "",

@@ -1,4 +1,5 @@
 import { defineCommand } from "citty";
+import { commandMeta } from "../_meta.ts";
 import { CxError } from "../../errors.ts";
 import { globalOptions, pluginArg } from "../_args.ts";
 import type { CommandResult } from "../_output.ts";
@@ -9,7 +10,7 @@ import { askedBecause } from "../../host/tool-policy.ts";
 import { inert } from "../../inert.ts";
 
 export default defineCommand({
-  meta: { name: "gate", description: "Show whether a call would need permission, and how it would be asked — without making the call" },
+  meta: commandMeta({ name: "gate", description: "Show whether a call would need permission, and how it would be asked — without making the call", summary: "Show the permission decision for a call, without making it" }),
   args: {
     ...pluginArg,
     tool: { type: "positional", description: "The tool", required: true },

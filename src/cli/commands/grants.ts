@@ -1,4 +1,5 @@
 import { defineCommand } from "citty";
+import { commandMeta } from "../_meta.ts";
 import { existsSync } from "node:fs";
 import { CxError, isCxError } from "../../errors.ts";
 import type { Session } from "../../session/session.ts";
@@ -12,7 +13,7 @@ import type { CommandResult } from "../_output.ts";
 import { openSession } from "../_session.ts";
 
 export default defineCommand({
-  meta: { name: "grants", description: "List the standing permission grants (Always answers), add one, or revoke one" },
+  meta: commandMeta({ name: "grants", description: "List the standing permission grants (Always answers), add one, or revoke one", summary: "List, add or revoke standing permission grants" }),
   args: {
     add: { type: "string", description: "Store a grant in the project folder, as answering Always would: 'plugin calculator tool calc_add'", valueHint: "RULE" },
     revoke: { type: "string", description: "Revoke this rule in the project folder, e.g. 'plugin calculator tool calc_add'", valueHint: "RULE" },

@@ -1,4 +1,5 @@
 import { defineCommand } from "citty";
+import { commandMeta } from "../_meta.ts";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { CxError, isCxError } from "../../errors.ts";
@@ -16,10 +17,11 @@ import { installedFolder, pluginsFolder } from "../_installed.ts";
 const TARBALL = /\.(tgz|tar|tar\.gz|tar\.xz|tar\.bz2|tar\.zst)$/;
 
 export default defineCommand({
-  meta: {
+  meta: commandMeta({
     name: "install",
     description: "Copy a plugin (a folder or a tarball) into the plugins folder and approve its exact files: asks on a terminal, or checks --hash",
-  },
+    summary: "Copy a plugin (folder or tarball) into the plugins folder and approve its files",
+  }),
   args: {
     source: { type: "positional", description: "The plugin's folder, or a tarball of it (.tgz, .tar.gz, .tar, …; one top folder, as npm pack makes, is entered)", required: true },
     hash: { type: "string", description: "Approve without asking, only if the copied files hash to this (64 hex digits; describe shows it)", valueHint: "HEX" },

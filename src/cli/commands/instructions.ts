@@ -1,4 +1,5 @@
 import { defineCommand } from "citty";
+import { commandMeta } from "../_meta.ts";
 import { CxError, isCxError } from "../../errors.ts";
 import { composeInstructions, type InstructionsSource } from "../../session/instructions.ts";
 import { inert } from "../../inert.ts";
@@ -10,10 +11,11 @@ import { openSession } from "../_session.ts";
 import { err } from "../_stdio.ts";
 
 export default defineCommand({
-  meta: {
+  meta: commandMeta({
     name: "instructions",
     description: "The instructions plugins add for the model, as a session would compose them (from their sidecars; no plugin code runs)",
-  },
+    summary: "Print the instructions loaded plugins add for the model",
+  }),
   args: {
     plugins: { type: "positional", description: "Plugins to include (default: every enabled, approved plugin)", required: false },
   },

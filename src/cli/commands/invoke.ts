@@ -1,5 +1,6 @@
 import { defineCommand } from "citty";
 import { ptr } from "bun:ffi";
+import { commandMeta } from "../_meta.ts";
 import { fstatSync, readFileSync } from "node:fs";
 import { linuxLibc } from "../../libc.ts";
 import { CxError, resultExitCode } from "../../errors.ts";
@@ -42,7 +43,7 @@ function denial(result: JobResult, plugin: string, tool: string): CxError {
 export const explainsMissing = ["tool"];
 
 export default defineCommand({
-  meta: { name: "invoke", description: "Call one of a plugin's tools" },
+  meta: commandMeta({ name: "invoke", description: "Call one of a plugin's tools", summary: "Call one of a plugin's tools" }),
   args: {
     ...pluginArg,
     tool: { type: "positional", description: "The tool to call", required: true },

@@ -1,4 +1,5 @@
 import { defineCommand } from "citty";
+import { commandMeta } from "../_meta.ts";
 import { existsSync } from "node:fs";
 import { hintCommand, shellWord } from "../_hints.ts";
 import type { Manifest } from "../../protocol/manifest.ts";
@@ -7,6 +8,7 @@ import { isCxError } from "../../errors.ts";
 import { inert } from "../../inert.ts";
 import { type Changes, describeChanges, type Inspection, otherFolderSentence, refusalOf } from "../../session/inspect.ts";
 import { hiddenBy, ruleText, unmatchedText } from "../../host/tool-policy.ts";
+import { profileOf } from "../../kinds/index.ts";
 import { globalOptions } from "../_args.ts";
 import { type CommandResult, indentBlock } from "../_output.ts";
 import { openSession } from "../_session.ts";
@@ -16,7 +18,7 @@ import type { Session } from "../../session/session.ts";
 import { readApprovals } from "../../trust/approvals.ts";
 
 export default defineCommand({
-  meta: { name: "list", description: "Every configured or discovered plugin, with its trust state (no plugin code runs)" },
+  meta: commandMeta({ name: "list", description: "Every configured or discovered plugin, with its trust state (no plugin code runs)", summary: "Discovered, configured, installed and approved plugins, with their trust status" }),
   args: {},
   async run({ args }): Promise<CommandResult> {
     const options = globalOptions(args);
@@ -83,7 +85,8 @@ export default defineCommand({
             for (const folder of p.shadows) lines.push(`  shadows  another plugin named ${inert(p.name)} at ${inert(folder)}, which loads only by its path`);
             if (p.ships.length) lines.push(`  ships    ${p.ships.map(inert).join(", ")}`);
             if (p.tools.length) lines.push(`  tools    ${p.tools.map(inert).join(", ")}`);
-            if (p.kind === "cortex") lines.push("  kind     Cortex native plugin: its tools are declared only when it runs (describe --live)");
+            const note = p.kind === null ? null : profileOf(p.kind).words.listNote;
+            if (note) lines.push(`  kind     ${note}`);
             lines.push(...selectionLines(p));
             for (const c of p.collisions) lines.push(`  collides ${c.kind} '${inert(c.name)}' is already held by ${c.holder === "built-in" ? "a built-in tool" : `plugin '${inert(c.holder)}'`}`);
             if (p.problem) lines.push(`  problem  ${indentBlock(p.problem, "           ")}`);

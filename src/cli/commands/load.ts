@@ -1,10 +1,12 @@
 import { defineCommand } from "citty";
+import { commandMeta } from "../_meta.ts";
 import { inert } from "../../inert.ts";
 import { askedBecause, hiddenBecause, type ToolPolicy } from "../../host/tool-policy.ts";
 import { globalOptions, pluginArg } from "../_args.ts";
 import type { CommandResult } from "../_output.ts";
 import { openSession } from "../_session.ts";
 
+/** Each step, in words; a kind words some differently (KindProfile.words.steps: a Cortex plugin has no sidecar). */
 const STEP_WORDS = {
   resolve: "resolve the reference",
   sidecar: "read the folder (sidecar, hash, config)",
@@ -15,19 +17,12 @@ const STEP_WORDS = {
   start: "start",
 } as const;
 
-/** A Cortex plugin has no sidecar: its folder is read for its manifest.toml, its tools claimed once it declares them. */
-const CORTEX_STEP_WORDS = {
-  sidecar: "read the folder (manifest.toml, hash, config)",
-  names: "claim the plugin's name",
-  compare: "claim the tool names it declared",
-  start: "start (nothing to call in a Cortex plugin)",
-} as const;
-
 export default defineCommand({
-  meta: {
+  meta: commandMeta({
     name: "load",
     description: "Load a plugin and stop it again, timing each step: resolve, sidecar, names, trust, spawn (dlopen, handshake, describe, attach), compare, start, stop",
-  },
+    summary: "Load a plugin (trust, spawn, handshake, describe, start, stop), with timings",
+  }),
   args: {
     ...pluginArg,
     once: { type: "boolean", description: "Load it even if config.json disables it (approval still applies)" },
@@ -61,7 +56,7 @@ export default defineCommand({
         `loaded ${inert(plugin.name)} ${inert(plugin.manifest.version)}: ${plugin.tools.length} tool${plugin.tools.length === 1 ? "" : "s"}${plugin.exports.length ? `, exports ${plugin.exports.join(", ")}` : ""}`,
         ...selectionLines(plugin.policy),
         ...steps.flatMap((s) => [
-          row(plugin.kind === "cortex" && s.step in CORTEX_STEP_WORDS ? CORTEX_STEP_WORDS[s.step as keyof typeof CORTEX_STEP_WORDS] : s.step in STEP_WORDS ? STEP_WORDS[s.step as keyof typeof STEP_WORDS] : s.step, s.ms),
+          row(plugin.profile.words.steps[s.step] ?? (s.step in STEP_WORDS ? STEP_WORDS[s.step as keyof typeof STEP_WORDS] : s.step), s.ms),
           ...(s.step === "spawn" ? phases.map((p) => `      ${`${p.phase} began at`.padEnd(42)} ${p.atMs.toFixed(1).padStart(8)} ms`) : []),
         ]),
         row("total", ms(stopped - began)),

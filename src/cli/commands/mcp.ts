@@ -1,14 +1,16 @@
 import { defineCommand } from "citty";
+import { commandMeta } from "../_meta.ts";
 import pkg from "../../../package.json" with { type: "json" };
 import { CxError } from "../../errors.ts";
 import { globalOptions } from "../_args.ts";
 import type { CommandResult } from "../_output.ts";
 
 export default defineCommand({
-  meta: {
+  meta: commandMeta({
     name: "mcp",
     description: "Serve plugins to an MCP client (stdio, or Streamable HTTP with --http); never prompts",
-  },
+    summary: "Serve plugins to an MCP client (Claude Code, Codex, Cursor, …) over stdio or HTTP",
+  }),
   args: {
     plugins: { type: "positional", description: "Plugins to serve (default: every enabled, approved plugin)", required: false },
     "allow-tool": {
@@ -18,7 +20,13 @@ export default defineCommand({
     },
     http: { type: "string", description: "Serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio (loopback only)", valueHint: "HOST:PORT" },
     "allow-remote": { type: "boolean", description: "Let --http listen on a non-loopback address (a bearer token is then required)" },
-    token: { type: "boolean", description: "Require 'Authorization: Bearer <token>' over HTTP ($CXAGENT_MCP_TOKEN, else a random one printed at start)" },
+    token: {
+      type: "boolean",
+      description: "Over HTTP, require 'Authorization: Bearer <token>' (the default): the token is $CXAGENT_MCP_TOKEN, else --token-file's, else a random one printed once at start; --no-token turns it off",
+      negativeDescription:
+        "Serve loopback HTTP without a token, for clients that cannot send one (the MCP conformance suite). This gives up knowing who calls: any process of any user on this machine can then run your served tools and answer their permission questions once; such clients are never offered Allow always, and the session limit then refuses new sessions instead of closing old ones",
+    },
+    "token-file": { type: "string", description: "Read the HTTP bearer token from this file (yours, mode 0600 or stricter)", valueHint: "FILE" },
     timeout: { type: "string", description: "Abandon a call after this many milliseconds (a tool error)", valueHint: "MS" },
   },
   async run({ args, rawArgs }): Promise<CommandResult> {
@@ -29,12 +37,18 @@ export default defineCommand({
     const { serveMcp } = await import("../../mcp/serve.ts");
     const allowRemote = args["allow-remote"] === true;
     if (allowRemote && typeof args.http !== "string") throw new CxError("E_USAGE", "--allow-remote only applies to --http");
-    if (args.token === true && typeof args.http !== "string") throw new CxError("E_USAGE", "--token only applies to --http");
+    const noToken = args.token === false;
+    if (rawArgs.some((a) => a === "--token" || a === "--no-token") && typeof args.http !== "string") throw new CxError("E_USAGE", `${noToken ? "--no-token" : "--token"} only applies to --http`);
+    if (typeof args["token-file"] === "string" && (typeof args.http !== "string" || noToken)) {
+      throw new CxError("E_USAGE", noToken ? "--token-file and --no-token contradict each other" : "--token-file only applies to --http");
+    }
+    if (noToken && allowRemote) throw new CxError("E_USAGE", "--no-token cannot be used with --allow-remote: off loopback a bearer token is always required");
     const exitCode = await serveMcp({
       plugins: args._.map(String),
       rules: valuesOf(rawArgs, "--allow-tool").map(parseAllowRule),
       http: typeof args.http === "string" ? parseListen(args.http, allowRemote) : null,
-      token: args.token === true,
+      token: !noToken,
+      tokenFile: typeof args["token-file"] === "string" ? args["token-file"] : undefined,
       timeoutMs: parseTimeout(args.timeout),
       cwd: options.cwd,
       configDir: options.configDir,

@@ -1,4 +1,5 @@
 import { defineCommand } from "citty";
+import { commandMeta } from "../_meta.ts";
 import { existsSync, statSync } from "node:fs";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { CxError } from "../../errors.ts";
@@ -11,7 +12,7 @@ const LANGUAGE_NAMES = { c: "C", rust: "Rust", ts: "TypeScript" } as const;
 const choices = (words: string[]) => (words.length > 1 ? `${words.slice(0, -1).join(", ")} or ${words.at(-1)}` : words.join(""));
 
 export default defineCommand({
-  meta: { name: "new", description: "Start a plugin: a folder with its source, sidecar and READMEs (and a Makefile for C and Rust), ready to build" },
+  meta: commandMeta({ name: "new", description: "Start a plugin: a folder with its source, sidecar and READMEs (and a Makefile for C and Rust), ready to build", summary: "Start a new plugin in C, Rust or TypeScript, ready to build (or, TypeScript, to run)" }),
   args: {
     name: { type: "positional", description: "The plugin's name: 1-64 of A-Z a-z 0-9 . _ -, starting with a letter or digit", required: true },
     lang: { type: "string", description: `The plugin's language: ${choices(LANGUAGES)} (ts: a TypeScript module, nothing to build)`, valueHint: LANGUAGES.join("|") },

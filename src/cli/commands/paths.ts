@@ -1,4 +1,5 @@
 import { defineCommand } from "citty";
+import { commandMeta } from "../_meta.ts";
 import { accessSync, constants, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { configPath, type Config, EMPTY_CONFIG, readConfig } from "../../discovery/config.ts";
@@ -38,7 +39,7 @@ function stateOf(path: string): PathState {
 }
 
 export default defineCommand({
-  meta: { name: "paths", description: "The folders and files cxagent uses here — project, config, state, plugin search folders — and whether each can be read" },
+  meta: commandMeta({ name: "paths", description: "The folders and files cxagent uses here — project, config, state, plugin search folders — and whether each can be read", summary: "The folders and files cxagent uses, and whether each can be read" }),
   args: {},
   run({ args }): CommandResult {
     const options = globalOptions(args);

@@ -1,10 +1,11 @@
 import { defineCommand } from "citty";
+import { commandMeta } from "../_meta.ts";
 import { reapLeftovers } from "../../session/state.ts";
 import { globalOptions } from "../_args.ts";
 import type { CommandResult } from "../_output.ts";
 
 export default defineCommand({
-  meta: { name: "reap", description: "End processes left behind by sessions that died (every run does this first)" },
+  meta: commandMeta({ name: "reap", description: "End processes left behind by sessions that died (every run does this first)", summary: "End processes left behind by sessions that died" }),
   args: {
     "dry-run": { type: "boolean", description: "Report what would be ended, signal nothing" },
   },

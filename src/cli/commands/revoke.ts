@@ -1,11 +1,12 @@
 import { defineCommand } from "citty";
+import { commandMeta } from "../_meta.ts";
 import { inert } from "../../inert.ts";
 import { globalOptions, pluginArg } from "../_args.ts";
 import type { CommandResult } from "../_output.ts";
 import { openSession } from "../_session.ts";
 
 export default defineCommand({
-  meta: { name: "revoke", description: "Withdraw a plugin's approval; it asks again at its next load" },
+  meta: commandMeta({ name: "revoke", description: "Withdraw a plugin's approval; it asks again at its next load", summary: "Withdraw a plugin's approval" }),
   args: {
     ...pluginArg,
     "all-folders": { type: "boolean", description: "Withdraw the approvals of every plugin of that name, in every folder" },

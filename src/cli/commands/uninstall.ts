@@ -1,4 +1,5 @@
 import { defineCommand } from "citty";
+import { commandMeta } from "../_meta.ts";
 import { existsSync, realpathSync, rmSync } from "node:fs";
 import { CxError } from "../../errors.ts";
 import { inert } from "../../inert.ts";
@@ -11,7 +12,7 @@ import type { CommandResult } from "../_output.ts";
 import { openSession } from "../_session.ts";
 
 export default defineCommand({
-  meta: { name: "uninstall", description: "Remove a plugin `install` put in the plugins folder, with its approvals and permission grants" },
+  meta: commandMeta({ name: "uninstall", description: "Remove a plugin `install` put in the plugins folder, with its approvals and permission grants", summary: "Remove an installed plugin, its approvals and its permission grants" }),
   args: {
     name: { type: "positional", description: "The installed plugin's name", required: true },
   },

@@ -1,4 +1,5 @@
 import { defineCommand } from "citty";
+import { commandMeta } from "../_meta.ts";
 import { CxError } from "../../errors.ts";
 import { inert, inertBlock } from "../../inert.ts";
 import { globalOptions, pluginArg } from "../_args.ts";
@@ -8,10 +9,11 @@ import { openSession } from "../_session.ts";
 import { err, isTTY, out } from "../_stdio.ts";
 
 export default defineCommand({
-  meta: {
+  meta: commandMeta({
     name: "watch",
     description: "Print the work a client plugin submits (each goal on a line; --jsonl: a JSON line each; --json: one document at the end), until --for or --count runs out, or Ctrl-C",
-  },
+    summary: "Print the work a plugin submits",
+  }),
   args: {
     ...pluginArg,
     for: { type: "string", description: "Stop watching after this many milliseconds", valueHint: "MS" },

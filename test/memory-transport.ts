@@ -2,8 +2,8 @@
  * An in-memory transport, for tests of the connection and the plugin handle without a process:
  * the test plays the plugin host, reading the requests and writing lines, stderr and its end.
  */
-import type { Line } from "./lines.ts";
-import type { ExitInfo, Transport, TransportSink } from "./transport.ts";
+import type { Line } from "../src/host/lines.ts";
+import type { ExitInfo, Transport, TransportSink } from "../src/host/transport.ts";
 
 /** The plugin host's side of the pair, driven by the test. */
 export interface FakeHost {
@@ -19,6 +19,8 @@ export interface FakeHost {
   exit(info?: Partial<ExitInfo>): void;
   /** Whether the connection closed the request channel. */
   readonly inputClosed: boolean;
+  /** How often the connection asked the transport to end what the host left (Transport.release). */
+  readonly released: number;
 }
 
 export function memoryTransport(): { connect(sink: TransportSink): Transport; host: FakeHost } {
@@ -28,6 +30,7 @@ export function memoryTransport(): { connect(sink: TransportSink): Transport; ho
   let handedOut = 0;
   let ended: ((info: ExitInfo) => void) | null = null;
   let inputClosed = false;
+  let released = 0;
   let gone = false;
   const exited = new Promise<ExitInfo>((resolve) => (ended = resolve));
   const finish = (info: Partial<ExitInfo> = {}) => {
@@ -48,6 +51,9 @@ export function memoryTransport(): { connect(sink: TransportSink): Transport; ho
     exit: finish,
     get inputClosed() {
       return inputClosed;
+    },
+    get released() {
+      return released;
     },
   };
   const transport: Transport = {
@@ -73,6 +79,11 @@ export function memoryTransport(): { connect(sink: TransportSink): Transport; ho
     async kill() {
       finish({ code: null, signal: "SIGKILL" });
       await exited;
+    },
+    adopt: () => ({ ok: false, reason: "the plugin host is not a process here" }),
+    release: async () => {
+      released++;
+      return [];
     },
   };
   return {

@@ -1,0 +1,46 @@
+/**
+ * Which tests answer for which source file, for `npm run mutants` (scripts/mutants.ts): each
+ * file's mutants are run against these test files only, the ones written to notice a change in
+ * it. `fixtures: true` when those tests load the compiled test fixtures: the sandbox then builds
+ * its own (some are linked with absolute paths into the tree they were built in).
+ *
+ * A file joins the table with the tests that should catch a change in it; a survivor either gets
+ * a test that kills it or an entry in test/mutants-accepted.json saying why no test can.
+ */
+export interface MutantTarget {
+  tests: string[];
+  fixtures?: boolean;
+  /** Only the tests of these files whose names match (bun test -t), where the rest of a slow file tests other things. */
+  only?: Record<string, string>;
+}
+
+const STATE = "test/integration/state-files.test.ts";
+const LOCKS = "test/integration/state-locks.test.ts";
+
+export const MUTANT_TARGETS: Record<string, MutantTarget> = {
+  "src/inert.ts": { tests: ["test/unit/inert.test.ts"] },
+  "src/files.ts": { tests: [STATE, LOCKS], fixtures: true },
+  "src/lock.ts": { tests: [LOCKS, STATE], fixtures: true },
+  "src/session/selection.ts": { tests: ["test/unit/tool-selection.test.ts"] },
+  "src/session/compare.ts": { tests: ["test/unit/compare.test.ts", "test/unit/check-rules.test.ts", "test/unit/manifest.test.ts"] },
+  "src/trust/hash.ts": { tests: ["test/unit/hash.test.ts"] },
+  "src/trust/approvals.ts": { tests: ["test/unit/approvals-plain.test.ts", "test/e2e/approvals-cli.test.ts"], fixtures: true },
+  "src/trust/elf.ts": { tests: ["test/unit/elf.test.ts", "test/integration/dependency-edges.test.ts"], fixtures: true },
+  "src/trust/elf-symbols.ts": { tests: ["test/unit/elf.test.ts", "test/unit/check-rules.test.ts"], fixtures: true },
+  "src/trust/dependencies.ts": { tests: ["test/integration/dependency-edges.test.ts", "test/integration/dependencies.test.ts"], fixtures: true },
+  "src/trust/grants.ts": { tests: ["test/integration/gate.test.ts"], fixtures: true },
+  "src/trust/check.ts": { tests: ["test/integration/trust.test.ts", "test/e2e/trust-cli.test.ts"], fixtures: true },
+  "src/trust/loader.ts": { tests: ["test/integration/module-trust.test.ts"], fixtures: true },
+  "src/reaper/ours.ts": { tests: ["test/unit/ours.test.ts", "test/integration/registration.test.ts"], fixtures: true },
+  "src/reaper/proc.ts": { tests: ["test/unit/ours.test.ts", "test/integration/registration.test.ts"], fixtures: true },
+  "src/reaper/escalate.ts": { tests: ["test/unit/ours.test.ts", "test/integration/reap.test.ts"], fixtures: true },
+  "src/reaper/record.ts": { tests: ["test/integration/reap.test.ts", STATE], fixtures: true },
+  "src/reaper/reap.ts": { tests: ["test/integration/reap.test.ts", "test/integration/orphans.test.ts"], fixtures: true },
+  "src/host/gate.ts": { tests: ["test/unit/tool-selection.test.ts", "test/integration/gate.test.ts"], fixtures: true },
+  "src/host/plugin.ts": { tests: ["test/integration/gate.test.ts", "test/integration/resilience.test.ts", "test/integration/tool-selection.test.ts"], fixtures: true },
+  "src/host/prepared.ts": { tests: ["test/e2e/prepared-host.test.ts"], fixtures: true },
+  "src/plugin-host/module-loader.ts": { tests: ["test/integration/module-trust.test.ts", "test/integration/module-plugins.test.ts"], fixtures: true },
+  "src/plugin-host/harden.ts": { tests: ["test/integration/descriptors.test.ts", "test/integration/plugin-host.test.ts"], fixtures: true },
+  "src/mcp/permission.ts": { tests: ["test/unit/mcp-mapping.test.ts", "test/mcp/stdio.test.ts"], fixtures: true, only: { "test/mcp/stdio.test.ts": "permission" } },
+  "src/mcp/http.ts": { tests: ["test/unit/mcp-mapping.test.ts", "test/mcp/http.test.ts"], fixtures: true },
+};
