@@ -10,6 +10,8 @@
 export interface MutantTarget {
   tests: string[];
   fixtures?: boolean;
+  /** Only the tests of these files whose names match (bun test -t), where the rest of a slow file tests other things. */
+  only?: Record<string, string>;
 }
 
 const STATE = "test/integration/state-files.test.ts";
@@ -20,14 +22,14 @@ export const MUTANT_TARGETS: Record<string, MutantTarget> = {
   "src/files.ts": { tests: [STATE, LOCKS], fixtures: true },
   "src/lock.ts": { tests: [LOCKS, STATE], fixtures: true },
   "src/session/selection.ts": { tests: ["test/unit/tool-selection.test.ts"] },
-  "src/session/compare.ts": { tests: ["test/unit/check-rules.test.ts", "test/unit/manifest.test.ts"] },
+  "src/session/compare.ts": { tests: ["test/unit/compare.test.ts", "test/unit/check-rules.test.ts", "test/unit/manifest.test.ts"] },
   "src/trust/hash.ts": { tests: ["test/unit/hash.test.ts"] },
   "src/trust/approvals.ts": { tests: ["test/unit/approvals-plain.test.ts", "test/e2e/approvals-cli.test.ts"], fixtures: true },
   "src/trust/elf.ts": { tests: ["test/unit/elf.test.ts", "test/integration/dependency-edges.test.ts"], fixtures: true },
   "src/trust/elf-symbols.ts": { tests: ["test/unit/elf.test.ts", "test/unit/check-rules.test.ts"], fixtures: true },
   "src/trust/dependencies.ts": { tests: ["test/integration/dependency-edges.test.ts", "test/integration/dependencies.test.ts"], fixtures: true },
   "src/trust/grants.ts": { tests: ["test/integration/gate.test.ts"], fixtures: true },
-  "src/trust/check.ts": { tests: ["test/unit/checked-schemas.test.ts", "test/unit/arguments-validator.test.ts"] },
+  "src/trust/check.ts": { tests: ["test/integration/trust.test.ts", "test/e2e/trust-cli.test.ts"], fixtures: true },
   "src/trust/loader.ts": { tests: ["test/integration/module-trust.test.ts"], fixtures: true },
   "src/reaper/ours.ts": { tests: ["test/unit/ours.test.ts", "test/integration/registration.test.ts"], fixtures: true },
   "src/reaper/proc.ts": { tests: ["test/unit/ours.test.ts", "test/integration/registration.test.ts"], fixtures: true },
@@ -39,6 +41,6 @@ export const MUTANT_TARGETS: Record<string, MutantTarget> = {
   "src/host/prepared.ts": { tests: ["test/e2e/prepared-host.test.ts"], fixtures: true },
   "src/plugin-host/module-loader.ts": { tests: ["test/integration/module-trust.test.ts", "test/integration/module-plugins.test.ts"], fixtures: true },
   "src/plugin-host/harden.ts": { tests: ["test/integration/descriptors.test.ts", "test/integration/plugin-host.test.ts"], fixtures: true },
-  "src/mcp/permission.ts": { tests: ["test/unit/mcp-mapping.test.ts", "test/mcp/stdio.test.ts"], fixtures: true },
+  "src/mcp/permission.ts": { tests: ["test/unit/mcp-mapping.test.ts", "test/mcp/stdio.test.ts"], fixtures: true, only: { "test/mcp/stdio.test.ts": "permission" } },
   "src/mcp/http.ts": { tests: ["test/unit/mcp-mapping.test.ts", "test/mcp/http.test.ts"], fixtures: true },
 };

@@ -2,7 +2,7 @@
  * Shared test helpers: where the built fixtures are, throwaway folders, and running the CLI the
  * way a user does (a real process, real stdout, stderr and exit code).
  */
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { Session, type SessionOptions } from "../src/session/session.ts";
@@ -71,7 +71,27 @@ process.on("exit", () => rmSync(HOME, { recursive: true, force: true }));
  * $XDG_RUNTIME_DIR instead, in this user's home (or the one it already has, when that is private).
  */
 const givenRuntime = process.env.XDG_RUNTIME_DIR;
-export const RUNTIME_DIR = givenRuntime && existsSync(givenRuntime) && privateFolderProblem(givenRuntime) === null ? givenRuntime : mkdtempSync(join(homedir(), ".cxagent-test-run-"));
+/**
+ * Removes the runtime folders of test processes that are gone: `bun test` does not always run exit
+ * handlers, and one killed runs none. A folder is named for its process; one named the older way,
+ * without a pid, goes once nothing has changed in it for an hour.
+ */
+function sweepRuntimeFolders() {
+  const hourAgo = Date.now() - 3_600_000;
+  for (const name of readdirSync(homedir())) {
+    if (!name.startsWith(".cxagent-test-run-")) continue;
+    const path = join(homedir(), name);
+    const pid = /^\.cxagent-test-run-(\d+)-/.exec(name)?.[1];
+    try {
+      const stale = pid ? !existsSync(`/proc/${pid}`) : [path, join(path, "cxagent")].every((p) => !existsSync(p) || statSync(p).mtimeMs < hourAgo);
+      if (stale) rmSync(path, { recursive: true, force: true });
+    } catch {
+      // gone meanwhile
+    }
+  }
+}
+export const RUNTIME_DIR =
+  givenRuntime && existsSync(givenRuntime) && privateFolderProblem(givenRuntime) === null ? givenRuntime : (sweepRuntimeFolders(), mkdtempSync(join(homedir(), `.cxagent-test-run-${process.pid}-`)));
 if (RUNTIME_DIR !== givenRuntime) {
   process.env.XDG_RUNTIME_DIR = RUNTIME_DIR;
   process.on("exit", () => rmSync(RUNTIME_DIR, { recursive: true, force: true }));

@@ -4,7 +4,7 @@
  * the CLI, `cxagent approve <plugin> --hash <hex>`, the way a user pins a hash.
  */
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { homedir } from "node:os";
 import { join } from "node:path";
 import { buildCLimit } from "./c-limit.ts";
 
@@ -51,7 +51,9 @@ function approve(ws: Pick<Workspace, "binary" | "stateDir" | "configDir">, folde
 export function prepare(options: { many: number }): Workspace {
   run([BUN, "scripts/build-native.ts", "all"]);
   run([BUN, "scripts/compile.ts"]);
-  const work = mkdtempSync(join(tmpdir(), "cxagent-bench-"));
+  // In the home, not the shared temporary folder: a module plugin's snapshots go in <state>/run,
+  // which must be writable by this user alone all the way up (src/host/private-folder.ts).
+  const work = mkdtempSync(join(homedir(), ".cxagent-bench-"));
   const ws = {
     work,
     stateDir: join(work, "state"),

@@ -118,3 +118,104 @@ test("a dangling symbolic link refuses the load set", () => {
   symlinkSync("nowhere", join(dir.path, "broken"));
   expect(() => loadSetHash(dir.path)).toThrow("'broken' → 'nowhere', and it points nowhere");
 });
+
+test("what is kept in memory: sidecars, ELF files, README.md, a Cortex manifest.toml and the library, nothing else unless asked", () => {
+  using dir = tempDir();
+  const set = join(dir.path, "set");
+  mkdirSync(join(set, "sub"), { recursive: true });
+  const elf = Buffer.from([0x7f, 0x45, 0x4c, 0x46, 2, 1, 1, 0]);
+  const files: Record<string, string | Buffer> = {
+    "p.plugin.json": "{}",
+    "sub/q.plugin.json": "{}",
+    "lib.so": elf,
+    "sub/dep.so.1": elf,
+    "README.md": "# p",
+    "sub/README.md": "# not the top one",
+    "manifest.toml": "name = 'p'",
+    "sub/manifest.toml": "not the top one",
+    "notes.txt": "plain",
+    "almost.elf": Buffer.from([0x7f, 0x45, 0x4c, 0x47, 2]),
+    "elf-head-only": Buffer.from([0x7f, 0x45, 0x4c]),
+    "library.bin": "the library, whatever its bytes",
+    "empty": "",
+  };
+  for (const [path, content] of Object.entries(files)) writeFileSync(join(set, path), content);
+  symlinkSync("lib.so", join(set, "link.so"));
+  const loaded = loadSetHash(set, join(set, "library.bin"));
+  expect([...loaded.kept.keys()].sort()).toEqual(["README.md", "lib.so", "library.bin", "manifest.toml", "p.plugin.json", "sub/dep.so.1", "sub/q.plugin.json"]);
+  for (const [path, bytes] of loaded.kept) expect(Buffer.compare(bytes, Buffer.from(files[path]!))).toBe(0);
+  expect(loaded.libraryPath).toBe("library.bin");
+  expect([...loaded.links]).toEqual([["link.so", "lib.so"]]);
+  // each entry's own size and SHA-256: a link by its target text
+  const sha = (content: string | Buffer) => createHash("sha256").update(content).digest("hex");
+  expect(loaded.files.find((f) => f.path === "link.so")).toEqual({ path: "link.so", size: 6, sha256: sha("lib.so") });
+  expect(loaded.files.find((f) => f.path === "notes.txt")).toEqual({ path: "notes.txt", size: 5, sha256: sha("plain") });
+  expect(loaded.files.find((f) => f.path === "empty")).toEqual({ path: "empty", size: 0, sha256: sha("") });
+  expect(loaded.files.map((f) => f.path)).toEqual([...Object.keys(files), "link.so"].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b))));
+  expect(loaded.hash).toBe(referenceHash([...Object.entries(files), ["link.so", "lib.so"]]));
+  // keepAll keeps every file; without a library, none is the library
+  const all = loadSetHash(set, undefined, { keepAll: true });
+  expect([...all.kept.keys()].sort()).toEqual(Object.keys(files).sort());
+  expect(all.libraryPath).toBeNull();
+  expect(loadSetHash(set, undefined, { keepAll: false }).kept.has("notes.txt")).toBe(false);
+});
+
+test("a file larger than one read is hashed and kept whole", () => {
+  using dir = tempDir();
+  const big = Buffer.alloc((1 << 20) * 2 + 123);
+  for (let i = 0; i < big.length; i++) big[i] = (i * 7) & 0xff;
+  big.set([0x7f, 0x45, 0x4c, 0x46], 0);
+  writeFileSync(join(dir.path, "big.so"), big);
+  const loaded = loadSetHash(dir.path);
+  expect(loaded.hash).toBe(referenceHash([["big.so", big]]));
+  expect(Buffer.compare(loaded.kept.get("big.so")!, big)).toBe(0);
+});
+
+test("a folder that is not there, or not a folder, is an error of the file system; one whose file vanishes is 'changed while it was being hashed'", () => {
+  using dir = tempDir();
+  expect(() => loadSetHash(join(dir.path, "absent"))).toThrow("changed while it was being hashed (ENOENT");
+  writeFileSync(join(dir.path, "file"), "x");
+  expect(() => loadSetHash(join(dir.path, "file", "below"))).toThrow("changed while it was being hashed (ENOTDIR");
+  // any other error is passed on as it is
+  mkdirSync(join(dir.path, "set"));
+  writeFileSync(join(dir.path, "set", "a"), "a");
+  let error: unknown;
+  try {
+    loadSetHash(join(dir.path, "set"), join(dir.path, "elsewhere-missing.so"));
+  } catch (e) {
+    error = e;
+  }
+  expect((error as Error).message).toContain("changed while it was being hashed");
+  const refused = (() => {
+    try {
+      loadSetHash(dir.path + "\0bad");
+    } catch (e) {
+      return e as Error & { code?: string };
+    }
+    return null;
+  })();
+  expect(refused?.message).not.toContain("changed while it was being hashed");
+});
+
+test("a link outside the folder is refused naming the folder, and saying what to do", () => {
+  using dir = tempDir();
+  mkdirSync(join(dir.path, "set"));
+  symlinkSync("/etc/hostname", join(dir.path, "set", "out"));
+  let error: (Error & { hint?: string; code?: string }) | null = null;
+  try {
+    loadSetHash(join(dir.path, "set"));
+  } catch (e) {
+    error = e as Error & { hint?: string };
+  }
+  expect(error?.code).toBe("E_LOAD");
+  expect(error?.message).toBe(`the plugin's folder ${join(dir.path, "set")} holds a symbolic link 'out' → '/etc/hostname', and it points outside the folder`);
+  expect(error?.hint).toBe("every file a plugin loads must live inside its own folder, so that approving the folder covers it");
+  try {
+    loadSetHash(join(dir.path, "absent"));
+  } catch (e) {
+    error = e as Error & { hint?: string };
+  }
+  expect(error?.code).toBe("E_LOAD");
+  expect(error?.message).toStartWith(`the plugin's folder ${join(dir.path, "absent")} changed while it was being hashed (ENOENT`);
+  expect(error?.hint).toBe("try again once nothing is writing to it");
+});

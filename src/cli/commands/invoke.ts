@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { CxError, resultExitCode } from "../../errors.ts";
 import type { CallEvent } from "../../host/connection.ts";
 import { isDeniedByHost, type JobResult } from "../../protocol/result.ts";
-import { inertBlock } from "../../inert.ts";
+import { inert, inertBlock } from "../../inert.ts";
 import { globalOptions, pluginArg, repeatedValues } from "../_args.ts";
 import { type CommandResult, errorJson, printError } from "../_output.ts";
 import { openSession } from "../_session.ts";
@@ -66,7 +66,7 @@ export default defineCommand({
     if (options.verbose) {
       // --verbose said nothing on success: what was loaded from where, and where the time went.
       const steps = timings.steps.map((t) => `${t.step} ${t.ms.toFixed(1)}`).join(", ");
-      err(`[verbose] loaded ${plugin.name} ${plugin.manifest.version} from ${plugin.library} in ${timings.steps.reduce((sum, t) => sum + t.ms, 0).toFixed(1)} ms (${steps} ms)\n`);
+      err(`[verbose] loaded ${inert(plugin.name)} ${inert(plugin.manifest.version)} from ${inert(plugin.library)} in ${timings.steps.reduce((sum, t) => sum + t.ms, 0).toFixed(1)} ms (${steps} ms)\n`);
     }
     const interrupted = new AbortController();
     const onSigint = () => interrupted.abort();
@@ -86,7 +86,7 @@ export default defineCommand({
       process.off("SIGINT", onSigint);
       view?.finish();
     }
-    if (options.verbose) err(`[verbose] ${args.tool} answered in ${result.durationMs} ms: success ${result.success}, exit code ${resultExitCode(result)}\n`);
+    if (options.verbose) err(`[verbose] ${inert(args.tool)} answered in ${result.durationMs} ms: success ${result.success}, exit code ${resultExitCode(result)}\n`);
     const exitCode = resultExitCode(result);
     // Exit 4 only when cxagent denied the call; a denial the tool reports itself is its failure (1).
     const denied = isDeniedByHost(result) ? denial(result, plugin.name, args.tool) : null;
