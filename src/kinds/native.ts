@@ -39,5 +39,6 @@ export const NATIVE: KindProfile = {
     source: (path) => `library: ${path}`,
     listNote: null,
     steps: {},
+    phases: { dlopen: "loading the library (its constructors)" },
   },
 };
