@@ -74,7 +74,9 @@ test("every worker stuck: the pool grows to its cap and says so, new calls fail 
 });
 
 test("requests beyond the pool's cap go out while calls are fast; those sent ahead of stuck workers fail with E_BUSY, flagged as maybe running", async () => {
-  await using session = await openSession({ poolCap: 2, stuckMs: 100 });
+  // stuckMs far above the time four calls take to be sent, also on a loaded machine (100 ms was not:
+  // the last two were refused as if every worker were already stuck, instead of sent ahead)
+  await using session = await openSession({ poolCap: 2, stuckMs: 1000 });
   const slow = await session.load(fixture("slow-invoke"));
   // fast calls, far more than the cap, all at once: every one is answered
   const fast = await Promise.all(Array.from({ length: 40 }, (_, i) => slow.invoke("slow_invoke", { ms: i % 2 })));
