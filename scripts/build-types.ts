@@ -3,7 +3,7 @@
  * Writes the library's declarations to types/ (package.json "types"): tsc from src/index.ts,
  * declarations only, then every relative import made to name the .js a consumer's NodeNext
  * resolution maps to the .d.ts beside it (tsc keeps the sources' .ts extensions there).
- * Run by `npm run types`, and by npm itself after `npm ci` (prepare).
+ * Run by `npm run types`, and by npm itself before `npm pack` and `npm publish` (prepack).
  */
 import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";

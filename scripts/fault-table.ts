@@ -1,8 +1,9 @@
 #!/usr/bin/env bun
 /**
- * Prints the fault matrices as Markdown tables, for the README: one row per misbehaviour, one
- * column per export — of a native plugin (test/integration/fault-matrix.cases.ts), or with
- * `--module`, per function of a module plugin (test/integration/fault-matrix-module.cases.ts).
+ * Prints the fault matrix (test/integration/fault-matrix.cases.ts, one table with a column per kind)
+ * as the README's Markdown tables, a kind at a time: one row per misbehaviour, one column per
+ * export — of a native plugin and a Cortex plugin, or with `--module`, per function of a module
+ * plugin.
  */
 import {
   CORTEX_FAULT_NAMES,
@@ -13,9 +14,12 @@ import {
   EXPORTS,
   FAULT_NAMES,
   FAULTS,
+  FUNCTIONS,
+  MODULE_FAULT_NAMES,
+  MODULE_FAULTS,
+  MODULE_ROWS,
   ROWS,
 } from "../test/integration/fault-matrix.cases.ts";
-import { FUNCTIONS, MODULE_FAULT_NAMES, MODULE_FAULTS, MODULE_ROWS } from "../test/integration/fault-matrix-module.cases.ts";
 
 function table(columns: readonly string[], faults: readonly string[], name: (f: string) => string, cell: (c: string, f: string) => string | undefined): string[] {
   return [

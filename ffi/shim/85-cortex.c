@@ -48,11 +48,12 @@ static shim_mutex_t g_cortex_mu;          /* guards the three below */
 static int g_cortex_running, g_cortex_stopping, g_cortex_dropped;
 
 /* What went wrong with a buffer, as the JavaScript side reads it (see shim_cortex_info). */
-enum { CORTEX_EMPTY = -1, CORTEX_LEN_OVER_CAP = -2, CORTEX_TOO_BIG = -3, CORTEX_NO_MEMORY = -4 };
+enum { CORTEX_EMPTY = -1, CORTEX_LEN_OVER_CAP = -2, CORTEX_TOO_BIG = -3, CORTEX_NO_MEMORY = -4, CORTEX_NULL_WITH_LEN = -5 };
 
 static const char *cortex_problem(i64 code) {
   switch (code) {
     case CORTEX_EMPTY: return "an empty buffer";
+    case CORTEX_NULL_WITH_LEN: return "a buffer whose ptr is NULL but whose len is not 0";
     case CORTEX_LEN_OVER_CAP: return "a buffer whose len is larger than its cap";
     case CORTEX_TOO_BIG: return "a buffer larger than the line cap allows";
     default: return "a buffer the plugin host had no memory to copy";
@@ -65,7 +66,8 @@ static const char *cortex_problem(i64 code) {
  * to copy. */
 static char *cortex_take(cortex_buffer b, i64 *len) {
   char *copy = NULL;
-  if (!b.ptr || b.len == 0) *len = CORTEX_EMPTY;
+  if (!b.ptr && b.len != 0) *len = CORTEX_NULL_WITH_LEN;
+  else if (!b.ptr || b.len == 0) *len = CORTEX_EMPTY;
   else if (b.len > b.cap) *len = CORTEX_LEN_OVER_CAP;
   else if (b.len > g_line_cap - 1024) *len = CORTEX_TOO_BIG;
   else if (!(copy = (char *)x_malloc(b.len + 1))) *len = CORTEX_NO_MEMORY;

@@ -21,8 +21,9 @@ export interface CheckOutcome {
   fix: string | null;
 }
 
-/** The kinds of plugin cxagent loads; each check says which it applies to. */
-export type PluginKind = "native" | "cortex" | "module";
+/** The kinds of plugin cxagent loads (protocol/host-args.ts PLUGIN_KINDS); each check says which it applies to. */
+export type { PluginKind } from "../protocol/host-args.ts";
+import type { PluginKind } from "../protocol/host-args.ts";
 
 export interface CheckReport {
   plugin: string;

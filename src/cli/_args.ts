@@ -10,6 +10,7 @@ export const globalArgs = {
   "config-dir": { type: "string", description: "Configuration folder (default: $CXAGENT_CONFIG_DIR or ~/.config/cxagent)", valueHint: "DIR" },
   "state-dir": { type: "string", description: "State folder (default: $CXAGENT_STATE_DIR or ~/.local/state/cxagent)", valueHint: "DIR" },
   verbose: { type: "boolean", description: "Show debug logs and everything plugins write to stderr" },
+  color: { type: "boolean", description: "Colour: --no-color never, --color always (default: on a terminal, unless $NO_COLOR is set)" },
 } as const satisfies ArgsDef;
 
 export const pluginArg = {

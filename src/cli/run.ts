@@ -54,6 +54,7 @@ function rootCommand() {
 
 export async function main(argv: string[]): Promise<number> {
   enterUserFolder();
+  applyColorFlag(argv);
   const mode: OutputMode = flagRequested(argv, "json") ? "json" : flagRequested(argv, "jsonl") ? "jsonl" : "text";
   let errorDocument: CommandModule["errorDocument"];
   try {
@@ -77,6 +78,24 @@ export async function main(argv: string[]): Promise<number> {
     const cx = asCxError(error);
     printError(cx, mode, errorDocument);
     return cx.exitCode;
+  }
+}
+
+/**
+ * --no-color and --color, before anything is printed (a usage error included): as NO_COLOR and
+ * FORCE_COLOR, which every writer here already follows, and which a plugin host sees too
+ * (NO_COLOR is on its environment's allow-list). The last one given wins, as in npm.
+ */
+function applyColorFlag(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): void {
+  const end = argv.indexOf("--");
+  const flag = (end < 0 ? argv : argv.slice(0, end)).findLast((t) => t === "--color" || t === "--no-color" || t === "--color=true" || t === "--color=false");
+  if (flag === undefined) return;
+  if (flag === "--no-color" || flag === "--color=false") {
+    delete env.FORCE_COLOR;
+    env.NO_COLOR = "1";
+  } else {
+    delete env.NO_COLOR;
+    env.FORCE_COLOR = "1";
   }
 }
 

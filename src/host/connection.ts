@@ -57,14 +57,6 @@ export interface Opened {
   manifest: Manifest;
 }
 
-/** Startup phases that are not an export's name, as a message says them. */
-const PHASE_WORDS: Record<string, string> = {
-  dlopen: "loading the library (its constructors)",
-  snapshot: "preparing the module's approved files",
-  import: "importing the module (its top-level code)",
-  describe: "describe()",
-};
-
 export class Connection {
   readonly label: string;
   readonly kind: PluginKind;
@@ -343,7 +335,7 @@ export class Connection {
     switch (event.event) {
       case "phase":
         this.timings.phases.push({ name: event.name, at: performance.now() });
-        this.phase = PHASE_WORDS[event.name] ?? event.name;
+        this.phase = this.profile.words.phases[event.name] ?? event.name;
         return;
       case "submit":
         this.hooks.onSubmit?.(event);

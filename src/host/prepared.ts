@@ -14,7 +14,7 @@
  */
 import type { Subprocess } from "bun";
 import { closeSync } from "node:fs";
-import { fillAndSeal, sealableFile } from "./memfd.ts";
+import { fillAndSeal, holdsExactly, sealableFile } from "./memfd.ts";
 import { makeNonDumpable } from "./nondumpable.ts";
 import { closePair, socketPair } from "./protocol-socket.ts";
 import { withRuntimeTuning } from "./runtime-tuning.ts";
@@ -59,7 +59,9 @@ export function takePrepared(command: readonly string[], env: Record<string, str
   if (!prepared) return null;
   slot = null;
   const fits = prepared.command === JSON.stringify(command) && prepared.env === JSON.stringify(env) && prepared.proc.exitCode === null && prepared.proc.signalCode === null;
-  const sealed = fits && fillAndSeal(prepared.fd, bytes);
+  // Until the host made itself non-dumpable, a process of this user could open its fd 3 through
+  // /proc and write there, before the seal; so what is sealed is compared with what was approved.
+  const sealed = fits && fillAndSeal(prepared.fd, bytes) && holdsExactly(prepared.fd, bytes);
   closeSync(prepared.fd);
   if (sealed) return { proc: prepared.proc, protocolFd: prepared.protocolFd };
   end(prepared.proc);

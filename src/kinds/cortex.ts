@@ -46,5 +46,6 @@ export const CORTEX: KindProfile = {
       compare: "claim the tool names it declared",
       start: "start (nothing to call in a Cortex plugin)",
     },
+    phases: { dlopen: "loading the library (its constructors)" },
   },
 };

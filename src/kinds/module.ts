@@ -44,5 +44,10 @@ export const MODULE: KindProfile = {
     source: (path) => `module: ${path} (TypeScript/JavaScript, run by cxagent's Bun)`,
     listNote: null,
     steps: {},
+    phases: {
+      snapshot: "preparing the module's approved files",
+      import: "importing the module (its top-level code)",
+      describe: "describe()",
+    },
   },
 };

@@ -16,7 +16,7 @@ export const NATIVE: KindProfile = {
       case "manifest":
         return "fix what cxagent_plugin_describe returns; it must match the sidecar <name>.plugin.json";
       case "exports":
-        return "export every mandatory function: in C with CXAGENT_PLUGIN_EXPORT from cxagent_plugin.h (cxagent new --lang c writes a copy), in Rust as #[unsafe(no_mangle)] pub extern \"C\" fn; cxagent check lists what is missing";
+        return "export every mandatory function: in C with CXAGENT_PLUGIN_EXPORT from cxagent_plugin.h (a C project that cxagent new makes has a copy), in Rust as #[unsafe(no_mangle)] pub extern \"C\" fn; cxagent check lists what is missing";
       default:
         return "check that the path names a shared library built for this machine";
     }
@@ -39,5 +39,6 @@ export const NATIVE: KindProfile = {
     source: (path) => `library: ${path}`,
     listNote: null,
     steps: {},
+    phases: { dlopen: "loading the library (its constructors)" },
   },
 };

@@ -64,6 +64,8 @@ export interface KindWords {
   readonly listNote: string | null;
   /** How `load --timings` names a step, where it differs for this kind. */
   readonly steps: Readonly<Record<string, string>>;
+  /** Its plugin host's start-up phases that are not an export's name, as a message says them ("it was in …"). */
+  readonly phases: Readonly<Record<string, string>>;
 }
 
 /** The library as hashed: a native or Cortex plugin's host loads exactly these bytes. */

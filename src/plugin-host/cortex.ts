@@ -13,9 +13,10 @@ import { CFunction, FFIType, ptr } from "bun:ffi";
 import { checkManifest, describeProblems } from "../protocol/manifest.ts";
 import type { Problem } from "../protocol/issues.ts";
 import { preview } from "../protocol/issues.ts";
-import { LINE_CAP, type ToolDeadline } from "../protocol/wire.ts";
+import type { ToolDeadline } from "../protocol/wire.ts";
 import { CORTEX_ABI, deadlineOf, type Descriptor, DescriptorSchema, PluginInfoSchema, readCortexJson, synthesizeManifest } from "./cortex-manifest.ts";
 import { openLibrary } from "./library.ts";
+import { readyLine, tooLongText } from "./ready-line.ts";
 import type { HostStart } from "./start.ts";
 import type { CortexText } from "./shim.ts";
 
@@ -88,14 +89,10 @@ export function startCortex(start: HostStart): never {
     const ms = deadlineOf(d);
     return ms === null ? [] : [{ tool: d.name, ms }];
   });
-  const ready = JSON.stringify({ ready: true, contract: checked.manifest.pluginContract, manifest, exports: [], deadlines, about: info.value.description });
-  // Each buffer fits a line, but their sum need not: a startup line past the cap would be dropped
-  // by the parent, which would then wait for it until its startup deadline.
-  const size = Buffer.byteLength(ready) + 1;
-  if (size > LINE_CAP) {
-    return refuse("manifest", `the manifest made from plugin_info and the ${descriptors.length} tool descriptors is ${size} bytes, more than one protocol line holds (${LINE_CAP} bytes)`);
-  }
-  shim.writeText(ready + "\n");
+  // Each buffer fits a line, but their sum need not (ready-line.ts).
+  const ready = readyLine({ ready: true, contract: checked.manifest.pluginContract, manifest, exports: [], deadlines, about: info.value.description });
+  if ("tooLong" in ready) return refuse("manifest", tooLongText(`the manifest made from plugin_info and the ${descriptors.length} tool descriptors`, ready.tooLong));
+  shim.writeText(ready.text);
   if (shim.serve(POOL_START) !== 0) {
     process.stderr.write("cxagent plugin host: could not start the request threads\n");
     process.exit(1);

@@ -19,6 +19,7 @@ import type { Libc } from "./libc.ts";
 import type { HostStart } from "./start.ts";
 import { installLoader, writeSnapshot } from "./module-loader.ts";
 import { guardWorkers } from "./module-workers.ts";
+import { readyLine, tooLongText } from "./ready-line.ts";
 import { messageOf } from "./module-io.ts";
 import { serve } from "./module-serve.ts";
 
@@ -115,7 +116,9 @@ export async function startModule({ libc, shim, settings, refuse, phase, protoco
 
   // 5. Ready: requests are served from here on.
   const exports = (["poll", "command"] as const).filter((name) => module[name]);
-  shim.writeLine({ ready: true, contract: checked.manifest.pluginContract, manifest: manifestValue, exports });
+  const ready = readyLine({ ready: true, contract: checked.manifest.pluginContract, manifest: manifestValue, exports });
+  if ("tooLong" in ready) return refuse("manifest", tooLongText(`the manifest ${module.describe ? "from describe()" : "in the sidecar"}`, ready.tooLong));
+  shim.writeText(ready.text);
   // An orphan's snapshot goes with it: the parent that would remove it is gone.
   return serve({ shim, plugin: module, requestFd, pollMs: settings.pollMs, shown, orphaned: () => rmSync(dir, { recursive: true, force: true }) });
 }

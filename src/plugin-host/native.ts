@@ -10,6 +10,7 @@ import { CONTRACT_CURRENT, CONTRACT_OLDEST, contractInRange, MANDATORY_EXPORTS, 
 import { preview } from "../protocol/issues.ts";
 import { beginCheckMode, type CheckMode } from "./check-mode.ts";
 import { openLibrary } from "./library.ts";
+import { readyLine, tooLongText } from "./ready-line.ts";
 import type { HostStart } from "./start.ts";
 
 const POOL_START = 2;
@@ -100,7 +101,9 @@ export function startNative(start: HostStart): never {
     present.command,
   ]);
   const exports = (Object.keys(present) as OptionalExport[]).filter((k) => present[k]);
-  shim.writeLine({ ready: true, contract: abiVersion, manifest: parsed, exports });
+  const ready = readyLine({ ready: true, contract: abiVersion, manifest: parsed, exports });
+  if ("tooLong" in ready) return refuse("manifest", tooLongText("the manifest from cxagent_plugin_describe", ready.tooLong));
+  shim.writeText(ready.text);
   if (shim.serve(POOL_START) !== 0) {
     process.stderr.write("cxagent plugin host: could not start the request threads\n");
     process.exit(1);

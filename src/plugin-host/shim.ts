@@ -137,6 +137,7 @@ const CORTEX_PROBLEMS: Record<string, string> = {
   "-2": "a buffer whose len is larger than its cap",
   "-3": "a buffer larger than the line cap allows",
   "-4": "a buffer the plugin host had no memory to copy",
+  "-5": "a buffer whose ptr is NULL but whose len is not 0",
 };
 
 /** The shim's side of a Cortex plugin: it holds the table and copies (and frees) every buffer. */

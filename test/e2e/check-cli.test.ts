@@ -181,6 +181,18 @@ describe("check runs the tools where a user's call would", () => {
     ]);
   }, 60_000);
 
+  test("a tool it cannot make arguments for is named wherever it is called anyway (results, concurrency)", async () => {
+    using dir = tempDir();
+    const plugin = writeModule(dir.path, "unfed", `
+import { definePlugin } from "cxagent";
+export default definePlugin({ start() {}, stop() {}, invoke(_tool, args) { return { success: true, output: { content: JSON.stringify(args) } }; } });
+`, { tools: [{ name: "coded", description: "Takes a code.", inputSchema: { type: "object", properties: { code: { type: "string", pattern: "^[a-z]{3}[0-9]$" } }, required: ["code"] } }] });
+    const r = await cli(["check", plugin, "--hash", await hashOf(plugin), "--only", "results,concurrency", "--json"]);
+    const [results, concurrency] = r.json().checks;
+    expect(results).toMatchObject({ id: "results", status: "warn", seen: expect.stringContaining("not called with valid arguments: coded (no arguments could be made from its inputSchema)") });
+    expect(concurrency).toMatchObject({ id: "concurrency", seen: expect.stringContaining("coded called with {} (no arguments could be made from its inputSchema)") });
+  }, 60_000);
+
   test("an approval of these exact files in the user's state folder is honoured: no second --hash", async () => {
     using dir = tempDir();
     const plugin = readsReadme(dir.path);

@@ -415,3 +415,13 @@ test("invoke --field key=value, repeatable, over --args; the schema makes number
   expect(bad.code).toBe(2);
   expect(bad.json().error.message).toBe("--field takes key=value, not 'a'");
 });
+
+test("arguments piped in without '-' are not read, and invoke says so; with '-' they are", async () => {
+  const piped = await cli(["invoke", "examples/calculator", "calc_multiply"], { stdin: '{"a": 6, "b": 7}' });
+  expect(piped.code).toBe(3);
+  expect(piped.stderr).toStartWith("note: stdin holds data, which invoke reads only when given '-' (invoke <plugin> <tool> -); calling with no arguments ({})\n");
+  const read = await cli(["invoke", "examples/calculator", "calc_multiply", "-"], { stdin: '{"a": 6, "b": 7}' });
+  expect({ code: read.code, out: read.stdout, err: read.stderr }).toEqual({ code: 0, out: "6 * 7 = 42\n", err: "" });
+  // nothing on stdin: no note
+  expect((await cli(["invoke", "examples/calculator", "calc_multiply", "--args", '{"a": 1, "b": 1}'], { stdin: "" })).stderr).toBe("");
+});

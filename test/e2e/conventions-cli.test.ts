@@ -167,6 +167,17 @@ describe("colour", () => {
     const zero = await cli(["describe", "nope"], { env: { NO_COLOR: "", FORCE_COLOR: "0" } });
     expect(zero.stderr).toStartWith("error no plugin named 'nope'");
   });
+
+  test("--no-color turns it off on a terminal, --color on off one; the last one given wins", async () => {
+    const off = await tty(["describe", "nope", "--no-color"], [], { env: { NO_COLOR: "" } });
+    expect(off.raw).not.toContain("\x1b[31m");
+    expect(off.output).toContain("error no plugin named 'nope'");
+    const on = await cli(["describe", "nope", "--color"], { env: { NO_COLOR: "1" } });
+    expect(on.stderr).toStartWith("\x1b[31merror\x1b[39m no plugin named 'nope'");
+    expect((await cli(["describe", "nope", "--color", "--no-color"], { env: { NO_COLOR: "" } })).stderr).toStartWith("error no plugin named 'nope'");
+    // also before the command, and on a usage error
+    expect((await cli(["--color", "frob"], { env: { NO_COLOR: "1" } })).stderr).toStartWith("\x1b[31merror\x1b[39m unknown command 'frob'");
+  });
 });
 
 describe("shell completions", () => {

@@ -138,3 +138,15 @@ test("npm install in a project: `import { Session } from \"cxagent\"` runs under
   expect(run([join(project, "node_modules/.bin/cxagent"), "--version"], project).stdout.trim()).toBe(pkg.version);
   expect(existsSync(join(project, "node_modules/cxagent/src/index.ts"))).toBe(true);
 }, 120_000);
+
+test("npm install in a project that also has the bun package: its postinstall moves Bun's binary out of @oven/…, and cxagent finds it in bun/", () => {
+  const both = join(dir.path, "with-bun");
+  mkdirSync(both);
+  writeFileSync(join(both, "package.json"), JSON.stringify({ name: "with-bun", private: true, type: "module" }));
+  npmRun(["install", tarball, `bun@${pkg.devDependencies.bun}`], both);
+  // npm 11.19 runs bun's postinstall (warning that allowScripts does not cover it yet); one that did not leaves the binary in @oven/.
+  if (existsSync(join(both, "node_modules/@oven/bun-linux-x64/bin/bun"))) console.error("install.test: bun's postinstall did not run here; the bun/ fallback was not exercised");
+  const cxagent = run([join(both, "node_modules/.bin/cxagent"), "--version"], both);
+  expect({ code: cxagent.code, out: cxagent.stdout.trim(), err: cxagent.stderr }).toEqual({ code: 0, out: pkg.version, err: "" });
+}, 120_000);
+

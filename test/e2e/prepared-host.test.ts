@@ -253,6 +253,27 @@ describe("cxagent invoke's prepared plugin host", () => {
     expect(JSON.parse(r.stdout.toString())).toEqual([1, 0]);
   });
 
+  test("one whose unsealed file another process of the user wrote to before it was filled is not taken, and ends", async () => {
+    const env = pluginHostEnv(process.env);
+    const bytes = readFileSync(fixtureLibrary("noop"));
+    const before = new Set(hostsOf(process.pid).map((h) => h.pid));
+    prepareHost(hostCommand(), env);
+    let pid: number | undefined;
+    await until(() => (pid = hostsOf(process.pid).find((h) => !before.has(h.pid))?.pid) !== undefined, 5000, "the prepared host to start");
+    let fd: number;
+    try {
+      fd = openSync(`/proc/${pid}/fd/3`, constants.O_WRONLY);
+    } catch (error) {
+      discardPrepared();
+      return console.error(`skipping: this process cannot open the prepared host's fd 3 (${(error as Error).message}); as root it can`);
+    }
+    // more than the approved bytes: what the parent writes covers only their length
+    writeSync(fd, Buffer.alloc(bytes.length + 4096, 0x41), 0, bytes.length + 4096, 0);
+    closeSync(fd);
+    expect(takePrepared(hostCommand(), env, bytes)).toBeNull();
+    await until(() => !alive(pid!), 5000, "the prepared host nobody could take to end");
+  });
+
   test("one nobody takes ends at the end of its input, having written nothing", async () => {
     const { proc, input, firstLine } = await awaitingHost(openSync("/dev/null", "r"));
     input.end();

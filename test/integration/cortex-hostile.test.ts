@@ -26,7 +26,7 @@ const crashed = (during: string): Outcome => ({ load: "E_CRASHED", says: `${PLUG
 
 /** Every lie about a returned buffer, and what it must come to for plugin_info, tool_descriptor(0) and tool_execute. */
 const BUFFERS: [string, Outcome, Outcome, Outcome][] = [
-  ["null_ptr", refusedAt("plugin_info", "returned an empty buffer"), refusedAt("tool_descriptor(0)", "returned an empty buffer"), badReply("an empty buffer, not a ToolResult")],
+  ["null_ptr", refusedAt("plugin_info", "returned a buffer whose ptr is NULL but whose len is not 0"), refusedAt("tool_descriptor(0)", "returned a buffer whose ptr is NULL but whose len is not 0"), badReply("a buffer whose ptr is NULL but whose len is not 0, not a ToolResult")],
   ["len_over_cap", refusedAt("plugin_info", "returned a buffer whose len is larger than its cap"), refusedAt("tool_descriptor(0)", "returned a buffer whose len is larger than its cap"), badReply("a buffer whose len is larger than its cap, not a ToolResult")],
   ["cap_zero", refusedAt("plugin_info", "returned a buffer whose len is larger than its cap"), refusedAt("tool_descriptor(0)", "returned a buffer whose len is larger than its cap"), badReply("a buffer whose len is larger than its cap, not a ToolResult")],
   ["len_max", refusedAt("plugin_info", "returned a buffer larger than the line cap allows"), refusedAt("tool_descriptor(0)", "returned a buffer larger than the line cap allows"), badReply("a buffer larger than the line cap allows, not a ToolResult")],
@@ -54,7 +54,7 @@ const TABLE: [string, Outcome][] = [
   // 4096 tools, the most read, each valid: it loads (its tools are work0 … work4095)
   ["many:4096:100", { call: "E_UNKNOWN_TOOL", says: `${PLUGIN} has no tool 'work'` }],
   // each descriptor fits a line, their sum does not: refused at once, not left to the startup deadline
-  ["many:4:17000000", { load: "E_MANIFEST", says: `${PLUGIN} was refused: the manifest made from plugin_info and the 4 tool descriptors is 68000641 bytes, more than one protocol line holds (67108864 bytes)` }],
+  ["many:4:17000000", { load: "E_MANIFEST", says: `${PLUGIN} was refused: the manifest made from plugin_info and the 4 tool descriptors is 68000641 bytes on the startup line, more than one protocol line holds (67108864 bytes)` }],
   ["past_end:empty", refusedAt("tool_descriptor(1)", "returned an empty buffer")],
   ["past_end:wild", crashed("during tool_descriptor")],
   ["table:free_wild", crashed("during plugin_info")],

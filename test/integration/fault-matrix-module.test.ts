@@ -1,6 +1,6 @@
 /**
  * The fault matrix of a module plugin: every misbehaviour × function of
- * fault-matrix-module.cases.ts, through the real faulty-module fixture in its own plugin host.
+ * fault-matrix.cases.ts's module column, through the real faulty-module fixture in its own plugin host.
  * Each row checks the outcome, that the session and a native plugin in it carry on, and that no
  * plugin host of the fixture is left.
  */
@@ -8,7 +8,7 @@ import { expect, test } from "bun:test";
 import { join } from "node:path";
 import { CxError, type Submit } from "../../src/index.ts";
 import { CALCULATOR, hostsOf, openSession, ROOT, tempDir, until } from "../helpers.ts";
-import { MODULE_FAULT_NAMES, MODULE_ROWS, type ModuleRow } from "./fault-matrix-module.cases.ts";
+import { MODULE_FAULT_NAMES, MODULE_ROWS, type ModuleRow } from "./fault-matrix.cases.ts";
 
 const BIG = 50 * 1024 * 1024;
 const FOLDER = join(ROOT, "test/fixtures/modules/faulty-module");

@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { privateFolderProblem } from "../../src/host/private-folder.ts";
 import type { Session } from "../../src/index.ts";
 import { cli, openSession, RUNTIME_DIR, tempDir, writeModule } from "../helpers.ts";
 import { LOCAL_USER, localUser, type LocalUser } from "../local-user.ts";
@@ -98,6 +99,7 @@ describe.skipIf(!LOCAL_USER)("a second local user plants a package where a modul
     // A folder on the walk from the snapshot that the other user can write (as on a machine whose
     // snapshots' folder were shared): the loader hook in the Worker is what refuses it.
     // (Under /run, not in this user's 0700 home, so that the other user can reach it.)
+    if (!existsSync("/run") || privateFolderProblem("/run/x") !== null) return console.error("skipping the node_modules-above-the-snapshot attack: /run is missing, or not root's alone");
     const base = mkdtempSync("/run/cxagent-walk-");
     chmodSync(base, 0o711);
     try {

@@ -10,7 +10,7 @@ import { CONTRACT_CURRENT } from "../../src/protocol/manifest.ts";
 import { SHIM_OPTION } from "../../src/protocol/host-args.ts";
 import { hostCommand } from "../../src/session/host-command.ts";
 import { pluginHostEnv } from "../../src/session/host-env.ts";
-import { CALCULATOR, fixture, fixtureLibrary, freeCounts, openSession, refusal, tempDir } from "../helpers.ts";
+import { CALCULATOR, fixture, fixtureLibrary, freeCounts, openSession, refusal, tempDir, writeModule } from "../helpers.ts";
 
 async function loadError(ref: string, env: Record<string, string> = {}): Promise<CxError> {
   await using session = await openSession({ env });
@@ -117,6 +117,8 @@ describe("describe returning", () => {
     ["no-tools", "tools is required"],
     // 200,000 levels: a manifest error with the path where it went too deep, not a stack overflow
     ["deep", "tools[0].inputSchema.x[0][0][0]"],
+    // valid, but past the line cap on the startup line: refused at once, not left to the startup deadline
+    ["huge", "the manifest from cxagent_plugin_describe is 68157593 bytes on the startup line, more than one protocol line holds (67108864 bytes)"],
   ];
   test.each(cases)("%s is refused with its path", async (mode, expected) => {
     const error = await loadError(fixture("describe-bad"), { CXAGENT_FX_DESCRIBE: mode });
@@ -124,6 +126,20 @@ describe("describe returning", () => {
     if (typeof expected === "string") expect(error.message).toContain(expected);
     else expect(error.message).toMatch(expected);
   });
+
+  test("a module's describe() whose manifest is past the line cap is refused at once, by its size", async () => {
+    using dir = tempDir();
+    const folder = writeModule(
+      dir.path,
+      "huge-describe",
+      `export default { describe() { return { pluginContract: 4, name: "huge-describe", version: "1.0.0", tools: [{ name: "work", description: "d".repeat(65 * 1024 * 1024) }] }; }, start() {}, invoke() { return { success: true, output: {} }; }, stop() {} };`,
+    );
+    const started = performance.now();
+    const error = await loadError(folder);
+    expect(error.code).toBe("E_MANIFEST");
+    expect(error.message).toContain("the manifest from describe() is 68157597 bytes on the startup line, more than one protocol line holds (67108864 bytes)");
+    expect(performance.now() - started).toBeLessThan(8000); // the startup deadline is 10 s
+  }, 20_000);
 
   test("several problems are all reported at once", async () => {
     const error = await loadError(fixture("describe-bad"), { CXAGENT_FX_DESCRIBE: "several" });

@@ -117,3 +117,14 @@ test("what the host left is ended when it ends, whether or not anyone listens fo
   await connection.exited;
   expect(host.released).toBe(1);
 });
+
+test("a host that ends during start-up is said to have ended in its phase, in its kind's words", async () => {
+  for (const [kind, phase, words] of [["native", "dlopen", "loading the library (its constructors)"], ["module", "import", "importing the module (its top-level code)"], ["native", "cxagent_plugin_describe", "cxagent_plugin_describe"]] as const) {
+    const { connect, host } = memoryTransport();
+    const opening = Connection.open(connect, { label: "fake", kind });
+    host.write({ event: "phase", name: phase });
+    host.exit({ code: 3 });
+    const error = await opening.catch((e: CxError) => e);
+    expect((error as CxError).message).toStartWith(`plugin 'fake' crashed (exit code 3) during ${words}`);
+  }
+});

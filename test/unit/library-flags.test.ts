@@ -8,9 +8,11 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 
 const SRC = join(import.meta.dir, "..", "..", "src");
-const LIBRARY = ["session", "host", "discovery", "trust", "reaper", "json-schema", "protocol", "errors.ts", "files.ts", "lock.ts", "index.ts"];
+const LIBRARY = ["session", "host", "discovery", "trust", "reaper", "json-schema", "protocol", "kinds", "elf", "errors.ts", "files.ts", "lock.ts", "index.ts"];
 /** The CLI's flags, in a string the code builds (a comment may name them). */
-const FLAG = /["'`][^"'`]*--(cwd|json|jsonl|verbose|state-dir|config-dir|allow|once|live|hash|timeout|args|args-file|readme|all-folders)\b/;
+const FLAG = /["'`][^"'`]*--(cwd|json|jsonl|verbose|state-dir|config-dir|allow|once|live|hash|timeout|args|args-file|readme|all-folders|lang|arg|field)\b/;
+/** A kind profile's `words` are the CLI's words for that kind by design (KindProfile.words): the one exception. */
+const CLI_WORDS = /^\s*listNote: /;
 
 function files(path: string): string[] {
   try {
@@ -24,7 +26,7 @@ test("no string of the library names a CLI flag", () => {
   const named: string[] = [];
   for (const file of LIBRARY.flatMap((p) => files(join(SRC, p)))) {
     readFileSync(file, "utf8").split("\n").forEach((line, i) => {
-      if (/^\s*(\/?\*|\/\/)/.test(line)) return;
+      if (/^\s*(\/?\*|\/\/)/.test(line) || CLI_WORDS.test(line)) return;
       if (FLAG.test(line)) named.push(`src/${relative(SRC, file)}:${i + 1}: ${line.trim()}`);
     });
   }

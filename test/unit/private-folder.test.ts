@@ -7,9 +7,15 @@ import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync, statSync } from "
 import { join } from "node:path";
 import { isCxError } from "../../src/errors.ts";
 import { ensurePrivateFolder, privateFolderProblem, snapshotBase } from "../../src/host/private-folder.ts";
-import { openSession, refusal, RUNTIME_DIR, tempDir, writeModule } from "../helpers.ts";
+import { openSession, refusal, RUNTIME_DIR, writeModule } from "../helpers.ts";
 
 const uid = process.getuid!();
+
+/** A folder in /tmp itself (not $TMPDIR, which may be private), removed when disposed. */
+function inTmp(): { path: string } & Disposable {
+  const path = mkdtempSync("/tmp/cxagent-test-");
+  return { path, [Symbol.dispose]: () => rmSync(path, { recursive: true, force: true }) };
+}
 
 /** A private folder to build bad trees in: its ancestors (this user's home) are sound. */
 function privateRoot(): { path: string } & Disposable {
@@ -28,7 +34,7 @@ describe("a private folder", () => {
   });
 
   test("under /tmp (every user can write it), it is refused naming /tmp", () => {
-    using dir = tempDir();
+    using dir = inTmp();
     expect(privateFolderProblem(join(dir.path, "run"))).toBe("/tmp, a folder above it, can be written by every user (mode 1777)");
     const error = (() => {
       try {
@@ -65,7 +71,7 @@ describe("a private folder", () => {
 
   test("$XDG_RUNTIME_DIR is used only when it exists and is private; else the state folder's run/", () => {
     using root = privateRoot();
-    using dir = tempDir();
+    using dir = inTmp();
     expect(snapshotBase("/state", { XDG_RUNTIME_DIR: root.path })).toBe(join(root.path, "cxagent"));
     expect(snapshotBase("/state", { XDG_RUNTIME_DIR: dir.path })).toBe("/state/run"); // under /tmp
     expect(snapshotBase("/state", { XDG_RUNTIME_DIR: join(root.path, "missing") })).toBe("/state/run");
@@ -74,7 +80,7 @@ describe("a private folder", () => {
   });
 
   test("a module plugin whose snapshot folder would be under /tmp is refused at load, naming /tmp; a native one is not concerned", async () => {
-    using dir = tempDir();
+    using dir = inTmp();
     const folder = writeModule(dir.path, "plain", `export default { start() {}, invoke() { return { success: true, output: {} }; }, stop() {} };`);
     await using session = await openSession({ snapshotDir: join(dir.path, "snapshots") });
     const error = await refusal(session.load(folder));

@@ -174,8 +174,10 @@ export async function checkConcurrency(ctx: CheckContext): Promise<Verdict> {
   const host = await ctx.running();
   if (typeof host === "string") return skip(host);
   // Up to four argument objects per tool, so calls running at once differ and a shared buffer shows.
+  const unfed: string[] = [];
   const pairs: { tool: Tool; args: Args }[] = ctx.tools.filter((t) => !ctx.hung.has(t.name)).flatMap((tool) => {
     const calls = callArguments(tool.inputSchema, 4);
+    if (calls.length === 0) unfed.push(tool.name); // called with {} all the same: said in the verdict
     return (calls.length ? calls : [{ args: {} }]).map((c) => ({ tool, args: c.args }));
   });
   if (pairs.length === 0) return skip("every tool outlived its deadline (see results)");
@@ -220,7 +222,8 @@ export async function checkConcurrency(ctx: CheckContext): Promise<Verdict> {
     return fail(`${differing} of ${compared} calls made at once answered differently from the same calls made one at a time, e.g. ${differences.join("; ")}`,
       "calls run at once on several threads of one process: a static buffer or a counter shared by calls needs a lock, or per-call storage");
   }
-  const note = varying ? `; ${plural(varying, "call")} answered differently even one at a time (a clock or a counter?), so only crashes were looked for there` : "";
+  const note = (varying ? `; ${plural(varying, "call")} answered differently even one at a time (a clock or a counter?), so only crashes were looked for there` : "") +
+    (unfed.length ? `; ${unfed.join(", ")} called with {} (no arguments could be made from ${unfed.length === 1 ? "its" : "their"} inputSchema)` : "");
   return pass(`${made} calls in ${ROUNDS} rounds of ${batch.length} at once answered as the same calls made one at a time (${compared} compared)${note}`);
 }
 

@@ -1,6 +1,8 @@
 import { defineCommand } from "citty";
+import { ptr } from "bun:ffi";
 import { commandMeta } from "../_meta.ts";
-import { readFileSync } from "node:fs";
+import { fstatSync, readFileSync } from "node:fs";
+import { linuxLibc } from "../../libc.ts";
 import { CxError, resultExitCode } from "../../errors.ts";
 import type { CallEvent } from "../../host/connection.ts";
 import { isDeniedByHost, type JobResult } from "../../protocol/result.ts";
@@ -142,6 +144,7 @@ function readArguments(inline: unknown, file: unknown, marker: unknown): unknown
     text = readFileSync(0, "utf8");
     from = "stdin";
   } else {
+    if (stdinHasData()) err("note: stdin holds data, which invoke reads only when given '-' (invoke <plugin> <tool> -); calling with no arguments ({})\n");
     return {};
   }
   try {
@@ -183,4 +186,28 @@ function withPairs(input: unknown, pairs: readonly string[]): unknown {
     out[pair.slice(0, at)] = pair.slice(at + 1);
   }
   return out;
+}
+
+/**
+ * Whether stdin holds arguments the user may have meant to pass (`echo '{...}' | cxagent invoke p t`
+ * without '-'): a non-empty file, or a pipe or socket with data ready now. Never reads it. As gh
+ * api's --input -, it is read only when asked; this only says so.
+ */
+function stdinHasData(): boolean {
+  let stat: ReturnType<typeof fstatSync>;
+  try {
+    stat = fstatSync(0);
+  } catch {
+    return false;
+  }
+  if (stat.isFile()) return stat.size > 0;
+  if (!stat.isFIFO() && !stat.isSocket()) return false; // a terminal, /dev/null
+  const libc = linuxLibc();
+  if (!libc) return false;
+  const fds = new Int32Array(2); // struct pollfd { int fd; short events; short revents; }
+  const view = new DataView(fds.buffer);
+  view.setInt32(0, 0, true);
+  view.setInt16(4, 1, true); // POLLIN
+  if (libc.poll(ptr(fds), 1, 0) !== 1) return false;
+  return (view.getInt16(6, true) & 1) !== 0; // POLLIN: data (an empty pipe whose writer left gives POLLHUP alone)
 }
