@@ -230,6 +230,18 @@ describe("the limit on calls in native code", () => {
     expect(sent.map((s) => s.id)).toEqual([1, 2]);
   });
 
+  test("a call sent ahead of workers that all became stuck fails with E_BUSY, flagged as maybe running", async () => {
+    const { clock, sent, calls } = setup({ poolCap: 2, stuckMs: 1000 });
+    calls.start({ kind: "invoke" }, "a", {});
+    calls.start({ kind: "invoke" }, "b", {});
+    const ahead = calls.start({ kind: "invoke" }, "c", {}); // sent ahead: a and b are young
+    expect(sent.map((s) => s.id)).toEqual([1, 2, 3]);
+    clock.advance(1001);
+    const outcome = await state(ahead);
+    expect(outcome.settled && outcome.error?.code).toBe("E_BUSY");
+    expect(outcome.settled && outcome.error?.message).toContain("c had been sent ahead to the plugin host, where it may still run (once a worker frees); its answer will be discarded");
+  });
+
   test("a stop is never held back by the limit", () => {
     const { sent, calls } = setup({ poolCap: 1 });
     calls.start({ kind: "invoke" }, "a", {});
