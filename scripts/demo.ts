@@ -5,7 +5,7 @@
  * ones, one of them a Cortex native plugin, only where cargo is on PATH). Every command is printed before it runs. State (approvals, grants) goes to a throwaway folder, so nothing of yours is touched.
  */
 import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { homedir } from "node:os";
 import { join } from "node:path";
 import { colorWanted } from "../src/log.ts";
 import { findCargo } from "./_cargo.ts";
@@ -16,7 +16,9 @@ const bold = (text: string) => (styled ? `\x1b[1m${text}\x1b[0m` : text);
 const red = (text: string) => (styled ? `\x1b[31m${text}\x1b[0m` : text);
 
 const root = join(import.meta.dir, "..");
-const state = mkdtempSync(join(tmpdir(), "cxagent-demo-"));
+// In the home, not the shared temporary folder: module plugins' snapshots go under the state
+// folder (without a private $XDG_RUNTIME_DIR), and cxagent refuses one another user could write above.
+const state = mkdtempSync(join(homedir(), ".cxagent-demo-"));
 const env = { ...process.env, CXAGENT_STATE_DIR: state, CXAGENT_CONFIG_DIR: join(state, "config") };
 let failures = 0;
 
