@@ -8,7 +8,7 @@ import type { Config } from "./config.ts";
 import type { PluginConfig } from "./config.ts";
 import { configuredLocation, discoverAll, findFile, pinnedFolder, type Resolved, type SearchFolder } from "./discover.ts";
 import { readSidecar } from "./sidecar.ts";
-import { DEFAULT_KIND } from "../protocol/host-args.ts";
+import { profileOf } from "../kinds/index.ts";
 
 export interface CatalogEntry {
   name: string;
@@ -37,8 +37,8 @@ export function catalog(config: Config, folders: SearchFolder[], projectDir: str
     if (entries.some((e) => e.location?.library === location.library)) continue;
     let name = location.name;
     try {
-      // A Cortex plugin has no sidecar: discovery named it by its manifest.toml already.
-      if (location.kind === DEFAULT_KIND) name = readSidecar(location.sidecar, location.library).name;
+      // Named by its manifest: a sidecar's name, read here; a Cortex plugin's manifest.toml, read by discovery.
+      if (profileOf(location.kind).sidecar) name = readSidecar(location.sidecar, location.library).name;
     } catch (error) {
       if (!isCxError(error)) throw error; // its problem is shown when it is inspected
     }

@@ -425,3 +425,12 @@ test("arguments piped in without '-' are not read, and invoke says so; with '-' 
   // nothing on stdin: no note
   expect((await cli(["invoke", "examples/calculator", "calc_multiply", "--args", '{"a": 1, "b": 1}'], { stdin: "" })).stderr).toBe("");
 });
+
+test("list names a discovered plugin by its manifest's name, a TypeScript one as a native one", async () => {
+  using dir = tempDir();
+  const config = join(dir.path, "config");
+  writeModule(join(config, "plugins"), "stem-ts", `export default { start() {}, invoke() { return { success: true, output: { content: "" } }; }, stop() {} };`, { name: "named-ts" });
+  const r = await cli(["list", "--json"], { env: { CXAGENT_CONFIG_DIR: config, CXAGENT_STATE_DIR: join(dir.path, "state") } });
+  expect(r.code).toBe(0);
+  expect(JSON.parse(r.stdout).plugins.map((p: { name: string; kind: string }) => [p.name, p.kind])).toEqual([["named-ts", "module"]]);
+});
