@@ -2,7 +2,7 @@ import { defineCommand } from "citty";
 import { commandMeta } from "../_meta.ts";
 import pkg from "../../../package.json" with { type: "json" };
 import { CxError } from "../../errors.ts";
-import { globalOptions } from "../_args.ts";
+import { globalOptions, repeatedValues } from "../_args.ts";
 import type { CommandResult } from "../_output.ts";
 
 export default defineCommand({
@@ -45,7 +45,7 @@ export default defineCommand({
     if (noToken && allowRemote) throw new CxError("E_USAGE", "--no-token cannot be used with --allow-remote: off loopback a bearer token is always required");
     const exitCode = await serveMcp({
       plugins: args._.map(String),
-      rules: valuesOf(rawArgs, "--allow-tool").map(parseAllowRule),
+      rules: repeatedValues(rawArgs, "--allow-tool").map(parseAllowRule),
       http: typeof args.http === "string" ? parseListen(args.http, allowRemote) : null,
       token: !noToken,
       tokenFile: typeof args["token-file"] === "string" ? args["token-file"] : undefined,
@@ -59,18 +59,6 @@ export default defineCommand({
     return { json: undefined, exitCode };
   },
 });
-
-/** Every value of a repeatable flag, as `--flag V` or `--flag=V`. */
-function valuesOf(rawArgs: string[], flag: string): string[] {
-  const values: string[] = [];
-  for (let i = 0; i < rawArgs.length; i++) {
-    const token = rawArgs[i]!;
-    if (token === "--") break;
-    if (token === flag && i + 1 < rawArgs.length) values.push(rawArgs[++i]!);
-    else if (token.startsWith(`${flag}=`)) values.push(token.slice(flag.length + 1));
-  }
-  return values;
-}
 
 function parseTimeout(value: unknown): number | undefined {
   if (value === undefined) return undefined;
