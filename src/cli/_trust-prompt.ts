@@ -85,5 +85,7 @@ function cortexLines(cortex: NonNullable<TrustRequest["cortex"]>): string[] {
   return [
     `  kind          Cortex native plugin (cortex_plugin_init); ${from}`,
     ...(cortex.description ? [`  about         ${inert(cortex.description)}`] : []),
+    // plugin_info is the running code's: unknown before approval, so only what a difference means.
+    ...(cortex.manifest ? ["  name          the manifest's; a plugin_info naming it otherwise is warned about once it runs, not refused"] : []),
   ];
 }
