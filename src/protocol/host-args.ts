@@ -26,7 +26,7 @@
  * shim, which the parent found newer than its source, for the host to load without looking.
  */
 export const SHIM_OPTION = "--shim=";
-export const PLUGIN_KINDS = ["native", "cortex", "module"] as const;
+export const PLUGIN_KINDS = ["native", "cortex", "module", "cortex-process"] as const;
 export type PluginKind = (typeof PLUGIN_KINDS)[number];
 
 export interface HostArguments {
