@@ -29,7 +29,7 @@ describe("before it runs", () => {
     const inspected = session.inspect(FIXTURE);
     expect(inspected.kind).toBe("cortex-process");
     expect(inspected.name).toBe("cortex-process");
-    expect(inspected.manifest.tools.map((t) => [t.name, t.gated, t.alwaysAskable])).toEqual([["act", false, true], ["hungry", false, true], ["careful", true, false]]);
+    expect(inspected.manifest.tools.map((t) => [t.name, t.gated, t.alwaysAskable])).toEqual([["act", false, true], ["hungry", false, true], ["careful", true, false], ["linger", false, true]]);
     expect(inspected.manifest.spawns).toBe(true);
     expect(inspected.process).toMatchObject({ manifest: join(FIXTURE, "manifest.toml"), runs: [{ tool: "act", command: "tool.sh", outside: [] }, { tool: "hungry", command: "hungry.sh" }, { tool: "careful" }] });
     expect(inspected.loadSet.files.map((f) => f.path)).toEqual(["hungry.sh", "manifest.toml", "tool.sh"]);
@@ -109,7 +109,8 @@ describe("each call, one process", () => {
     await using session = await openSession();
     const plugin = await session.load(FIXTURE);
     const at = join(dir.path, "pids");
-    const call = plugin.invoke("act", { fault: "hang", at }, { timeoutMs: 1000 });
+    // linger has no timeout_secs of its own: only the abandonment ends it
+    const call = plugin.invoke("linger", { fault: "hang", at }, { timeoutMs: 1000 });
     await until(() => readFileSync(at, { encoding: "utf8", flag: "a+" }).trim().split(" ").length === 2, 5000, "the pids");
     const [shell, sleeper] = readFileSync(at, "utf8").trim().split(" ").map(Number) as [number, number];
     await until(() => recordFiles(STATE_DIR).flatMap((f) => readRecord(f)?.processes ?? []).some((p) => p.pid === shell && p.kind === "child"), 5000, "the call's process in the record");
