@@ -31,7 +31,7 @@ describe("before it runs", () => {
     expect(inspected.name).toBe("cortex-process");
     expect(inspected.manifest.tools.map((t) => [t.name, t.gated, t.alwaysAskable])).toEqual([["act", false, true], ["hungry", false, true], ["careful", true, false], ["linger", false, true]]);
     expect(inspected.manifest.spawns).toBe(true);
-    expect(inspected.process).toMatchObject({ manifest: join(FIXTURE, "manifest.toml"), runs: [{ tool: "act", command: "tool.sh", outside: [] }, { tool: "hungry", command: "hungry.sh" }, { tool: "careful" }] });
+    expect(inspected.process).toMatchObject({ manifest: join(FIXTURE, "manifest.toml"), runs: [{ tool: "act", command: "tool.sh", outside: [] }, { tool: "hungry", command: "hungry.sh" }, { tool: "careful" }, { tool: "linger" }] });
     expect(inspected.loadSet.files.map((f) => f.path)).toEqual(["hungry.sh", "manifest.toml", "tool.sh"]);
   });
 
