@@ -36,7 +36,7 @@ export const CORTEX_PROCESS: KindProfile = {
   workers: false,
   sidecar: true,
   handshake: false,
-  checkable: false,
+  checkable: true,
   declaresTools: "manifest.toml",
   words: {
     source: (path) => `manifest: ${path} (a Cortex process plugin: each call runs its tool's command)`,
