@@ -2049,6 +2049,15 @@ export const GUARDS: Guard[] = [
     why: "a process tool's whole group is ended at its timeout, past its output cap, and on cancel",
   },
   {
+    id: "process-call-end-ends-group",
+    area: "reaping",
+    file: "src/plugin-host/process-run.ts",
+    find: `    child.on("close", () => {\n      if (pid !== undefined) endGroup(pid);`,
+    replace: `    child.on("close", () => {`,
+    tests: [PROCESS],
+    why: "nothing a process tool's call started outlives the call: its group is ended when the call ends",
+  },
+  {
     id: "process-cancel-ends",
     area: "reaping",
     file: "src/plugin-host/process-run.ts",

@@ -67,9 +67,11 @@ describe("before it runs", () => {
 
 describe("each call, one process", () => {
   test.each(PROCESS_ROWS.map((r) => [r.name, r] as const))("%s", async (_, row) => {
+    using dir = tempDir();
+    const at = join(dir.path, "pids");
     await using session = await openSession();
     const plugin = await session.load(FIXTURE);
-    const call = plugin.invoke("act", { fault: row.fault });
+    const call = plugin.invoke("act", { fault: row.fault, at });
     if ("error" in row.expected) {
       const error = await refusal(call);
       expect(error.code as string).toBe(row.expected.error);
@@ -80,8 +82,12 @@ describe("each call, one process", () => {
       if (row.expected.content !== undefined) expect(result.output.content).toBe(row.expected.content);
       if (row.expected.errorMessage !== undefined) expect(result.errorMessage).toBe(row.expected.errorMessage);
     }
+    // what it started (hang, orphan) is ended with the call
+    const pids = readFileSync(at, { encoding: "utf8", flag: "a+" }).trim().split(" ").filter(Boolean).map(Number);
+    await until(() => pids.every((p) => !alive(p)), 5000, "what the call started to be ended");
     // the plugin carries on
     expect((await plugin.invoke("act", { fault: "ok" })).output.content).toBe('{"tool":"act","input":{"fault":"ok"}}');
+    if (row.fault === "hang" || row.fault === "orphan") expect(pids).toHaveLength(2);
   }, 20_000);
 
   test("its environment is exactly inherit_env and env; it inherits no descriptor but its three pipes", async () => {
