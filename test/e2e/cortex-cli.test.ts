@@ -92,6 +92,8 @@ describe("the trust prompt, then calls", () => {
     const r = await tty(["invoke", "native-hello", "echo", "--args", '{"hi": 2}'], [{ after: "Approve these exact files?", send: "y" }], { env });
     expect(r.output).toContain("  name          the manifest's; a plugin_info naming it otherwise is warned about once it runs, not refused");
     expect(r.output).toContain('{"hi":2}');
+    const told = await cli(["invoke", "native-hello", "invocation"], { env });
+    expect(JSON.parse(told.stdout)).toMatchObject({ tool_name: "invocation", actor: null, source: "cli", execution_scope: "foreground" });
     expect(r.code).toBe(0);
     const live = await cli(["describe", "native-hello", "--live"], { env });
     expect(live.code).toBe(0);

@@ -217,7 +217,11 @@ describe("calls", () => {
     const echoed = await plugin.invoke("echo", { text: "héllo \"quoted\"", n: [1, 2] });
     expect(JSON.parse(echoed.output.content as string)).toEqual({ text: "héllo \"quoted\"", n: [1, 2] });
     const invocation = JSON.parse((await plugin.invoke("invocation")).output.content as string);
-    expect(invocation).toEqual({ tool_name: "invocation", session_id: session.id, source: "cxagent", execution_scope: "foreground" });
+    expect(invocation).toEqual({ tool_name: "invocation", session_id: session.id, actor: null, source: "library", execution_scope: "foreground" });
+    // A session says who calls through it (the CLI says "cli", cxagent mcp "mcp": their own tests).
+    await using other = await openSession({ source: "mcp" });
+    const told = JSON.parse((await (await other.load(BASIC)).invoke("invocation")).output.content as string);
+    expect(told).toEqual({ tool_name: "invocation", session_id: other.id, actor: null, source: "mcp", execution_scope: "foreground" });
   });
 
   test("a ToolResult maps to a JobResult: success is !is_error, output.content and output.media, errorMessage when is_error", async () => {
