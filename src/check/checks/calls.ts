@@ -9,6 +9,7 @@ import { callArguments, requiredOf, wrongTypeCalls } from "../arguments.ts";
 import type { CheckContext } from "../context.ts";
 import type { Answer } from "../host.ts";
 import { fail, pass, plural, quote, skip, type Verdict, warn } from "../report.ts";
+import { profileOf } from "../../kinds/index.ts";
 
 type Args = Record<string, unknown>;
 
@@ -17,6 +18,13 @@ export interface CallRecord {
   args: Args;
   from: "example" | "generated";
   answer: Answer;
+}
+
+/** Without a sidecar (a Cortex plugin) the tools are those it described: none described, and why, when it did not load. */
+async function undescribed(ctx: CheckContext): Promise<string | null> {
+  if (profileOf(ctx.kind).sidecar || ctx.described) return null;
+  const host = await ctx.running();
+  return typeof host === "string" ? host : null;
 }
 
 async function invoke(ctx: CheckContext, tool: string, args: Args): Promise<Answer | string> {
@@ -32,6 +40,8 @@ async function invoke(ctx: CheckContext, tool: string, args: Args): Promise<Answ
 function resultCalls(ctx: CheckContext): Promise<{ records: CallRecord[]; ungenerated: string[] } | string> {
   return ctx.memo("results", async () => {
     if (ctx.runnable !== null) return ctx.runnable;
+    const unloaded = await undescribed(ctx);
+    if (unloaded !== null) return unloaded;
     const records: CallRecord[] = [];
     const ungenerated: string[] = [];
     for (const tool of ctx.tools) {
@@ -112,6 +122,8 @@ export async function checkContent(ctx: CheckContext): Promise<Verdict> {
 
 export async function checkBadArguments(ctx: CheckContext): Promise<Verdict> {
   if (ctx.runnable !== null) return skip(ctx.runnable);
+  const unloaded = await undescribed(ctx);
+  if (unloaded !== null) return skip(unloaded);
   if (ctx.tools.length === 0) return pass("no tools to call");
   const made = await resultCalls(ctx);
   if (typeof made === "string") return skip(made);
@@ -170,6 +182,8 @@ const AT_ONCE = 48;
 
 export async function checkConcurrency(ctx: CheckContext): Promise<Verdict> {
   if (ctx.runnable !== null) return skip(ctx.runnable);
+  const unloaded = await undescribed(ctx);
+  if (unloaded !== null) return skip(unloaded);
   if (ctx.tools.length === 0) return pass("no tools to call");
   const host = await ctx.running();
   if (typeof host === "string") return skip(host);
