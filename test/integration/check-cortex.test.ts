@@ -71,6 +71,7 @@ test.each([
   ["execute:invalid_json", "results", "fail", "work {}"],
   ["execute:empty", "results", "fail", "work {}"],
   ["execute:segfault", "results", "fail", "crashed (signal SIGSEGV)"],
+  ["execute:bad_utf8", "results", "fail", "work {}: its answer holds U+FFFD, which the plugin host puts where bytes are not UTF-8"],
   ["execute:hang", "results", "fail", "did not answer within"],
 ])("the calls checks fail a tool_execute that answers wrongly: %s", async (fault, check, status, says) => {
   const r = await statuses(BASIC, ["handshake", check], { CXAGENT_FX_FAULT: fault }, 1500);

@@ -80,6 +80,8 @@ export async function checkResults(ctx: CheckContext): Promise<Verdict> {
     if (isBreach(outcome)) breaches.push(`${call}: ${outcome.text}`);
     else if (outcome.kind === "refused") failures.push(`${call} answered ok:false: ${outcome.text}`);
     else if (result === "not-an-object") breaches.push(`${call}: ok:true with a result that is not a JobResult object`);
+    // The plugin host reads bytes that are not UTF-8 as U+FFFD: the answer was not text.
+    else if (result && JSON.stringify(result).includes("\uFFFD")) breaches.push(`${call}: its answer holds U+FFFD, which the plugin host puts where bytes are not UTF-8`);
     else if (result && !result.success) failures.push(`${call} reported success:false${result.errorMessage ? `: ${result.errorMessage}` : ""}`);
     else succeeded++;
   }
