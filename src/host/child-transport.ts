@@ -235,6 +235,7 @@ export class ChildTransport implements Transport {
       pollMs: spec.host.pollMs,
       spinUs: spec.host.spinUs,
       sessionId: spec.host.sessionId,
+      source: spec.host.source,
       check: spec.check,
       ...(spec.host.workerFolders.length ? { workerFolders: spec.host.workerFolders } : {}),
     });

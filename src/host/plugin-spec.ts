@@ -58,6 +58,8 @@ export interface PluginSpec {
    * once by the session and passed whole to each host it starts (protocol/host-settings.ts).
    */
   host: HostSettings;
+  /** What the load found odd but not wrong (a Cortex plugin_info naming it otherwise than its manifest.toml). */
+  warnings?: string[];
 }
 
 export interface InvokeOptions {

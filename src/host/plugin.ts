@@ -155,6 +155,11 @@ export class Plugin {
     return this.aboutValue;
   }
 
+  /** What its load found odd but not wrong, in sentences (a Cortex plugin_info naming it otherwise than its manifest.toml). */
+  get warnings(): readonly string[] {
+    return this.spec.warnings ?? [];
+  }
+
   /** Optional exports the library has: "poll", "command", "attach". */
   get exports(): readonly string[] {
     return this.exportsValue;

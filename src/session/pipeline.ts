@@ -135,8 +135,10 @@ export async function runLoadPipeline(ref: string, options: PipelineOptions, con
 /**
  * A Cortex plugin declares its tools only when it runs (no sidecar), so its tool names are claimed
  * and the tool selection decided when it first describes them. It is served under the name it
- * was approved as; when that came from its manifest.toml, plugin_info must say the same name (as
- * the Cortex SDK requires). After a restart it must describe exactly what it did at first.
+ * was approved as: its manifest.toml's is its identity (approval, config, the CLI). A plugin_info
+ * naming it otherwise is a warning on the plugin (Plugin.warnings), not a refusal: the Cortex
+ * SDK's own quick start ships that way, and Cortex loads it. After a restart it must describe
+ * exactly what it did at first.
  */
 function acceptCortex(inspection: Inspection, spec: PluginSpec, context: PipelineContext, narrowing: { session?: ToolChoice; load?: ToolChoice }): AcceptManifest {
   const approved = inspection.manifest;
@@ -145,9 +147,7 @@ function acceptCortex(inspection: Inspection, spec: PluginSpec, context: Pipelin
     if (previous === null) {
       const manifest = inspection.cortex?.manifest;
       if (manifest && described.name !== approved.name) {
-        throw new CxError("E_MISMATCH", `plugin '${approved.name}' was refused: plugin_info names it '${described.name}', but its manifest ${manifest} names it '${approved.name}'`, {
-          hint: "the two must agree (the Cortex SDK requires it too); fix the manifest.toml or the plugin's PluginInfo",
-        });
+        spec.warnings = [...(spec.warnings ?? []), infoNameWarning(described.name, approved.name, manifest)];
       }
       claimNames(served, context.loaded());
       spec.policy = narrowSelection(served.tools, inspection.selection, narrowing).policy;
@@ -159,6 +159,11 @@ function acceptCortex(inspection: Inspection, spec: PluginSpec, context: Pipelin
       hint: "the library changed while the session ran; load it again",
     });
   };
+}
+
+/** The warning for a plugin_info name that differs from the manifest.toml's (the Cortex SDK's quick start ships so). */
+export function infoNameWarning(infoName: string, manifestName: string, manifest: string): string {
+  return `plugin_info names it '${infoName}', but its manifest ${manifest} names it '${manifestName}': cxagent uses the manifest's name (approval, config, the CLI); make PluginInfo's name '${manifestName}' to silence this`;
 }
 
 /** The grants a plugin at `folder` receives and stores, in the project `scope`. */
