@@ -9,23 +9,8 @@ import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Session } from "../../src/session/session.ts";
 import type { CallEvent } from "../../src/host/connection.ts";
-import { formsOf } from "../../src/secrets/redact.ts";
 import { copyFixture, hostsOf, refusal, tempDir } from "../helpers.ts";
-
-export const SECRET = "ghp_S3cr3tV4lue/with+plus=and.dots";
-const MARKER = "[REDACTED:github.token]";
-
-/** Every encoding of SECRET an attacker might use that redaction promises to catch, and a few more cases. */
-export function encodings(secret = SECRET): string[] {
-  const bytes = new TextEncoder().encode(secret);
-  const pct = [...bytes].map((b) => (/[A-Za-z0-9]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).padStart(2, "0")}`)).join("");
-  return [...formsOf(bytes), encodeURIComponent(secret), pct];
-}
-
-/** The forms of SECRET found in `text` (none is the goal). */
-export function leaks(text: string, secret = SECRET): string[] {
-  return encodings(secret).filter((form) => text.includes(form));
-}
+import { leaks, MARKER, SECRET } from "../secrets-helpers.ts";
 
 let dir: { path: string } & Disposable;
 let folder: string;
