@@ -76,7 +76,7 @@ test("invoke --json and --jsonl show the marker wherever the plugin put the valu
   const lines = await cli(["invoke", folder, "leak_forms", "--jsonl"], { env });
   expect(lines.code).toBe(0);
   const events = lines.stdout.trim().split("\n").map((l) => JSON.parse(l));
-  expect(events.filter((e) => e.event === "stream").map((e) => e.text).join("")).toBe(`streamed: ${MARKER} done`);
+  expect(events.filter((e) => e.event === "stream").map((e) => e.text).join("")).toBe(`streamed: ${MARKER} done ghp_`);
   expect(events.find((e) => e.event === "progress").text).toBe(MARKER);
   const failed = await cli(["invoke", folder, "leak_error", "--json"], { env });
   expect(failed.json().result.errorMessage).toBe(`failed with ${MARKER} and ${MARKER}`);
