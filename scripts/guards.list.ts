@@ -2103,7 +2103,7 @@ export const GUARDS: Guard[] = [
     area: "secrets",
     file: "ffi/shim/55-secrets.c",
     find: `  else if (w.n > SECRET_MAX || !out || w.n + 1 > cap) result = SECRET_TOO_SMALL;`,
-    replace: `  else if (0) result = SECRET_TOO_SMALL;`,
+    replace: `  else if (w.n > SECRET_MAX || !out || cap == (size_t)-1) result = SECRET_TOO_SMALL;`,
     tests: [SECRETS],
     why: "host->secret never writes past the plugin's buffer: too small a cap gets CXAGENT_SECRET_TOO_SMALL and nothing",
   },

@@ -358,12 +358,12 @@ export class Connection {
         if (text) this.calls.event(event.id, { event: "stream", text });
         return;
       }
-      case "secret": {
-        const { body, log } = this.text.answer(event.name, event.seq);
-        if (log) this.hooks.onLog?.(3, log);
-        this.send(body);
+      case "secret":
+        void this.text.answer(event.name, event.seq).then(({ body, log }) => {
+          if (log) this.hooks.onLog?.(3, log);
+          if (this.alive) this.send(body);
+        });
         return;
-      }
       case "check":
         this.hooks.onCheck?.(event);
         return;

@@ -6,7 +6,7 @@
  * across chunk boundaries: a tail that could begin a secret is held until the next chunk, or the
  * call's reply. Also answers a host's request for a secret (only over the protocol, only when asked).
  */
-import type { SecretAccess, SecretRefusal } from "../secrets/access.ts";
+import type { SecretAccess, SecretAnswer, SecretRefusal } from "../secrets/access.ts";
 import type { StreamRedactor } from "../secrets/redact.ts";
 
 export class PluginText {
@@ -47,8 +47,11 @@ export class PluginText {
    * The answer to a host's request for secret `name` (request `seq`): the value, base64, or why
    * not; and what to log (never the value).
    */
-  answer(name: string, seq: number): { body: { kind: "secret"; seq: number; value?: string; error?: SecretRefusal }; log: string | null } {
-    const answer = this.secrets?.request(name) ?? { ok: false as const, code: "unavailable" as const, message: `secret '${name}' was asked for by a plugin host that is given none` };
+  async answer(name: string, seq: number): Promise<{ body: { kind: "secret"; seq: number; value?: string; error?: SecretRefusal }; log: string | null }> {
+    const none: SecretAnswer = { ok: false, code: "unavailable", message: `secret '${name}' was asked for by a plugin host that is given none` };
+    const answer: SecretAnswer = this.secrets
+      ? await this.secrets.request(name).catch((error: unknown) => ({ ok: false, code: "unavailable", message: `secret '${name}' could not be resolved: ${(error as Error).message}` }))
+      : none;
     if (answer.ok) return { body: { kind: "secret", seq, value: Buffer.from(answer.value).toString("base64") }, log: null };
     return { body: { kind: "secret", seq, error: answer.code }, log: answer.message };
   }

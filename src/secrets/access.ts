@@ -12,5 +12,5 @@ export type SecretAnswer = { ok: true; value: Uint8Array } | { ok: false; code: 
 export interface SecretAccess {
   readonly redactor: Redactor;
   /** The value of `name` for this plugin (declared in its approved sidecar, bound by the user), or why not. */
-  request(name: string): SecretAnswer;
+  request(name: string): Promise<SecretAnswer>;
 }

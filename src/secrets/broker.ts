@@ -44,8 +44,8 @@ export function withoutBoundEnv(env: Record<string, string>, config: Config): Re
 
 export class SecretBroker {
   readonly redactor = new Redactor();
-  /** Values resolved so far, by config entry and name. */
-  private readonly resolved = new Map<string, Uint8Array>();
+  /** What each binding resolved to (or is resolving to), by config entry and name: once per session, failures too. */
+  private readonly resolved = new Map<string, Promise<Resolution>>();
 
   constructor(private readonly sources: SecretSources) {}
 
@@ -66,16 +66,21 @@ export class SecretBroker {
     });
   }
 
-  /** Resolves one bound secret now (cached once it resolves), and teaches the redactor its value. */
-  resolve(entry: string | undefined, secret: BoundSecret): Resolution {
-    if (!secret.binding) return { ok: false, message: secret.bindingText };
+  /**
+   * Resolves one bound secret (once per session: a failing command is not run again at every
+   * request), and teaches the redactor its value.
+   */
+  resolve(entry: string | undefined, secret: BoundSecret): Promise<Resolution> {
+    const binding = secret.binding;
+    if (!binding) return Promise.resolve({ ok: false, message: secret.bindingText });
     const key = `${entry ?? ""}\0${secret.name}`;
-    const known = this.resolved.get(key);
-    if (known) return { ok: true, value: known };
-    const got = resolveBinding(secret.binding, this.sources.env);
-    if (got.ok) {
-      this.resolved.set(key, got.value);
-      this.redactor.add(secret.name, got.value);
+    let got = this.resolved.get(key);
+    if (!got) {
+      got = resolveBinding(binding, this.sources.env).then((r) => {
+        if (r.ok) this.redactor.add(secret.name, r.value);
+        return r;
+      });
+      this.resolved.set(key, got);
     }
     return got;
   }
@@ -87,14 +92,14 @@ export class SecretBroker {
   accessFor(plugin: string, entry: string | undefined, declared: readonly SecretDeclaration[]): SecretAccess {
     return {
       redactor: this.redactor,
-      request: (name: string): SecretAnswer => {
+      request: async (name: string): Promise<SecretAnswer> => {
         const secret = this.bindings(entry, declared).find((s) => s.name === name);
         if (!secret) {
           const names = declared.map((d) => d.name);
           return { ok: false, code: "undeclared", message: `plugin '${plugin}' asked for secret '${name}', which its manifest does not declare (it declares ${names.length ? names.join(", ") : "none"})` };
         }
         if (!secret.binding) return { ok: false, code: "unbound", message: `plugin '${plugin}' asked for secret '${name}', which is not bound: ${secret.bindingText}` };
-        const got = this.resolve(entry, secret);
+        const got = await this.resolve(entry, secret);
         if (!got.ok) return { ok: false, code: "unavailable", message: `plugin '${plugin}' asked for secret '${name}' (${secret.bindingText}), which did not resolve: ${got.message}` };
         return got;
       },

@@ -4,7 +4,7 @@
  * one of cxagent's own environment variables. One trailing newline is dropped. Nothing here ever
  * puts the value in a message: a failure names the binding and what to do.
  */
-import { spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import type { SecretBinding } from "../discovery/secret-bindings.ts";
 import { expandPath } from "../discovery/paths.ts";
@@ -25,8 +25,9 @@ export function describeBinding(binding: SecretBinding): string {
   return `environment variable ${binding.env}`;
 }
 
-export function resolveBinding(binding: SecretBinding, env: NodeJS.ProcessEnv = process.env): Resolution {
-  const got = "file" in binding ? fromFile(expandPath(binding.file, env)) : "command" in binding ? fromCommand(binding.command, env) : fromEnv(binding.env, env);
+/** Resolves `binding`; a command runs without blocking this process (a keyring may wait for a person). */
+export async function resolveBinding(binding: SecretBinding, env: NodeJS.ProcessEnv = process.env): Promise<Resolution> {
+  const got = "file" in binding ? fromFile(expandPath(binding.file, env)) : "command" in binding ? await fromCommand(binding.command, env) : fromEnv(binding.env, env);
   if (!got.ok) return got;
   const value = trimNewline(got.value);
   if (value.length < MIN_SECRET_BYTES) {
@@ -73,19 +74,40 @@ function fromFile(path: string): Resolution {
   }
 }
 
-function fromCommand(argv: string[], env: NodeJS.ProcessEnv): Resolution {
+function fromCommand(argv: string[], env: NodeJS.ProcessEnv): Promise<Resolution> {
   const shown = describeBinding({ command: argv });
-  const run = spawnSync(argv[0]!, argv.slice(1), { stdio: ["ignore", "pipe", "pipe"], env, timeout: COMMAND_MS, maxBuffer: MAX_SECRET_BYTES + 3, shell: false });
-  if (run.error) {
-    const code = (run.error as NodeJS.ErrnoException).code;
-    const why = code === "ENOENT" ? "the program was not found" : code === "ETIMEDOUT" ? `it did not finish within ${COMMAND_MS / 1000} s` : code === "ENOBUFS" ? `it wrote over ${MAX_SECRET_BYTES} bytes` : (run.error as Error).message;
-    return { ok: false, message: `${shown} failed: ${why}` };
-  }
-  if (run.status !== 0) {
-    const said = run.stderr.toString("utf8").trim().split("\n")[0]?.slice(0, 200);
-    return { ok: false, message: `${shown} exited with ${run.status ?? `signal ${run.signal}`}${said ? ` (it said: ${said})` : ""}` };
-  }
-  return { ok: true, value: new Uint8Array(run.stdout) };
+  return new Promise((resolve) => {
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    let size = 0;
+    let why: string | null = null;
+    const child = spawn(argv[0]!, argv.slice(1), { stdio: ["ignore", "pipe", "pipe"], env, shell: false });
+    const timer = setTimeout(() => {
+      why = `it did not finish within ${COMMAND_MS / 1000} s`;
+      child.kill("SIGKILL");
+    }, COMMAND_MS);
+    child.stdout.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_SECRET_BYTES + 2) {
+        why = `it wrote over ${MAX_SECRET_BYTES} bytes`;
+        child.kill("SIGKILL");
+      } else out.push(chunk);
+    });
+    child.stderr.on("data", (chunk: Buffer) => void (err.length < 16 && err.push(chunk)));
+    child.on("error", (error: NodeJS.ErrnoException) => {
+      why ??= error.code === "ENOENT" ? "the program was not found" : error.message;
+    });
+    child.on("close", (status, signal) => {
+      clearTimeout(timer);
+      const value = Buffer.concat(out);
+      if (why) return resolve({ ok: false, message: `${shown} failed: ${why}` });
+      if (status !== 0) {
+        const said = Buffer.concat(err).toString("utf8").trim().split("\n")[0]?.slice(0, 200);
+        return resolve({ ok: false, message: `${shown} exited with ${status ?? `signal ${signal}`}${said ? ` (it said: ${said})` : ""}` });
+      }
+      resolve({ ok: true, value: new Uint8Array(value) });
+    });
+  });
 }
 
 function fromEnv(name: string, env: NodeJS.ProcessEnv): Resolution {

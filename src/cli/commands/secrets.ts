@@ -23,8 +23,10 @@ export default defineCommand({
     await using session = await openSession(options);
     const inspected = session.inspect(args.plugin);
     const declared = inspected.manifest.secrets ?? [];
-    const secrets = session.secrets.bindings(inspected.name, declared).map((s) => {
-      const got = s.binding ? session.secrets.resolve(inspected.name, s) : null;
+    const bound = session.secrets.bindings(inspected.name, declared);
+    const resolved = await Promise.all(bound.map((s) => (s.binding ? session.secrets.resolve(inspected.name, s) : null)));
+    const secrets = bound.map((s, i) => {
+      const got = resolved[i];
       return {
         name: s.name,
         description: s.description,
@@ -35,8 +37,8 @@ export default defineCommand({
         problem: got && !got.ok ? got.message : null,
       };
     });
-    const bound = Object.keys(session.config.plugins.get(inspected.name)?.secrets ?? {});
-    const undeclared = bound.filter((n) => !declared.some((d) => d.name === n));
+    const named = Object.keys(session.config.plugins.get(inspected.name)?.secrets ?? {});
+    const undeclared = named.filter((n) => !declared.some((d) => d.name === n));
     const failed = secrets.filter((s) => s.binding && !s.resolves).length;
     const lines = secrets.map((s) => {
       const state = s.resolves ? "resolves" : s.binding ? `does not resolve: ${inert(s.problem ?? "")}` : "not bound";
