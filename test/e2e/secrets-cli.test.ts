@@ -63,6 +63,8 @@ test("cxagent secrets lists each declared name, its binding and whether it resol
   } finally {
     chmodSync(tokenFile, 0o600);
   }
+  const described = await cli(["describe", folder], { env });
+  expect(described.stdout).toContain("secrets: may ask for: github.token — a token it promises to keep; unbound.key — nobody binds this one");
   const help = await cli(["secrets", "--help"], { env });
   expect(help.code).toBe(0);
   expect(help.stdout).toContain("never the value");

@@ -11,6 +11,8 @@ import { Session } from "../../src/session/session.ts";
 import type { CallEvent } from "../../src/host/connection.ts";
 import { copyFixture, hostsOf, refusal, tempDir } from "../helpers.ts";
 import { leaks, MARKER, SECRET } from "../secrets-helpers.ts";
+import { describeTrustRequest } from "../../src/cli/_trust-prompt.ts";
+import { trustRequestOf } from "../../src/session/inspect.ts";
 
 let dir: { path: string } & Disposable;
 let folder: string;
@@ -173,3 +175,11 @@ test("a project's config may remove a binding, and is refused by its JSON path w
   expect(refused.message).toContain(`plugins["secret-leaker"].secrets["github.token"]`);
   expect(refused.message).toContain("a project can remove a secret's binding (false), never add one");
 }, 30_000);
+
+test("the trust prompt shows what the plugin may ask for, from the approved sidecar", async () => {
+  const { session } = await open();
+  await using _ = session;
+  expect(describeTrustRequest(trustRequestOf(session.inspect(folder)))).toContain(
+    "  secrets       may ask for: github.token — a token it promises to keep; unbound.key — nobody binds this one",
+  );
+});

@@ -5,9 +5,9 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { copyFixture, openSession, tempDir, until, writeModule } from "../helpers.ts";
+import { copyFixture, hostsOf, openSession, tempDir, until, writeModule } from "../helpers.ts";
 import { leaks, MARKER, SECRET } from "../secrets-helpers.ts";
 import { approvedState, connect } from "./_mcp.ts";
 
@@ -90,8 +90,15 @@ test("tools/call results, progress and log notifications, and stderr never hold 
   expect(JSON.stringify(refused.content)).toContain("the model sent back a value cxagent redacted");
 }, 60_000);
 
-test("a TypeScript plugin's context.secret refuses a name its sidecar does not declare", async () => {
+test("a TypeScript plugin's context.secret refuses a name its sidecar does not declare; its host's environ and cmdline never hold the value", async () => {
   await using session = await openSession({ configDir, stateDir: state, cwd: dir.path });
   const plugin = await session.load(module);
   expect((await plugin.invoke("ts_ask_undeclared")).output?.content).toBe("refused undeclared");
+  expect((await plugin.invoke("leak_ts")).output?.content).toBe(`raw ${MARKER}|url ${MARKER}`);
+  const hosts = hostsOf(join(module, "ts-leaker.ts"));
+  expect(hosts.length).toBeGreaterThan(0);
+  for (const pid of hosts) {
+    expect(leaks(readFileSync(`/proc/${pid}/environ`, "latin1"))).toEqual([]);
+    expect(leaks(readFileSync(`/proc/${pid}/cmdline`, "latin1"))).toEqual([]);
+  }
 }, 30_000);
