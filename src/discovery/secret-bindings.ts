@@ -13,7 +13,7 @@ const SHAPES = `{"file": "~/path"}, {"command": ["program", "arg", …]} or {"en
 export const SecretBindingSchema = v.union(
   [
     v.strictObject({ file: v.pipe(v.string(), v.check((p) => p.trim() !== "", "must not be blank")) }),
-    v.strictObject({ command: v.pipe(v.array(v.string()), v.minLength(1, "must name the program to run"), v.check((a) => a[0]!.trim() !== "", "must name the program to run")) }),
+    v.strictObject({ command: v.pipe(v.array(v.string()), v.minLength(1, "must name the program to run"), v.check((a) => a.length === 0 || a[0]!.trim() !== "", "must name the program to run")) }),
     v.strictObject({ env: v.pipe(v.string(), v.regex(ENV_NAME, "must be an environment variable's name")) }),
   ],
   `must be one of ${SHAPES}`,
