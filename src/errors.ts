@@ -17,6 +17,7 @@ export const EXIT_CODES = {
   E_UNKNOWN_TOOL: 3,
   E_TOOL_HIDDEN: 3, // a tool that config.json, the project's config or the caller hides
   E_UNKNOWN_COMMAND: 3,
+  E_REDACTED_ECHO: 3, // a call's arguments hold a redaction marker: the model sent back a redacted secret
   E_STATE: 3, // a corrupt file in the state directory
   E_NOT_APPROVED: 4,
   E_DENIED: 4,

@@ -12,6 +12,7 @@ import { isCxError, CxError } from "../errors.ts";
 import { describeProblems } from "../protocol/manifest.ts";
 import { toProblems } from "../protocol/issues.ts";
 import { ToolPatternsSchema } from "./globs.ts";
+import { SecretBindingsSchema } from "./secret-bindings.ts";
 
 /** A limit in milliseconds: a whole number a timer can hold. */
 export const MillisecondsSchema = v.pipe(v.number(), v.integer("must be a whole number of milliseconds"), v.minValue(1, "must be at least 1 ms"), v.maxValue(2_147_483_647, "must be at most 2147483647 ms"));
@@ -44,6 +45,8 @@ export const PluginConfigSchema = v.strictObject({
    * import), read from disk as they are then, not approved. Never in a project's config.
    */
   workerFolders: v.optional(v.array(v.pipe(v.string(), v.check((p) => p.startsWith("/"), "must be an absolute folder")))),
+  /** What its declared secrets are bound to (issue 40; secret-bindings.ts). Never in a project's config. */
+  secrets: v.optional(SecretBindingsSchema),
 });
 export type PluginConfig = v.InferOutput<typeof PluginConfigSchema>;
 
@@ -101,5 +104,5 @@ export function parseConfig(raw: unknown, path: string): Config {
 }
 
 function invalid(path: string, message: string, details: Record<string, unknown> | undefined): CxError {
-  return new CxError("E_CONFIG", message, { hint: `fix ${path}: it holds "pluginPaths" (folders to search) and "plugins" (per plugin: file, path, enabled, settings, tools, invokeTimeoutMs, gateTimeoutMs, workerFolders)`, details });
+  return new CxError("E_CONFIG", message, { hint: `fix ${path}: it holds "pluginPaths" (folders to search) and "plugins" (per plugin: file, path, enabled, settings, tools, invokeTimeoutMs, gateTimeoutMs, workerFolders, secrets)`, details });
 }

@@ -9,6 +9,7 @@ import type { KnownManifest, Manifest } from "../protocol/manifest.ts";
 import type { CallEvent, ProcessHooks, SealedDependency } from "./connection.ts";
 import type { PermissionAnswer, PermissionHandler } from "./gate.ts";
 import type { ToolPolicy } from "./tool-policy.ts";
+import type { SecretAccess } from "../secrets/access.ts";
 
 /** Where a plugin's standing "Always" grants live: the session scopes them (project, folder). */
 export interface GrantStore {
@@ -60,6 +61,8 @@ export interface PluginSpec {
   host: HostSettings;
   /** What the load found odd but not wrong (a Cortex plugin_info naming it otherwise than its manifest.toml). */
   warnings?: string[];
+  /** The secrets its hosts may ask for, and the redactor its text passes through (issue 40); none without. */
+  secrets?: SecretAccess;
 }
 
 export interface InvokeOptions {

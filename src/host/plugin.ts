@@ -21,6 +21,7 @@ import { gateDeadline, gateLateWords, invokeDeadline } from "./deadline.ts";
 import { ArgumentsCheck } from "./arguments.ts";
 import { commandResult, invokeResult } from "./replies.ts";
 import type { InvokeOptions, PluginChange, PluginSpec } from "./plugin-spec.ts";
+import { refuseEchoedMarker } from "../secrets/echo.ts";
 
 export type { AcceptManifest, GrantStore, InvokeOptions, PluginChange, PluginEventHooks, PluginSpec } from "./plugin-spec.ts";
 export { requireObject } from "./arguments.ts";
@@ -89,6 +90,7 @@ export class Plugin {
       cwd: spec.cwd,
       expected: spec.expected,
       host: spec.host,
+      secrets: spec.secrets,
       ...hooks,
     });
     try {
@@ -193,6 +195,7 @@ export class Plugin {
    */
   async gate(tool: string, args: unknown = {}): Promise<GateDecision> {
     const declared = this.tool(tool);
+    refuseEchoedMarker(this.name, `tool '${tool}'`, args);
     return this.decideGate(declared, this.arguments.check(declared, args));
   }
 
@@ -222,6 +225,7 @@ export class Plugin {
    */
   async invoke(tool: string, args: unknown = {}, options: InvokeOptions = {}): Promise<JobResult> {
     const declared = this.tool(tool);
+    refuseEchoedMarker(this.name, `tool '${tool}'`, args);
     const argumentsObject = this.arguments.check(declared, args);
     if (declared.gated !== false || this.policy.asked.has(tool)) {
       const denied = await this.permit(declared, argumentsObject, options.permission ?? this.spec.permission);
@@ -276,6 +280,7 @@ export class Plugin {
       const names = this.manifestValue.commands.map((c) => c.name);
       throw new CxError("E_UNKNOWN_COMMAND", `plugin '${this.name}' declares no command '${name}'${didYouMean(name, names)}`, { hint: `its commands: ${names.join(", ") || "none"}` });
     }
+    refuseEchoedMarker(this.name, `command '${name}'`, text);
     const reply = await this.oneCommandAtATime(() => this.call((connection) => connection.request({ kind: "command", name, text: text.trim() }, options)));
     return commandResult(this.name, this.profile, reply, name);
   }

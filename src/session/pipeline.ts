@@ -12,7 +12,8 @@
 import { CxError } from "../errors.ts";
 import { type AcceptManifest, type GrantStore, Plugin, type PluginEventHooks, type PluginSpec } from "../host/plugin.ts";
 import type { PermissionAnswer, PermissionHandler } from "../host/gate.ts";
-import type { KnownManifest, Manifest } from "../protocol/manifest.ts";
+import type { KnownManifest, Manifest, SecretDeclaration } from "../protocol/manifest.ts";
+import type { SecretAccess } from "../secrets/access.ts";
 import { sidecarJson } from "../discovery/sidecar.ts";
 import type { Resolved } from "../discovery/discover.ts";
 import { addGrant, hasGrant, projectScope } from "../trust/grants.ts";
@@ -47,6 +48,8 @@ export interface PipelineContext {
   stateDir: string;
   cwd: string;
   hooksFor(manifest: Manifest): PluginEventHooks;
+  /** What a plugin's hosts may ask of the session's secrets, by its name and what its approved sidecar declares (issue 40). */
+  secretsFor?(plugin: string, declared: readonly SecretDeclaration[]): SecretAccess;
   /** The session's narrowing of every plugin's tools (checked already). */
   sessionTools: ToolChoice | undefined;
   /** The runtime's settings, the same for every plugin of the session: its hosts' settings, settled once, whole. */
@@ -121,6 +124,8 @@ export async function runLoadPipeline(ref: string, options: PipelineOptions, con
     host: { ...context.runtime.host, workerFolders: (inspection.profile.workers && entry !== undefined ? context.workerFoldersOf?.(entry) : undefined) ?? [] },
     // From the sidecar, which describe must match tool for tool before anything is served.
     policy: narrowSelection(sidecar.tools, inspection.selection, narrowing).policy,
+    // Given only now, after trust: the hosts start from the approved bytes, and may ask for what the approved sidecar declares.
+    secrets: context.secretsFor?.(sidecar.name, sidecar.secrets ?? []),
   };
   // A plugin with no sidecar (a Cortex one) declares its tools only when it runs.
   if (!inspection.profile.sidecar) spec.accept = acceptCortex(inspection, spec, context, narrowing);

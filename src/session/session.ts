@@ -27,6 +27,7 @@ import { type CheckedSchemas, checkedSchemas } from "../json-schema/checked.ts";
 import { type Inspection, inspect, inspectLocation, recordInspected, refusalOf, trustRequestOf } from "./inspect.ts";
 import { composeInstructions } from "./instructions.ts";
 import { pluginHostEnv } from "./host-env.ts";
+import { SecretBroker, withoutBoundEnv } from "../secrets/broker.ts";
 import { type HostSettings, settleHostSettings } from "../protocol/host-settings.ts";
 import { type LoadTimings, runLoadPipeline } from "./pipeline.ts";
 import { checkToolChoice, LOAD_OPTION, SESSION_OPTION } from "./selection.ts";
@@ -47,6 +48,8 @@ export class Session implements AsyncDisposable {
   readonly configFile: string;
   /** The project's `.cxagent/config.json` in `cwd`, which can only narrow `config`; null when there is none. */
   readonly project: ProjectConfig | null;
+  /** Secret bindings, resolved when a plugin asks, and the redactor all plugin text passes through (issue 40). */
+  readonly secrets: SecretBroker;
   private readonly tools: ToolChoice | undefined;
   private readonly options: SessionOptions;
   /** What every plugin host of this session gets as its environment. */
@@ -69,12 +72,13 @@ export class Session implements AsyncDisposable {
     this.logger = options.logger ?? silentLogger;
     this.folders = resolveFolders(options);
     this.config = readConfig(this.folders.configDir);
-    this.hostEnv = pluginHostEnv(process.env, options.env);
+    this.hostEnv = withoutBoundEnv(pluginHostEnv(process.env, options.env), this.config);
     this.snapshotDir = options.snapshotDir ?? snapshotBase(this.folders.stateDir);
     this.host = settleHostSettings({ ...options, env: this.hostEnv, spinUs: options.spinUs ?? spinFromEnv(options.env), sessionId: this.id, snapshotDir: this.snapshotDir });
     this.configFile = configPath(this.folders.configDir);
     this.project = readProjectConfig(this.cwd, { config: this.config, path: this.configFile, gateMs: GATE_MS });
     this.tools = checkToolChoice(options.tools, SESSION_OPTION);
+    this.secrets = new SecretBroker({ config: this.config, configFile: this.configFile, project: this.project });
   }
 
   /**
@@ -203,6 +207,7 @@ export class Session implements AsyncDisposable {
       stateDir: this.folders.stateDir,
       cwd: this.cwd,
       hooksFor: (manifest) => this.hooksFor(manifest),
+      secretsFor: (name, declared) => this.secrets.accessFor(name, name, declared),
       sessionTools: this.tools,
       runtime: { permission: this.options.permission, gateMs: this.options.gateMs, host: this.host },
     });
