@@ -2007,4 +2007,22 @@ export const GUARDS: Guard[] = [
     tests: ["test/e2e/config-cli.test.ts"],
     why: "config set never writes a config.json a load would refuse",
   },
+  {
+    id: "read-cap-while-reading",
+    area: "protocol",
+    file: "src/host/lines.ts",
+    find: `    this.limits?.onOverflow(head, seen, this.lineCap);`,
+    replace: ``,
+    tests: ["test/integration/line-cap.test.ts", "test/unit/lines.test.ts"],
+    why: "a reply over its call's read cap fails that call with E_LIMIT while it is read, not when (or if) its line ends (issue 41)",
+  },
+  {
+    id: "read-cap-unattributable-ends-host",
+    area: "protocol",
+    file: "src/host/read-cap.ts",
+    find: `    if (id === null) {`,
+    replace: `    if (false) {`,
+    tests: ["test/integration/line-cap.test.ts"],
+    why: "bytes past the read cap that name no call end the plugin host and fail its calls with E_LIMIT, instead of leaving them waiting on a stream that cannot be read on (issue 41)",
+  },
 ];

@@ -27,6 +27,8 @@ export interface RequestOptions extends DeadlineRequest {
   source?: DeadlineSource;
   signal?: AbortSignal;
   onEvent?: (event: CallEvent) => void;
+  /** The most bytes of this call's reply (and each of its reports) the parent reads (issue 41; default: the line cap). */
+  readCap?: number;
 }
 
 /** Time and timers, injected so the correlator's deadlines can be tested without waiting. */
@@ -64,6 +66,7 @@ interface Pending {
   reject: (error: CxError) => void;
   onEvent?: (event: CallEvent) => void;
   cleanup: () => void;
+  readCap?: number;
 }
 
 /**
@@ -175,7 +178,7 @@ export class Calls {
         }
       }
       options.signal?.addEventListener("abort", onAbort, { once: true });
-      this.pending.set(id, { what, line, resolve, reject, onEvent, cleanup });
+      this.pending.set(id, { what, line, resolve, reject, onEvent, cleanup, readCap: options.readCap });
       if (full) {
         this.queue.push(id);
         this.watchQueue();
@@ -199,6 +202,23 @@ export class Calls {
   /** An event for call `id`, dropped when nobody waits for that call any more. */
   event(id: number, event: CallEvent): void {
     this.pending.get(id)?.onEvent?.(event);
+  }
+
+  /** Call `id`'s read cap and what it calls, while it waits (a line of its reply is being read). */
+  readCapOf(id: number): { cap: number | undefined; what: string } | null {
+    const p = this.pending.get(id);
+    return p ? { cap: p.readCap, what: p.what } : null;
+  }
+
+  /** Fails call `id` now (its reply broke a limit): its late reply, if any, is dropped. */
+  fail(id: number, error: CxError): void {
+    this.abandon(id, error);
+  }
+
+  /** Call `id`'s reply came and was dropped (over its read cap): it no longer counts as out. */
+  answered(id: number): void {
+    if (this.unanswered.delete(id)) inFlightHere--;
+    this.drainQueue();
   }
 
   /** The host is gone: every call fails, each with the error `why` makes for it. */

@@ -58,6 +58,8 @@ export interface PluginSpec {
    * once by the session and passed whole to each host it starts (protocol/host-settings.ts).
    */
   host: HostSettings;
+  /** The plugin's own caps on what a call answers (its config.json entry; issue 41). */
+  outputs?: { readCapBytes?: number; maxOutputBytes?: number };
 }
 
 export interface InvokeOptions {
@@ -73,6 +75,8 @@ export interface InvokeOptions {
   resetOnProgress?: boolean;
   maxMs?: number;
   onEvent?: (event: CallEvent) => void;
+  /** The most bytes of its answer the parent reads (4 KiB to 64 MiB; default: the plugin's, else 64 MiB): past it, E_LIMIT. */
+  readCapBytes?: number;
 }
 
 export type PluginEventHooks = ProcessHooks;

@@ -19,6 +19,7 @@ import { type KindProfile, profileOf } from "../kinds/index.ts";
 import { Connection, type ProcessHooks, type RequestOptions } from "./connection.ts";
 import { gateDeadline, gateLateWords, invokeDeadline } from "./deadline.ts";
 import { ArgumentsCheck } from "./arguments.ts";
+import { checkedReadCap } from "./read-cap.ts";
 import { commandResult, invokeResult } from "./replies.ts";
 import type { InvokeOptions, PluginChange, PluginSpec } from "./plugin-spec.ts";
 
@@ -225,7 +226,8 @@ export class Plugin {
     if (options.signal?.aborted) throw new CxError("E_CANCELLED", `plugin '${this.name}': ${tool} was cancelled before it started`);
     const started = performance.now();
     const deadline = invokeDeadline(options, this.name, tool, this.deadlineOf(tool), this.policy.invokeTimeout);
-    const request: RequestOptions = { ...deadline, signal: options.signal, onEvent: options.onEvent };
+    const readCap = checkedReadCap(options.readCapBytes ?? this.spec.outputs?.readCapBytes, "the read cap (readCapBytes)");
+    const request: RequestOptions = { ...deadline, signal: options.signal, onEvent: options.onEvent, readCap };
     const reply = await this.call((connection) => connection.request({ kind: "invoke", tool, arguments: argumentsObject }, request));
     const elapsed = performance.now() - started;
     return invokeResult(this.name, this.profile, reply, tool, elapsed);

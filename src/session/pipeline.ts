@@ -43,6 +43,8 @@ export interface PipelineContext {
   settingsOf(entry: string): unknown;
   /** The "workerFolders" of a config.json entry (a module's Workers may start from these). */
   workerFoldersOf?(entry: string): string[] | undefined;
+  /** The caps on what a call answers, from a config.json entry (issue 41). */
+  outputsOf?(entry: string): PluginSpec["outputs"];
   confirmTrust: ConfirmTrust | undefined;
   stateDir: string;
   cwd: string;
@@ -121,6 +123,7 @@ export async function runLoadPipeline(ref: string, options: PipelineOptions, con
     host: { ...context.runtime.host, workerFolders: (inspection.profile.workers && entry !== undefined ? context.workerFoldersOf?.(entry) : undefined) ?? [] },
     // From the sidecar, which describe must match tool for tool before anything is served.
     policy: narrowSelection(sidecar.tools, inspection.selection, narrowing).policy,
+    outputs: entry === undefined ? undefined : context.outputsOf?.(entry),
   };
   // A plugin with no sidecar (a Cortex one) declares its tools only when it runs.
   if (!inspection.profile.sidecar) spec.accept = acceptCortex(inspection, spec, context, narrowing);

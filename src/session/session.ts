@@ -199,6 +199,10 @@ export class Session implements AsyncDisposable {
       loaded: () => this.plugins.map((p) => p.manifest),
       settingsOf: (entry) => this.config.plugins.get(entry)?.settings,
       workerFoldersOf: (entry) => this.config.plugins.get(entry)?.workerFolders,
+      outputsOf: (entry) => {
+        const c = this.config.plugins.get(entry);
+        return c && { readCapBytes: c.readCapBytes, maxOutputBytes: c.maxOutputBytes };
+      },
       confirmTrust: this.options.confirmTrust ?? undefined,
       stateDir: this.folders.stateDir,
       cwd: this.cwd,
