@@ -2025,4 +2025,22 @@ export const GUARDS: Guard[] = [
     tests: ["test/integration/line-cap.test.ts"],
     why: "bytes past the read cap that name no call end the plugin host and fail its calls with E_LIMIT, instead of leaving them waiting on a stream that cannot be read on (issue 41)",
   },
+  {
+    id: "result-hash-checked",
+    area: "state",
+    file: "src/results/store.ts",
+    find: `    if (hash.digest("hex") !== hex) throw untrusted(path, "its bytes do not hash to its name");`,
+    replace: ``,
+    tests: ["test/unit/result-store.test.ts"],
+    why: "a stored result whose bytes are not its hash's is refused on every read, never passed on (issue 41)",
+  },
+  {
+    id: "result-file-private",
+    area: "state",
+    file: "src/results/store.ts",
+    find: `    if (!stat.isFile() || (stat.mode & 0o777) !== 0o600 || (process.getuid && stat.uid !== process.getuid())) {`,
+    replace: `    if (false) {`,
+    tests: ["test/unit/result-store.test.ts"],
+    why: "a stored result that is not a plain 0600 file of this user's is not trusted (issue 41)",
+  },
 ];
