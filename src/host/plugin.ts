@@ -19,7 +19,8 @@ import { type KindProfile, profileOf } from "../kinds/index.ts";
 import { Connection, type ProcessHooks, type RequestOptions } from "./connection.ts";
 import { gateDeadline, gateLateWords, invokeDeadline } from "./deadline.ts";
 import { ArgumentsCheck } from "./arguments.ts";
-import { checkedReadCap } from "./read-cap.ts";
+import { CallOutputs, withReferences } from "./outputs.ts";
+import type { GivenReference } from "../results/refs.ts";
 import { commandResult, invokeResult } from "./replies.ts";
 import type { InvokeOptions, PluginChange, PluginSpec } from "./plugin-spec.ts";
 
@@ -41,6 +42,7 @@ export class Plugin {
   private quarantine: CxError | null = null;
   private readonly changeListeners = new Set<(change: PluginChange) => void>();
   private readonly arguments: ArgumentsCheck;
+  private readonly outputs: CallOutputs;
   private commandTurn: Promise<void> = Promise.resolve();
   private stopped = false;
   private deliberate = false;
@@ -58,6 +60,7 @@ export class Plugin {
     this.manifestValue = manifest;
     this.hooks = hooks;
     this.arguments = new ArgumentsCheck((level, text) => hooks.onLog?.(level, text));
+    this.outputs = new CallOutputs(spec);
   }
 
   /**
@@ -218,30 +221,30 @@ export class Plugin {
    */
   async invoke(tool: string, args: unknown = {}, options: InvokeOptions = {}): Promise<JobResult> {
     const declared = this.tool(tool);
-    const argumentsObject = this.arguments.check(declared, args);
+    const [readCap, deliveryCap, given] = [this.outputs.readCap(options), this.outputs.deliveryCap(options), this.outputs.arguments(args)];
+    const argumentsObject = this.arguments.check(declared, given.args);
     if (declared.gated !== false || this.policy.asked.has(tool)) {
-      const denied = await this.permit(declared, argumentsObject, options.permission ?? this.spec.permission);
+      const denied = await this.permit(declared, argumentsObject, options.permission ?? this.spec.permission, given.references);
       if (denied) return denied;
     }
     if (options.signal?.aborted) throw new CxError("E_CANCELLED", `plugin '${this.name}': ${tool} was cancelled before it started`);
     const started = performance.now();
     const deadline = invokeDeadline(options, this.name, tool, this.deadlineOf(tool), this.policy.invokeTimeout);
-    const readCap = checkedReadCap(options.readCapBytes ?? this.spec.outputs?.readCapBytes, "the read cap (readCapBytes)");
     const request: RequestOptions = { ...deadline, signal: options.signal, onEvent: options.onEvent, readCap };
     const reply = await this.call((connection) => connection.request({ kind: "invoke", tool, arguments: argumentsObject }, request));
     const elapsed = performance.now() - started;
-    return invokeResult(this.name, this.profile, reply, tool, elapsed);
+    return this.outputs.deliver(invokeResult(this.name, this.profile, reply, tool, elapsed), tool, deliveryCap);
   }
 
   /** Settles permission for a gated call; returns the denied result, or null to go ahead. */
-  private async permit(declared: Tool, args: Record<string, unknown>, permission: PermissionHandler | PermissionAnswer | undefined): Promise<JobResult | null> {
+  private async permit(declared: Tool, args: Record<string, unknown>, permission: PermissionHandler | PermissionAnswer | undefined, references: GivenReference[]): Promise<JobResult | null> {
     const tool = declared.name;
-    const decision = await this.decideGate(declared, args);
+    const decision = withReferences(await this.decideGate(declared, args), references);
     if (!decision.ask || decision.granted) return null;
     if (permission === undefined) {
       return deniedResult("policy", `${tool} was not run: it needs permission (${decision.display}) and there was no one to ask`);
     }
-    let answer = typeof permission === "function" ? await permission({ plugin: this.name, tool, arguments: args, decision }) : permission;
+    let answer = typeof permission === "function" ? await permission({ plugin: this.name, tool, arguments: args, decision, references }) : permission;
     if (!(PERMISSION_ANSWERS as readonly string[]).includes(answer)) {
       throw new CxError("E_INVALID_INPUT", `the permission answer for ${tool} was ${preview(JSON.stringify(answer) ?? String(answer))}, not "once", "always" or "deny"; the call was not made`, { hint: "answer permission with once, always or deny" });
     }

@@ -52,7 +52,7 @@ export interface PipelineContext {
   /** The session's narrowing of every plugin's tools (checked already). */
   sessionTools: ToolChoice | undefined;
   /** The runtime's settings, the same for every plugin of the session: its hosts' settings, settled once, whole. */
-  runtime: Pick<PluginSpec, "gateMs" | "host"> & {
+  runtime: Pick<PluginSpec, "gateMs" | "host" | "results"> & {
     permission: PermissionHandler | PermissionAnswer | undefined;
   };
 }

@@ -2,6 +2,7 @@
  * A session: the plugins loaded together, the names they hold, and their lifetimes. Scripts use
  * it directly (`await using session = await Session.open()`); every CLI command runs inside one.
  */
+import { ResultStore } from "../results/store.ts";
 import { existsSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { CxError } from "../errors.ts";
@@ -60,6 +61,8 @@ export class Session implements AsyncDisposable {
   private record: SessionRecord | null = null;
   /** Read at the first sidecar this session checks, then kept (json-schema/checked.ts). */
   private schemas: CheckedSchemas | null = null;
+  /** Whole results over a delivery cap, by reference (issue 41): `<state>/results`. */
+  readonly results: ResultStore;
   /** What reaping found when this session opened. */
   reaped: ReapReport = { entries: [], live: [], corrupt: [], refused: [] };
 
@@ -69,6 +72,7 @@ export class Session implements AsyncDisposable {
     this.logger = options.logger ?? silentLogger;
     this.folders = resolveFolders(options);
     this.config = readConfig(this.folders.configDir);
+    this.results = new ResultStore(this.folders.stateDir);
     this.hostEnv = pluginHostEnv(process.env, options.env);
     this.snapshotDir = options.snapshotDir ?? snapshotBase(this.folders.stateDir);
     this.host = settleHostSettings({ ...options, env: this.hostEnv, spinUs: options.spinUs ?? spinFromEnv(options.env), sessionId: this.id, snapshotDir: this.snapshotDir });
@@ -208,7 +212,7 @@ export class Session implements AsyncDisposable {
       cwd: this.cwd,
       hooksFor: (manifest) => this.hooksFor(manifest),
       sessionTools: this.tools,
-      runtime: { permission: this.options.permission, gateMs: this.options.gateMs, host: this.host },
+      runtime: { permission: this.options.permission, gateMs: this.options.gateMs, host: this.host, results: this.results },
     });
     this.loaded.set(loaded.plugin.name, loaded.plugin);
     for (const r of loaded.plugin.policy.unmatched) {
