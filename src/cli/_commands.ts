@@ -31,6 +31,7 @@ export const COMMANDS: Record<string, Loader> = {
   grants: () => import("./commands/grants.ts") as never,
   approvals: () => import("./commands/approvals.ts") as never,
   reap: () => import("./commands/reap.ts") as never,
+  result: () => import("./commands/result.ts") as never,
   instructions: () => import("./commands/instructions.ts") as never,
   mcp: () => import("./commands/mcp.ts") as never,
   new: () => import("./commands/new.ts") as never,
