@@ -2043,4 +2043,13 @@ export const GUARDS: Guard[] = [
     tests: ["test/unit/result-store.test.ts"],
     why: "a stored result that is not a plain 0600 file of this user's is not trusted (issue 41)",
   },
+  {
+    id: "spill-while-reading",
+    area: "protocol",
+    file: "src/host/lines.ts",
+    find: `      this.sink = this.limits?.sinkOf?.(piece.subarray(0, HEAD_KEPT)) ?? null;`,
+    replace: `      this.sink = null;`,
+    tests: ["test/e2e/outputs-cli.test.ts"],
+    why: "with a delivery cap, a long reply streams to the result store as it is read: the parent's peak memory for a 50 MB answer stays under 200 MB above its baseline (issue 41)",
+  },
 ];

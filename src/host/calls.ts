@@ -15,6 +15,7 @@
 import { CxError } from "../errors.ts";
 import { type DeadlineRequest, type DeadlineSource, timeoutError } from "./deadline.ts";
 import { HOST_DEFAULTS } from "../protocol/host-args.ts";
+import type { LineSink } from "./lines.ts";
 import { LINE_CAP, type Reply } from "../protocol/wire.ts";
 
 export type CallEvent =
@@ -29,6 +30,8 @@ export interface RequestOptions extends DeadlineRequest {
   onEvent?: (event: CallEvent) => void;
   /** The most bytes of this call's reply (and each of its reports) the parent reads (issue 41; default: the line cap). */
   readCap?: number;
+  /** Where this call's reply goes as it is read, when it does not arrive in one read (issue 41: the spill). */
+  spill?: LineSink;
 }
 
 /** Time and timers, injected so the correlator's deadlines can be tested without waiting. */
@@ -67,6 +70,7 @@ interface Pending {
   onEvent?: (event: CallEvent) => void;
   cleanup: () => void;
   readCap?: number;
+  spill?: LineSink;
 }
 
 /**
@@ -178,7 +182,7 @@ export class Calls {
         }
       }
       options.signal?.addEventListener("abort", onAbort, { once: true });
-      this.pending.set(id, { what, line, resolve, reject, onEvent, cleanup, readCap: options.readCap });
+      this.pending.set(id, { what, line, resolve, reject, onEvent, cleanup, readCap: options.readCap, spill: options.spill });
       if (full) {
         this.queue.push(id);
         this.watchQueue();
@@ -205,9 +209,9 @@ export class Calls {
   }
 
   /** Call `id`'s read cap and what it calls, while it waits (a line of its reply is being read). */
-  readCapOf(id: number): { cap: number | undefined; what: string } | null {
+  readCapOf(id: number): { cap: number | undefined; what: string; spill: LineSink | undefined } | null {
     const p = this.pending.get(id);
-    return p ? { cap: p.readCap, what: p.what } : null;
+    return p ? { cap: p.readCap, what: p.what, spill: p.spill } : null;
   }
 
   /** Fails call `id` now (its reply broke a limit): its late reply, if any, is dropped. */

@@ -29,9 +29,21 @@ export interface Line {
  */
 export interface LineLimits {
   capOf(head: Uint8Array): number;
+  /**
+   * Where the bytes of a line that does not end in its first read go instead of being kept (the
+   * spill while reading, issue 41): null to keep them. Its `end()` is the line handed over.
+   */
+  sinkOf?(head: Uint8Array): LineSink | null;
   onOverflow(head: Uint8Array, seen: number, cap: number): void;
   runawayAt?: number;
   onRunaway?(seen: number): void;
+}
+
+/** Takes a line's bytes as they arrive (see LineLimits.sinkOf). */
+export interface LineSink {
+  write(bytes: Uint8Array): void;
+  end(): string;
+  abort(): void;
 }
 
 export class LineSplitter {
@@ -49,6 +61,8 @@ export class LineSplitter {
   private cut = 0;
   /** The open line's cap (its limits' capOf, else the splitter's). */
   private lineCap: number;
+  /** Where the open line's bytes go, when not kept (sinkOf). */
+  private sink: LineSink | null = null;
 
   /**
    * `pull`, if given, reads what the source has now into `into` without waiting: the number of
@@ -90,7 +104,7 @@ export class LineSplitter {
     }
     if (start < chunk.length) {
       this.take(transient ? Buffer.from(chunk.subarray(start)) : chunk.subarray(start)); // (a Buffer's slice would not copy)
-      if (this.pull && this.cut === 0 && this.size >= DRAIN_FROM) this.drain(onLine);
+      if (this.pull && this.cut === 0 && !this.sink && this.size >= DRAIN_FROM) this.drain(onLine);
     }
   }
 
@@ -189,12 +203,23 @@ export class LineSplitter {
       if (at !== undefined && before <= at && this.size + this.cut > at) this.limits!.onRunaway?.(this.size + this.cut);
       return;
     }
-    if (this.size === 0) this.lineCap = this.capFor(piece);
+    if (this.size === 0) {
+      this.lineCap = this.capFor(piece);
+      this.sink = this.limits?.sinkOf?.(piece.subarray(0, HEAD_KEPT)) ?? null;
+    }
     if (this.size + piece.length <= this.lineCap) {
-      this.parts.push(piece);
+      // With a sink only the line's first bytes are kept (to name its call, should it pass its cap).
+      if (this.sink) {
+        if (this.size === 0) this.parts.push(Buffer.from(piece.subarray(0, HEAD_KEPT)));
+        this.sink.write(piece);
+      } else {
+        this.parts.push(piece);
+      }
       this.size += piece.length;
       return;
     }
+    this.sink?.abort();
+    this.sink = null;
     // Over the cap: from now on only the head is kept (with limits, HEAD_KEPT bytes: the memory
     // held drops at once), and the reader is told now, not when a line end comes (it may never come).
     const seen = this.size + piece.length;
@@ -212,8 +237,10 @@ export class LineSplitter {
   }
 
   private finish(): Line {
-    const bytes = this.parts.length === 0 ? new Uint8Array(0) : this.parts.length === 1 ? this.parts[0]! : this.join();
-    const line = { text: asBuffer(bytes).toString("utf8"), cut: this.cut };
+    const sink = this.sink;
+    this.sink = null;
+    const bytes = sink ? null : this.parts.length === 0 ? new Uint8Array(0) : this.parts.length === 1 ? this.parts[0]! : this.join();
+    const line = { text: sink ? sink.end() : asBuffer(bytes!).toString("utf8"), cut: this.cut };
     this.parts = [];
     this.size = 0;
     this.cut = 0;

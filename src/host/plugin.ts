@@ -221,7 +221,7 @@ export class Plugin {
    */
   async invoke(tool: string, args: unknown = {}, options: InvokeOptions = {}): Promise<JobResult> {
     const declared = this.tool(tool);
-    const [readCap, deliveryCap, given] = [this.outputs.readCap(options), this.outputs.deliveryCap(options), this.outputs.arguments(args)];
+    const given = this.outputs.prepare(options, args);
     const argumentsObject = this.arguments.check(declared, given.args);
     if (declared.gated !== false || this.policy.asked.has(tool)) {
       const denied = await this.permit(declared, argumentsObject, options.permission ?? this.spec.permission, given.references);
@@ -230,10 +230,10 @@ export class Plugin {
     if (options.signal?.aborted) throw new CxError("E_CANCELLED", `plugin '${this.name}': ${tool} was cancelled before it started`);
     const started = performance.now();
     const deadline = invokeDeadline(options, this.name, tool, this.deadlineOf(tool), this.policy.invokeTimeout);
-    const request: RequestOptions = { ...deadline, signal: options.signal, onEvent: options.onEvent, readCap };
-    const reply = await this.call((connection) => connection.request({ kind: "invoke", tool, arguments: argumentsObject }, request));
+    const request: RequestOptions = { ...deadline, signal: options.signal, onEvent: options.onEvent, readCap: given.readCap, spill: given.spill };
+    const reply = await this.outputs.guard(given, this.call((connection) => connection.request({ kind: "invoke", tool, arguments: argumentsObject }, request)));
     const elapsed = performance.now() - started;
-    return this.outputs.deliver(invokeResult(this.name, this.profile, reply, tool, elapsed), tool, deliveryCap);
+    return this.outputs.deliver(invokeResult(this.name, this.profile, reply, tool, elapsed), tool, given);
   }
 
   /** Settles permission for a gated call; returns the denied result, or null to go ahead. */

@@ -44,6 +44,11 @@ export class ReadCap {
         const id = callIdOf(head);
         return (id === null ? undefined : calls.readCapOf(id)?.cap) ?? LINE_CAP;
       },
+      // A reply line (not a report: `{"id":`) of a call that asked for a spill.
+      sinkOf: (head) => {
+        const id = head[2] === 105 ? callIdOf(head) : null;
+        return (id === null ? undefined : calls.readCapOf(id)?.spill) ?? null;
+      },
       onOverflow: (head, seen, cap) => this.overflow(head, seen, cap),
       runawayAt: LINE_CAP,
       onRunaway: (seen) => this.unreadable(`plugin '${label}': its plugin host wrote a protocol line of over ${seen} bytes, longer than any line its writer writes (${LINE_CAP} bytes); the stream cannot be read on`),

@@ -6,7 +6,7 @@
  * would have had (whatever the parent did to it on its way in, redaction included).
  */
 import type { JobResult, Spilled } from "../protocol/result.ts";
-import type { ResultOrigin, ResultStore } from "./store.ts";
+import type { ResultOrigin, ResultStore, StoredResult } from "./store.ts";
 
 /** The default cap where a model or a person reads the result (cxagent mcp, the CLI on a terminal). */
 export const DELIVERY_CAP_DEFAULT = 100 * 1024;
@@ -46,6 +46,19 @@ export function omittedLine(left: number, spilled: Spilled, headBytes: number): 
   return `\n[… ${left} of ${spilled.bytes} bytes left out. The whole result is ${spilled.ref} (SHA-256 ${spilled.sha256}); read the rest with \`cxagent result ${spilled.ref} --offset ${headBytes}\` or the cxagent_read_result tool, or pass the reference as a tool's argument …]\n`;
 }
 
+/** How the cap is shared: the line's length with the widest numbers it can hold, then two thirds of what is left as head. */
+function shares(cap: number, stored: StoredResult): { spilled: Spilled; headBytes: number; room: number } {
+  const spilled: Spilled = { truncated: true, bytes: stored.bytes, sha256: stored.sha256, ref: stored.ref };
+  const room = Math.max(0, cap - Buffer.byteLength(omittedLine(stored.bytes, spilled, stored.bytes)));
+  return { spilled, headBytes: Math.floor((room * 2) / 3), room };
+}
+
+function previewed(result: JobResult, spilled: Spilled, head: string, tail: string): JobResult {
+  const headBytes = Buffer.byteLength(head);
+  const left = spilled.bytes - headBytes - Buffer.byteLength(tail);
+  return { ...result, output: { ...result.output, content: head + omittedLine(left, spilled, headBytes) + tail }, spilled };
+}
+
 /**
  * The result as delivered under `cap` bytes of output.content (none: as it is). A content that is
  * not text is left as it is.
@@ -54,12 +67,33 @@ export function deliver(result: JobResult, cap: number | undefined, store: Resul
   const content = result.output.content;
   if (!cap || typeof content !== "string" || content.length <= cap / 3 || Buffer.byteLength(content) <= cap) return result;
   const stored = store.put(content, origin);
-  const spilled: Spilled = { truncated: true, bytes: stored.bytes, sha256: stored.sha256, ref: stored.ref };
-  // The line's length with the widest numbers it can hold, then two thirds of what is left as head.
-  const room = Math.max(0, cap - Buffer.byteLength(omittedLine(stored.bytes, spilled, stored.bytes)));
-  const head = utf8Head(content, Math.floor((room * 2) / 3));
-  const headBytes = Buffer.byteLength(head);
-  const tail = utf8Tail(content, room - headBytes);
-  const left = stored.bytes - headBytes - Buffer.byteLength(tail);
-  return { ...result, output: { ...result.output, content: head + omittedLine(left, spilled, headBytes) + tail }, spilled };
+  const { spilled, headBytes, room } = shares(cap, stored);
+  const head = utf8Head(content, headBytes);
+  return previewed(result, spilled, head, utf8Tail(content, room - Buffer.byteLength(head)));
+}
+
+/** The same for a content spilled while it was read (spill.ts): only its two ends are at hand, as bytes. */
+export function deliverSpilled(result: JobResult, cap: number, stored: StoredResult, first: Buffer, last: Buffer): JobResult {
+  const { spilled, headBytes, room } = shares(cap, stored);
+  const head = utf8Complete(first.subarray(0, headBytes), "end");
+  const tailBytes = room - Buffer.byteLength(head);
+  const tail = tailBytes > 0 ? utf8Complete(last.subarray(Math.max(0, last.length - tailBytes)), "start") : "";
+  return previewed(result, spilled, head, tail);
+}
+
+/** Bytes cut from UTF-8 text as text, without the partial character the cut left at `where`. */
+function utf8Complete(bytes: Buffer, where: "start" | "end"): string {
+  let from = 0;
+  let to = bytes.length;
+  if (where === "start") {
+    while (from < to && from < 3 && (bytes[from]! & 0xc0) === 0x80) from++;
+  } else {
+    // The last character's first byte, and whether all of it is here.
+    let at = to - 1;
+    while (at > 0 && to - at < 4 && (bytes[at]! & 0xc0) === 0x80) at--;
+    const lead = bytes[at] ?? 0;
+    const want = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+    if (at >= 0 && to - at < want) to = at;
+  }
+  return bytes.toString("utf8", from, to);
 }
