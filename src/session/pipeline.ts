@@ -44,6 +44,8 @@ export interface PipelineContext {
   settingsOf(entry: string): unknown;
   /** The "workerFolders" of a config.json entry (a module's Workers may start from these). */
   workerFoldersOf?(entry: string): string[] | undefined;
+  /** The caps on what a call answers, from a config.json entry (issue 41). */
+  outputsOf?(entry: string): PluginSpec["outputs"];
   confirmTrust: ConfirmTrust | undefined;
   stateDir: string;
   cwd: string;
@@ -53,7 +55,7 @@ export interface PipelineContext {
   /** The session's narrowing of every plugin's tools (checked already). */
   sessionTools: ToolChoice | undefined;
   /** The runtime's settings, the same for every plugin of the session: its hosts' settings, settled once, whole. */
-  runtime: Pick<PluginSpec, "gateMs" | "host"> & {
+  runtime: Pick<PluginSpec, "gateMs" | "host" | "results"> & {
     permission: PermissionHandler | PermissionAnswer | undefined;
   };
 }
@@ -126,6 +128,7 @@ export async function runLoadPipeline(ref: string, options: PipelineOptions, con
     policy: narrowSelection(sidecar.tools, inspection.selection, narrowing).policy,
     // Given only now, after trust: the hosts start from the approved bytes, and may ask for what the approved sidecar declares.
     secrets: context.secretsFor?.(sidecar.name, sidecar.secrets ?? []),
+    outputs: entry === undefined ? undefined : context.outputsOf?.(entry),
   };
   // A plugin with no sidecar (a Cortex one) declares its tools only when it runs.
   if (!inspection.profile.sidecar) spec.accept = acceptCortex(inspection, spec, context, narrowing);

@@ -2,6 +2,7 @@
  * A session: the plugins loaded together, the names they hold, and their lifetimes. Scripts use
  * it directly (`await using session = await Session.open()`); every CLI command runs inside one.
  */
+import { ResultStore } from "../results/store.ts";
 import { existsSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { CxError } from "../errors.ts";
@@ -63,6 +64,8 @@ export class Session implements AsyncDisposable {
   private record: SessionRecord | null = null;
   /** Read at the first sidecar this session checks, then kept (json-schema/checked.ts). */
   private schemas: CheckedSchemas | null = null;
+  /** Whole results over a delivery cap, by reference (issue 41): `<state>/results`. */
+  readonly results: ResultStore;
   /** What reaping found when this session opened. */
   reaped: ReapReport = { entries: [], live: [], corrupt: [], refused: [] };
 
@@ -72,6 +75,7 @@ export class Session implements AsyncDisposable {
     this.logger = options.logger ?? silentLogger;
     this.folders = resolveFolders(options);
     this.config = readConfig(this.folders.configDir);
+    this.results = new ResultStore(this.folders.stateDir);
     this.hostEnv = withoutBoundEnv(pluginHostEnv(process.env, options.env), this.config);
     this.snapshotDir = options.snapshotDir ?? snapshotBase(this.folders.stateDir);
     this.host = settleHostSettings({ ...options, env: this.hostEnv, spinUs: options.spinUs ?? spinFromEnv(options.env), sessionId: this.id, snapshotDir: this.snapshotDir });
@@ -203,13 +207,17 @@ export class Session implements AsyncDisposable {
       loaded: () => this.plugins.map((p) => p.manifest),
       settingsOf: (entry) => this.config.plugins.get(entry)?.settings,
       workerFoldersOf: (entry) => this.config.plugins.get(entry)?.workerFolders,
+      outputsOf: (entry) => {
+        const c = this.config.plugins.get(entry);
+        return c && { readCapBytes: c.readCapBytes, maxOutputBytes: c.maxOutputBytes };
+      },
       confirmTrust: this.options.confirmTrust ?? undefined,
       stateDir: this.folders.stateDir,
       cwd: this.cwd,
       hooksFor: (manifest) => this.hooksFor(manifest),
       secretsFor: (name, declared) => this.secrets.accessFor(name, name, declared),
       sessionTools: this.tools,
-      runtime: { permission: this.options.permission, gateMs: this.options.gateMs, host: this.host },
+      runtime: { permission: this.options.permission, gateMs: this.options.gateMs, host: this.host, results: this.results },
     });
     this.loaded.set(loaded.plugin.name, loaded.plugin);
     for (const r of loaded.plugin.policy.unmatched) {
