@@ -17,7 +17,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { type CallEvent, CxError, isCxError, type Plugin, type PluginChange, type Session } from "../index.ts";
 import { type AllowRule, permissionFor, policyHint } from "./permission.ts";
-import { callResult, failedCall, isAtLeast, type ListedTool, listedTool, mcpLevel, type McpLevel, ProgressCounter, visible } from "./tools.ts";
+import { callResult, failedCall, hasOutputSchema, isAtLeast, type ListedTool, listedTool, mcpLevel, type McpLevel, ProgressCounter, visible } from "./tools.ts";
 
 /** How long a person may take to answer a permission question. */
 const ELICIT_MS = 10 * 60_000;
@@ -31,8 +31,10 @@ export interface HubOptions {
   version: string;
   /** Milliseconds before a call is abandoned with E_TIMEOUT (none by default). */
   timeoutMs?: number;
-  /** One diagnostic line for stderr. */
+  /** One diagnostic line for stderr (said with --verbose only). */
   note: (line: string) => void;
+  /** One warning for stderr (always said). */
+  warn: (line: string) => void;
   /** A log report of a plugin, for stderr (level per SPEC §3.3). */
   logToStderr: (plugin: string, level: number, text: string) => void;
 }
@@ -52,8 +54,8 @@ export class McpHub {
       if (!plugin.manifest.client) continue;
       // No MCP message starts work in the client (sampling asks its model for text, which is not
       // the same), so what a client plugin submits is said on stderr and dropped.
-      options.note(`plugin '${plugin.name}' can start work on its own (client: true); MCP cannot pass that on, so what it submits is logged here and dropped`);
-      plugin.onSubmit((submit) => options.note(`plugin '${plugin.name}' submitted work, dropped: ${visible(submit.goal.slice(0, 200))}`));
+      options.warn(`plugin '${plugin.name}' can start work on its own (client: true); MCP cannot pass that on, so what it submits is logged here and dropped`);
+      plugin.onSubmit((submit) => options.warn(`plugin '${plugin.name}' submitted work, dropped: ${visible(submit.goal.slice(0, 200))}`));
     }
   }
 
@@ -127,7 +129,7 @@ export class McpHub {
   private pluginChanged(plugin: Plugin, change: PluginChange) {
     if (change.kind === "quarantined") {
       this.quarantined.set(plugin.name, change.error);
-      this.options.note(`plugin '${plugin.name}' is quarantined; its tools are no longer listed`);
+      this.options.warn(`plugin '${plugin.name}' is quarantined; its tools are no longer listed`);
     } else {
       this.options.note(`plugin '${plugin.name}' has a new plugin host`);
     }
@@ -179,7 +181,8 @@ export class McpHub {
     try {
       const result = await plugin.invoke(name, request.params.arguments ?? {}, { signal: extra.signal, onEvent, permission, timeoutMs: this.options.timeoutMs });
       await Promise.all(sent);
-      return callResult(plugin.name, name, result, result.decidedBy === "policy" ? policyHint(plugin.name, name) : undefined);
+      const declared = plugin.manifest.tools.find((t) => t.name === name);
+      return callResult(plugin.name, name, result, result.decidedBy === "policy" ? policyHint(plugin.name, name) : undefined, hasOutputSchema(declared));
     } catch (error) {
       await Promise.all(sent);
       if (extra.signal.aborted) {
