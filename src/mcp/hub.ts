@@ -40,6 +40,8 @@ export interface HubOptions {
 }
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+/** What a call needs of its request's context: the SDK's `extra`, or the stdio fast path's (fast-call.ts). */
+export type CallExtra = Pick<Extra, "signal" | "sendNotification" | "sendRequest">;
 
 export class McpHub {
   /** Connections whose client finished initializing: they may be sent notifications. */
@@ -80,16 +82,7 @@ export class McpHub {
       { capabilities: { tools: { listChanged: true }, logging: {} }, ...(instructions ? { instructions } : {}) },
     );
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: this.tools() }));
-    server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
-      const call = this.call(server, request, extra, authenticated);
-      const settled = call.then(
-        () => {},
-        () => {},
-      );
-      this.inFlight.add(settled);
-      void settled.then(() => this.inFlight.delete(settled));
-      return call;
-    });
+    server.setRequestHandler(CallToolRequestSchema, (request, extra) => this.callTool(server, request.params, extra, authenticated));
     // Our own level per connection, applied to every log we forward (the SDK's applies to some).
     server.removeRequestHandler("logging/setLevel");
     server.setRequestHandler(SetLevelRequestSchema, async (request) => {
@@ -136,8 +129,20 @@ export class McpHub {
     for (const server of this.ready) server.sendToolListChanged().catch(() => {});
   }
 
-  private async call(server: Server, request: CallToolRequest, extra: Extra, authenticated: boolean) {
-    const { name } = request.params;
+  /** A `tools/call`, counted among the calls in flight (drain waits for them). */
+  callTool(server: Server, params: CallToolRequest["params"], extra: CallExtra, authenticated: boolean) {
+    const call = this.call(server, params, extra, authenticated);
+    const settled = call.then(
+      () => {},
+      () => {},
+    );
+    this.inFlight.add(settled);
+    void settled.then(() => this.inFlight.delete(settled));
+    return call;
+  }
+
+  private async call(server: Server, params: CallToolRequest["params"], extra: CallExtra, authenticated: boolean) {
+    const { name } = params;
     // Found among every tool the plugins declare, hidden ones included, so that a call to a hidden
     // tool is refused by the library (E_TOOL_HIDDEN, naming the rule), as everywhere else.
     const plugin = this.options.plugins.find((p) => p.tools.some((t) => t.name === name)) ?? this.options.plugins.find((p) => p.manifest.tools.some((t) => t.name === name));
@@ -151,7 +156,7 @@ export class McpHub {
     const quarantine = this.quarantined.get(plugin.name);
     if (quarantine) return failedCall(plugin.name, quarantine);
 
-    const token = request.params._meta?.progressToken;
+    const token = params._meta?.progressToken;
     const sent: Promise<unknown>[] = [];
     const counter = new ProgressCounter();
     const notify = (notification: ServerNotification) => sent.push(extra.sendNotification(notification).catch(() => {}));
@@ -179,7 +184,7 @@ export class McpHub {
       mayStore: authenticated,
     });
     try {
-      const result = await plugin.invoke(name, request.params.arguments ?? {}, { signal: extra.signal, onEvent, permission, timeoutMs: this.options.timeoutMs });
+      const result = await plugin.invoke(name, params.arguments ?? {}, { signal: extra.signal, onEvent, permission, timeoutMs: this.options.timeoutMs });
       await Promise.all(sent);
       const declared = plugin.manifest.tools.find((t) => t.name === name);
       return callResult(plugin.name, name, result, result.decidedBy === "policy" ? policyHint(plugin.name, name) : undefined, hasOutputSchema(declared));

@@ -4,6 +4,7 @@
  * away — stdin's end, EPIPE on stdout, SIGHUP, SIGTERM, SIGINT, or the parent's death.
  */
 import { createLogger, CxError, isCxError, type Plugin, Session } from "../index.ts";
+import { FastCalls } from "./fast-call.ts";
 import { McpHub } from "./hub.ts";
 import { bearerToken, type HttpServer, type Listen, serveHttp } from "./http.ts";
 import type { AllowRule } from "./permission.ts";
@@ -98,7 +99,9 @@ export async function serveMcp(options: McpOptions): Promise<number> {
       const watchdog = setInterval(() => process.ppid !== parent && stop("the parent process ended"), 500);
       watchdog.unref();
       cleanups.push(() => clearInterval(watchdog));
-      await hub.server({ authenticated: true }).connect(transport); // our parent started us: it is the user
+      const server = hub.server({ authenticated: true }); // our parent started us: it is the user
+      await server.connect(transport);
+      transport.fast = new FastCalls(hub, server, (message) => transport.send(message), true);
       cleanups.push(() => process.stdin.pause());
       note(`serving over stdio: ${served}`);
     }
