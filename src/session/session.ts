@@ -14,6 +14,7 @@ import { GATE_MS } from "../host/gate.ts";
 import { unmatchedText } from "../host/tool-policy.ts";
 import { type Resolved, resolveReference, type SearchFolder, searchFolders } from "../discovery/discover.ts";
 import { type Folders, resolveFolders } from "../discovery/paths.ts";
+import { approvedByPath } from "./approved-by-path.ts";
 import { catalog, type CatalogEntry } from "../discovery/catalog.ts";
 import { readApprovals, revokeApproval } from "../trust/approvals.ts";
 import type { ConfirmTrust } from "../trust/check.ts";
@@ -145,6 +146,20 @@ export class Session implements AsyncDisposable {
       configured: e.configured,
       enabled: (this.config.plugins.get(e.name)?.enabled ?? true) && this.project?.plugins.get(e.name)?.enabled !== false,
       problem: e.problem,
+    }));
+  }
+
+  /**
+   * The plugins approved at a folder no search folder reaches (approved by their path), as `list`
+   * shows them after `available()`'s: `ref` is the folder; one whose folder is gone has a problem.
+   */
+  approvedByPath(): AvailablePlugin[] {
+    return approvedByPath(this.folders.stateDir, this.catalog(), (r) => this.locate(r)).map((a) => ({
+      name: a.name,
+      ref: a.location?.library ?? a.directory,
+      configured: false,
+      enabled: (this.config.plugins.get(a.name)?.enabled ?? true) && this.project?.plugins.get(a.name)?.enabled !== false,
+      problem: a.gone ? `its folder ${a.directory} is gone` : a.problem,
     }));
   }
 
