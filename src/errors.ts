@@ -29,6 +29,8 @@ export const EXIT_CODES = {
   E_PLUGIN_FAILED: 5, // the plugin answered ok:false
   E_BAD_REPLY: 5, // the plugin's answer was not a valid envelope
   E_CRASHED: 5,
+  E_SANDBOX: 5, // a declared restriction this kernel cannot enforce (issue 39), naming the layer
+  E_LIMIT: 5, // a plugin host killed by a limit its sandbox set (memory, processes), with {limit, value}
   E_QUARANTINED: 5,
   E_BUSY: 5,
   E_STOPPED: 5, // a call on a plugin that was stopped

@@ -89,6 +89,7 @@ export class Plugin {
       cwd: spec.cwd,
       expected: spec.expected,
       host: spec.host,
+      ...(spec.sandbox ? { sandbox: spec.sandbox } : {}),
       ...hooks,
     });
     try {
@@ -153,6 +154,11 @@ export class Plugin {
   /** What the plugin says it is, in a sentence, when it says (a Cortex plugin_info's description). */
   get about(): string | null {
     return this.aboutValue;
+  }
+
+  /** The kernel layers its hosts run under (src/sandbox/), or null: unconfined (it declares no sandbox). */
+  get sandboxLayers(): readonly string[] | null {
+    return this.spec.sandbox?.layers ?? null;
   }
 
   /** Optional exports the library has: "poll", "command", "attach". */

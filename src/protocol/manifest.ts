@@ -1,5 +1,6 @@
 import * as v from "valibot";
 import { describeValue, type Problem, toProblems } from "./issues.ts";
+import { SandboxSchema } from "./sandbox.ts";
 
 import { CONTRACT_CURRENT, CONTRACT_OLDEST, contractInRange, MANIFEST_DEPTH_LIMIT, tooDeep, tooDeepText } from "./contract.ts";
 
@@ -72,6 +73,8 @@ export const ManifestSchema = v.strictObject({
   client: v.optional(v.boolean(), false),
   tools: v.pipe(v.array(ToolSchema), uniqueNames<Tool>("tool")),
   commands: v.optional(v.pipe(v.array(CommandSchema), uniqueNames<Command>("command")), () => []),
+  /** What the plugin may touch, enforced by the kernel (protocol/sandbox.ts); none: unconfined. */
+  sandbox: v.optional(SandboxSchema),
 });
 export type Manifest = v.InferOutput<typeof ManifestSchema>;
 /** A manifest as a plugin may write it: the defaults filled in by the schema left out. */
