@@ -71,6 +71,7 @@ export function describeTrustRequest(request: TrustRequest): string {
       : [`  tools         ${m.tools.length}${m.tools.length ? `: ${m.tools.map((t) => inert(t.name)).join(", ")}` : ""}`, `  asks          ${describeAsking(m)}`]),
     `  instructions  ${m.instructions ? "adds instructions for the model" : "none"}`,
     `  processes     ${cortex ? "not declared by Cortex plugins; what it starts ends with its plugin host" : m.spawns ? "starts processes of its own" : "starts none"}`,
+    `  secrets       ${describeSecrets(m)}`,
     `  on its own    ${m.client ? "can start work by itself (client)" : "only acts when called"}`,
     `  settings      ${cortex ? "none (a Cortex plugin takes no settings)" : describeSettings(request.settings)}`,
     ...(request.ships.length ? [`  ships         ${request.ships.map(inert).join(", ")} (loaded from the approved copies)`] : []),
@@ -88,6 +89,13 @@ function processLines(process: NonNullable<TrustRequest["process"]>): string[] {
     ...process.runs.map((r, i) => `${i === 0 ? "  runs          " : "                "}${inert(r.tool)}: ${[r.command, ...r.args].map((a) => inert(JSON.stringify(a))).join(" ")}`),
     ...(outside.length ? [`  outside       runs from outside its folder (allow_host_paths): ${outside.join(", ")}`] : []),
   ];
+}
+
+/** "may ask for: github.token — its description; …", each string inert. */
+export function describeSecrets(manifest: Manifest): string {
+  const secrets = manifest.secrets ?? [];
+  if (!secrets.length) return "asks for none";
+  return `may ask for: ${secrets.map((s) => (s.description ? `${inert(s.name)} — ${inert(s.description)}` : inert(s.name))).join("; ")}`;
 }
 
 /** What a Cortex plugin is, and where what is shown of it comes from. */

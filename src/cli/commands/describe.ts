@@ -8,7 +8,7 @@ import { inert, inertBlock } from "../../inert.ts";
 import { describeChanges, type Inspection, otherFolderSentence, refusalOf } from "../../session/inspect.ts";
 import { COST_ESTIMATE, contextCost } from "../../session/selection.ts";
 import { askedBecause, hiddenBecause, ruleText, unmatchedText } from "../../host/tool-policy.ts";
-import { describeAsking, describeSettings } from "../_trust-prompt.ts";
+import { describeAsking, describeSecrets, describeSettings } from "../_trust-prompt.ts";
 import { globalOptions, pluginArg } from "../_args.ts";
 import { type CommandResult, indentBlock } from "../_output.ts";
 import { openSession } from "../_session.ts";
@@ -97,6 +97,7 @@ export function renderManifest(m: Manifest, library: string, profile: KindProfil
     ...m.tools.map((t) => `  ${inert(t.name)}  — ${t.description ? inert(t.description) : "(no description)"}\n      permission: ${gate(t.gated)}${t.gated !== false && !t.alwaysAskable ? ", never offers Always" : ""}\n${renderArguments(t)}`),
   ];
   if (m.commands.length) lines.push("", `commands (${m.commands.length}):`, ...m.commands.map((c) => `  /${inert(c.name)}  — ${inert(c.summary ?? "")}`));
+  if (m.secrets?.length) lines.push("", `secrets: ${describeSecrets(m)} (cxagent secrets ${inert(m.name)}: what each is bound to)`);
   if (m.instructions) lines.push("", "instructions for the model:", ...inertBlock(m.instructions).split("\n").map((l) => `  ${l}`));
   return lines.join("\n") + "\n";
 }
