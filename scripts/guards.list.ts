@@ -2023,6 +2023,15 @@ export const GUARDS: Guard[] = [
     why: "a process tool's command or working folder outside its approved folder needs allow_host_paths (and the trust prompt names it)",
   },
   {
+    id: "process-sandbox-refused",
+    area: "isolation",
+    file: "src/protocol/cortex-process.ts",
+    find: `  if (isPlainObject(declared) && declared.sandbox !== undefined) {`,
+    replace: `  if (false) {`,
+    tests: [PROCESS],
+    why: "a Cortex process plugin that declares the kernel sandbox, which cannot confine its commands yet, is refused, never run unconfined",
+  },
+  {
     id: "process-env-cleared",
     area: "isolation",
     file: "src/plugin-host/process.ts",
