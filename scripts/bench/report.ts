@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import type { Figures } from "./context.ts";
 import { median } from "./measure.ts";
 import { SIZES } from "./payload.ts";
+import { REDACTION_SIZES } from "./redaction.ts";
 import { isMet, TARGETS } from "./targets.ts";
 
 export interface RunRecord {
@@ -149,6 +150,21 @@ export function render(runs: RunRecord[], options: ReportOptions): string {
       }
       out.push("");
     }
+  }
+  if (has(runs, "redaction.")) {
+    out.push(
+      "## Redaction of secrets (scripts/bench/redaction.ts), one call at a time",
+      "",
+      "The payload plugin's replies through two sessions of this build, in the same rounds: one knowing no secret, one that resolved a secret (every reply scanned for each of its forms).",
+      "",
+      "| reply | mean µs, no secret | mean µs, one secret | ratio | parent CPU µs, no secret / one secret |",
+      "| --- | --- | --- | --- | --- |",
+    );
+    for (const s of REDACTION_SIZES) {
+      const k = (name: string, what: string) => `redaction.${s.label}.${name}.${what}`;
+      out.push(`| ${s.label.replace("k", " KiB").replace("m", " MiB")} | ${spread(runs, k("off", "mean_us"))} | ${spread(runs, k("on", "mean_us"))} | ${ratioSpread(runs, k("on", "mean_us"), k("off", "mean_us"))} | ${spread(runs, k("off", "cpu_parent_us"))} / ${spread(runs, k("on", "cpu_parent_us"))} |`);
+    }
+    out.push("");
   }
   const pluginTable = (prefix: string, counts: number[]) => {
     out.push(`| contender | ${counts.map((n) => `${n} busy: calls/s | CPU/call µs (parent + hosts)`).join(" | ")} |`, `| --- |${counts.map(() => " --- | --- |").join("")}`);
