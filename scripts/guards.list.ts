@@ -31,6 +31,9 @@
  *   call_begin; issue 37): without it, a call added while another is taken off can be lost, and its
  *   reports dropped. The window is a few instructions: 50,000 calls 64 at a time, each reporting
  *   (reports.test.ts), did not hit it in a run on 2 CPUs, so no test can time it.
+ * - The close-on-exec marks on a Cortex process plugin host's protocol descriptors
+ *   (plugin-host/process.ts): Bun's spawn hands a tool's command only its three pipes anyway
+ *   (cortex-process.test.ts sees exactly those), so removing them changes nothing a test sees.
  */
 
 export type Area = "trust" | "text" | "gating" | "selection" | "reaping" | "isolation" | "protocol" | "state" | "mcp" | "secrets";
@@ -76,6 +79,7 @@ const CORTEX = "test/integration/cortex.test.ts";
 const CHECKED = "test/unit/checked-schemas.test.ts";
 const WORKERS = "test/integration/module-workers.test.ts";
 const CORTEX_HOSTILE = "test/integration/cortex-hostile.test.ts";
+const PROCESS = "test/integration/cortex-process.test.ts";
 const SECRETS = "test/integration/secrets.test.ts";
 
 export const GUARDS: Guard[] = [
@@ -2008,6 +2012,70 @@ export const GUARDS: Guard[] = [
     tests: ["test/e2e/config-cli.test.ts"],
     why: "config set never writes a config.json a load would refuse",
   },
+  // ---- Cortex process plugins (issue 43): each call one process, held to what the manifest allows ----
+  {
+    id: "process-outside-needs-allow",
+    area: "trust",
+    file: "src/protocol/cortex-process.ts",
+    find: `if (path !== undefined && !native.allow_host_paths && isOutside(path)) {`,
+    replace: `if (false) {`,
+    tests: [PROCESS],
+    why: "a process tool's command or working folder outside its approved folder needs allow_host_paths (and the trust prompt names it)",
+  },
+  {
+    id: "process-env-cleared",
+    area: "isolation",
+    file: "src/plugin-host/process.ts",
+    find: `  const env: Record<string, string> = {};\n  for (const name of tool.inherit_env) {`,
+    replace: `  const env: Record<string, string> = { ...(process.env as Record<string, string>) };\n  for (const name of tool.inherit_env) {`,
+    tests: [PROCESS],
+    why: "a process tool's environment is exactly its inherit_env and env",
+  },
+  {
+    id: "process-limit-refuses",
+    area: "isolation",
+    file: "src/plugin-host/process-run.ts",
+    find: " 2>/dev/null || { echo ${LIMIT_MARK}CPU >&2; exit ${LIMIT_STATUS}; }`",
+    replace: " 2>/dev/null`",
+    tests: ["test/unit/process-run.test.ts"],
+    why: "a max_cpu_secs that cannot be set as RLIMIT_CPU refuses the call instead of running it unlimited",
+  },
+  {
+    id: "process-group-ended",
+    area: "reaping",
+    file: "src/plugin-host/process-run.ts",
+    find: `      outcome ??= why;\n      if (pid !== undefined) endGroup(pid);`,
+    replace: `      outcome ??= why;`,
+    tests: [PROCESS],
+    why: "a process tool's whole group is ended at its timeout, past its output cap, and on cancel",
+  },
+  {
+    id: "process-call-end-ends-group",
+    area: "reaping",
+    file: "src/plugin-host/process-run.ts",
+    find: `    child.on("close", () => {\n      if (pid !== undefined) endGroup(pid);`,
+    replace: `    child.on("close", () => {`,
+    tests: [PROCESS],
+    why: "nothing a process tool's call started outlives the call: its group is ended when the call ends",
+  },
+  {
+    id: "process-cancel-ends",
+    area: "reaping",
+    file: "src/plugin-host/process-run.ts",
+    find: `    const onAbort = () => end({ end: "cancelled" });`,
+    replace: `    const onAbort = () => {};`,
+    tests: [PROCESS],
+    why: "an abandoned process call's group is ended at once, not left to run",
+  },
+  {
+    id: "process-output-cap",
+    area: "protocol",
+    file: "src/plugin-host/process-run.ts",
+    find: `      if (bytes > call.maxOutputBytes) return end({ end: "too-much", bytes });`,
+    replace: ``,
+    tests: [PROCESS],
+    why: "a process tool's stdout and stderr together stop at its max_output_bytes",
+  },
   {
     id: "secrets-redact-lines",
     area: "secrets",
@@ -2106,5 +2174,50 @@ export const GUARDS: Guard[] = [
     replace: `  else if (w.n > SECRET_MAX || !out || cap == (size_t)-1) result = SECRET_TOO_SMALL;`,
     tests: [SECRETS],
     why: "host->secret never writes past the plugin's buffer: too small a cap gets CXAGENT_SECRET_TOO_SMALL and nothing",
+  },
+  {
+    id: "read-cap-while-reading",
+    area: "protocol",
+    file: "src/host/lines.ts",
+    find: `    this.limits?.onOverflow(head, seen, this.lineCap);`,
+    replace: ``,
+    tests: ["test/integration/line-cap.test.ts", "test/unit/lines.test.ts"],
+    why: "a reply over its call's read cap fails that call with E_LIMIT while it is read, not when (or if) its line ends (issue 41)",
+  },
+  {
+    id: "read-cap-unattributable-ends-host",
+    area: "protocol",
+    file: "src/host/read-cap.ts",
+    find: `    if (id === null) {`,
+    replace: `    if (false) {`,
+    tests: ["test/integration/line-cap.test.ts"],
+    why: "bytes past the read cap that name no call end the plugin host and fail its calls with E_LIMIT, instead of leaving them waiting on a stream that cannot be read on (issue 41)",
+  },
+  {
+    id: "result-hash-checked",
+    area: "state",
+    file: "src/results/store.ts",
+    find: `    if (hash.digest("hex") !== hex) throw untrusted(path, "its bytes do not hash to its name");`,
+    replace: ``,
+    tests: ["test/unit/result-store.test.ts"],
+    why: "a stored result whose bytes are not its hash's is refused on every read, never passed on (issue 41)",
+  },
+  {
+    id: "result-file-private",
+    area: "state",
+    file: "src/results/store.ts",
+    find: `    if (!stat.isFile() || (stat.mode & 0o777) !== 0o600 || (process.getuid && stat.uid !== process.getuid())) {`,
+    replace: `    if (false) {`,
+    tests: ["test/unit/result-store.test.ts"],
+    why: "a stored result that is not a plain 0600 file of this user's is not trusted (issue 41)",
+  },
+  {
+    id: "spill-while-reading",
+    area: "protocol",
+    file: "src/host/lines.ts",
+    find: `      this.sink = this.limits?.sinkOf?.(piece.subarray(0, HEAD_KEPT)) ?? null;`,
+    replace: `      this.sink = null;`,
+    tests: ["test/e2e/outputs-cli.test.ts"],
+    why: "with a delivery cap, a long reply streams to the result store as it is read: the parent's peak memory for a 50 MB answer stays under 200 MB above its baseline (issue 41)",
   },
 ];

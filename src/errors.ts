@@ -32,6 +32,7 @@ export const EXIT_CODES = {
   E_CRASHED: 5,
   E_QUARANTINED: 5,
   E_BUSY: 5,
+  E_LIMIT: 5, // a plugin's answer passed the read cap (issue 41)
   E_STOPPED: 5, // a call on a plugin that was stopped
   E_TIMEOUT: 6,
   E_CANCELLED: 6,

@@ -32,6 +32,7 @@ export const COMMANDS: Record<string, Loader> = {
   approvals: () => import("./commands/approvals.ts") as never,
   secrets: () => import("./commands/secrets.ts") as never,
   reap: () => import("./commands/reap.ts") as never,
+  result: () => import("./commands/result.ts") as never,
   instructions: () => import("./commands/instructions.ts") as never,
   mcp: () => import("./commands/mcp.ts") as never,
   new: () => import("./commands/new.ts") as never,

@@ -56,6 +56,7 @@ export function describeTrustRequest(request: TrustRequest): string {
   const lines = [
     request.state === "changed" ? `Plugin ${name} ${version} changed since you approved it.` : `Plugin ${name} ${version} has not been approved yet.`,
     ...(cortex ? cortexLines(cortex) : []),
+    ...(request.process ? processLines(request.process) : []),
     `  folder        ${inert(request.realFolder)}  (every file in it is covered)`,
     `  hash          ${request.hash}`,
     ...(request.state === "changed" ? [`  changed       ${describeChanges(request.changes)}`] : []),
@@ -80,6 +81,16 @@ export function describeTrustRequest(request: TrustRequest): string {
   return lines.join("\n");
 }
 
+/** What a Cortex process plugin runs: each tool's command, and every path outside its folder by name. */
+function processLines(process: NonNullable<TrustRequest["process"]>): string[] {
+  const outside = process.runs.flatMap((r) => r.outside.map((p) => `${inert(p)} (tool ${inert(r.tool)})`));
+  return [
+    `  kind          Cortex process plugin (${inert(process.manifest)}): each call runs its tool's command`,
+    ...process.runs.map((r, i) => `${i === 0 ? "  runs          " : "                "}${inert(r.tool)}: ${[r.command, ...r.args].map((a) => inert(JSON.stringify(a))).join(" ")}`),
+    ...(outside.length ? [`  outside       runs from outside its folder (allow_host_paths): ${outside.join(", ")}`] : []),
+  ];
+}
+
 /** "may ask for: github.token — its description; …", each string inert. */
 export function describeSecrets(manifest: Manifest): string {
   const secrets = manifest.secrets ?? [];
@@ -93,5 +104,7 @@ function cortexLines(cortex: NonNullable<TrustRequest["cortex"]>): string[] {
   return [
     `  kind          Cortex native plugin (cortex_plugin_init); ${from}`,
     ...(cortex.description ? [`  about         ${inert(cortex.description)}`] : []),
+    // plugin_info is the running code's: unknown before approval, so only what a difference means.
+    ...(cortex.manifest ? ["  name          the manifest's; a plugin_info naming it otherwise is warned about once it runs, not refused"] : []),
   ];
 }

@@ -15,7 +15,6 @@ import { type KindProfile, profileOf } from "../kinds/index.ts";
 import {
   EventSchema,
   type EXPORT_OF,
-  LINE_CAP,
   type Notice,
   parseReply,
   type Reply,
@@ -30,6 +29,7 @@ import { crashError, StderrTail } from "./stderr-tail.ts";
 import type { ConnectOptions, Ending, ProcessHooks, SpawnOptions } from "./connection-options.ts";
 import { ReplySpin, parentSpinUs } from "./reply-spin.ts";
 import type { Line } from "./lines.ts";
+import { ReadCap } from "./read-cap.ts";
 import type { ExitInfo, Transport, TransportSink } from "./transport.ts";
 import { PluginText } from "./plugin-text.ts";
 import { codeForRefusal, describeRequest, type RequestBody } from "./connection-words.ts";
@@ -66,6 +66,7 @@ export class Connection {
   /** The function each request calls in the plugin, for messages. */
   private readonly exportNames: typeof EXPORT_OF;
   private readonly calls: Calls;
+  private readonly readCap: ReadCap;
   private readonly outbox: string[] = [];
   /** The outbox holds a call's request, not only notices: only a call's reply is worth a spin. */
   private outboxHasCall = false;
@@ -95,12 +96,14 @@ export class Connection {
       send: (line) => this.write(line, true),
       onAbandon: (call, error) => this.alive && this.send({ kind: "cancel", call, reason: error.code }),
     });
+    this.readCap = new ReadCap(options.label, this.calls, () => void this.kill());
     const spinUs = parentSpinUs(options.spinUs);
     this.replySpin = spinUs > 0 ? new ReplySpin(spinUs) : null;
     this.transport = connect({
       onLine: (line) => this.onLine(line),
       onStderr: (line) => this.onStderr(line),
       onBroken: (why) => this.hooks.onLog?.(4, why),
+      limits: this.readCap.limits,
     });
     const host = this.transport.process;
     if (host) this.hooks.onSpawn?.(host);
@@ -108,7 +111,7 @@ export class Connection {
       this.ending = { exit, hadPending: this.calls.waiting > 0 };
       this.endListener?.(this.ending);
       // Calls cut short by an end we asked for were stopped; stop itself, if it was running, crashed.
-      this.calls.failAll((what) => (this.closing && what !== this.exportNames.stop ? this.stoppedError(what) : this.crashError(exit, what)));
+      this.calls.failAll((what) => this.readCap.broken ?? (this.closing && what !== this.exportNames.stop ? this.stoppedError(what) : this.crashError(exit, what)));
       // What the plugin registered, and what it left in the host's group, dies with the host (the transport's).
       // (Released whether or not anyone listens: `onGone?.(await …)` would skip the call without a listener.)
       const gone = await this.transport.release(DEFAULTS.graceMs);
@@ -291,7 +294,7 @@ export class Connection {
 
   private onLine(line: Line) {
     if (line.cut > 0) {
-      this.hooks.onLog?.(4, `the plugin host wrote a protocol line over the ${LINE_CAP >> 20} MiB cap (${line.text.length + line.cut} bytes); it was dropped`);
+      this.readCap.ended(line, (text) => this.hooks.onLog?.(4, text));
     } else if (line.text) {
       this.dispatch(line.text);
     }

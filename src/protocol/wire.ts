@@ -148,6 +148,15 @@ export const CORTEX_EXPORT_OF: typeof EXPORT_OF = {
   stop: "plugin_drop",
 };
 
+/** The same for a Cortex process plugin: its plugin host runs a tool's command, one process per call. */
+export const PROCESS_EXPORT_OF: typeof EXPORT_OF = {
+  start: "start (nothing to run)",
+  invoke: "the tool's command",
+  gate: "gate (no Cortex function)",
+  command: "command (no Cortex function)",
+  stop: "stop (nothing to run)",
+};
+
 /** The same for a module plugin: the function of its definePlugin object each request calls. */
 export const FUNCTION_OF: typeof EXPORT_OF = {
   start: "start()",
