@@ -46,6 +46,15 @@ export type { CatalogEntry } from "./discovery/catalog.ts";
 export type { Collision } from "./session/names.ts";
 export type { ProjectPluginConfig } from "./discovery/project-config.ts";
 export type { ToolLayer } from "./session/selection.ts";
+export type { ProcessFacts } from "./session/process-facts.ts";
+export type { ResultWriter, StoreOptions } from "./results/store.ts";
+/** Secrets (issue 40): the session's broker, what a plugin host may ask of it, exact-value redaction. */
+export { SecretBroker, type BoundSecret, type SecretSources } from "./secrets/broker.ts";
+export type { SecretAccess, SecretAnswer, SecretRefusal } from "./secrets/access.ts";
+export { MARKER_PREFIX, Redactor, StreamRedactor } from "./secrets/redact.ts";
+export type { Resolution } from "./secrets/resolve.ts";
+export type { SecretBinding } from "./discovery/secret-bindings.ts";
+export type { SecretDeclaration } from "./protocol/manifest.ts";
 /** Writing a plugin in TypeScript or JavaScript: what its module default-exports. */
 export {
   definePlugin,
