@@ -30,9 +30,10 @@ export const EXIT_CODES = {
   E_PLUGIN_FAILED: 5, // the plugin answered ok:false
   E_BAD_REPLY: 5, // the plugin's answer was not a valid envelope
   E_CRASHED: 5,
+  E_SANDBOX: 5, // a declared restriction this kernel cannot enforce (issue 39), naming the layer
+  E_LIMIT: 5, // a limit passed: a host killed by its sandbox's memory or processes ({limit, value}, issue 39), an answer past the read cap (issue 41)
   E_QUARANTINED: 5,
   E_BUSY: 5,
-  E_LIMIT: 5, // a plugin's answer passed the read cap (issue 41)
   E_STOPPED: 5, // a call on a plugin that was stopped
   E_TIMEOUT: 6,
   E_CANCELLED: 6,

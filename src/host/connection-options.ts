@@ -3,6 +3,7 @@ import type { KindProfile } from "../kinds/index.ts";
 import type { PluginKind } from "../protocol/host-args.ts";
 import type { HostSettings } from "../protocol/host-settings.ts";
 import type { KnownManifest } from "../protocol/manifest.ts";
+import type { HostSandbox } from "../protocol/sandbox.ts";
 import type { CheckEvent } from "../protocol/wire.ts";
 import type { Owned } from "../reaper/ours.ts";
 import type { SealedDependency } from "./child-transport.ts";
@@ -53,6 +54,8 @@ export interface ConnectOptions extends ProcessHooks {
 export interface SpawnOptions extends ConnectOptions {
   /** The command that starts a plugin host, without its arguments: the session knows where cxagent is. */
   hostCommand: string[];
+  /** Set when the host starts through the sandbox launcher (hostCommand is the launcher's). */
+  sandbox?: HostSandbox;
   library: string;
   /** The library's approved bytes: loaded from a sealed copy of these, not from the file. */
   libraryBytes?: Uint8Array;

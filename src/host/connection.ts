@@ -133,6 +133,7 @@ export class Connection {
       cwd: options.cwd,
       host,
       check: options.check,
+      ...(options.sandbox ? { sandbox: options.sandbox } : {}),
     }, sink), { ...options, poolCap: host.poolCap ?? undefined, stuckMs: host.stuckMs, spinUs: host.spinUs, startupMs: host.startupMs });
   }
 

@@ -6,6 +6,7 @@ import type { CxError } from "../errors.ts";
 import type { KindProfile } from "../kinds/index.ts";
 import type { HostSettings } from "../protocol/host-settings.ts";
 import type { KnownManifest, Manifest } from "../protocol/manifest.ts";
+import type { HostSandbox } from "../protocol/sandbox.ts";
 import type { CallEvent, ProcessHooks, SealedDependency } from "./connection.ts";
 import type { PermissionAnswer, PermissionHandler } from "./gate.ts";
 import type { ToolPolicy } from "./tool-policy.ts";
@@ -68,6 +69,8 @@ export interface PluginSpec {
   outputs?: { readCapBytes?: number; maxOutputBytes?: number };
   /** Where results over the delivery cap are stored, and references in arguments are read (the session's state folder). */
   results?: ResultStore;
+  /** Set when its host starts through the sandbox launcher (src/sandbox/): the layers, and what a limit did. */
+  sandbox?: HostSandbox;
 }
 
 export interface InvokeOptions {

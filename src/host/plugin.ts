@@ -95,6 +95,7 @@ export class Plugin {
       expected: spec.expected,
       host: spec.host,
       secrets: spec.secrets,
+      ...(spec.sandbox ? { sandbox: spec.sandbox } : {}),
       ...hooks,
     });
     try {
@@ -164,6 +165,11 @@ export class Plugin {
   /** What its load found odd but not wrong, in sentences (a Cortex plugin_info naming it otherwise than its manifest.toml). */
   get warnings(): readonly string[] {
     return this.spec.warnings ?? [];
+  }
+
+  /** The kernel layers its hosts run under (src/sandbox/), or null: unconfined (it declares no sandbox). */
+  get sandboxLayers(): readonly string[] | null {
+    return this.spec.sandbox?.layers ?? null;
   }
 
   /** Optional exports the library has: "poll", "command", "attach". */
@@ -294,10 +300,7 @@ export class Plugin {
     return turn;
   }
 
-  /**
-   * Calls `listener` when the plugin is quarantined or its plugin host is restarted (an adapter
-   * such as `cxagent mcp` tells its clients the tool list changed); returns the unsubscribe.
-   */
+  /** Calls `listener` when the plugin is quarantined or its host restarted (cxagent mcp: list_changed); returns the unsubscribe. */
   onChange(listener: (change: PluginChange) => void): () => void {
     this.changeListeners.add(listener);
     return () => this.changeListeners.delete(listener);

@@ -1,5 +1,6 @@
 import * as v from "valibot";
 import { describeValue, type Problem, toProblems } from "./issues.ts";
+import { SandboxSchema } from "./sandbox.ts";
 
 import { CONTRACT_CURRENT, CONTRACT_OLDEST, contractInRange, MANIFEST_DEPTH_LIMIT, tooDeep, tooDeepText } from "./contract.ts";
 
@@ -82,6 +83,8 @@ export const ManifestSchema = v.strictObject({
   commands: v.optional(v.pipe(v.array(CommandSchema), uniqueNames<Command>("command")), () => []),
   /** The secrets it may ask for (issue 40); what a user binds to them is in config.json, never here. */
   secrets: v.optional(v.pipe(v.array(SecretSchema), uniqueNames<SecretDeclaration>("secret"))),
+  /** What the plugin may touch, enforced by the kernel (protocol/sandbox.ts); none: unconfined. */
+  sandbox: v.optional(SandboxSchema),
 });
 export type Manifest = v.InferOutput<typeof ManifestSchema>;
 /** A manifest as a plugin may write it: the defaults filled in by the schema left out. */

@@ -228,6 +228,7 @@ function cortexFactsOf(location: Resolved, loadSet: LoadSet): { manifest: Manife
     client: false,
     tools: [],
     commands: [],
+    ...(declared?.sandbox ? { sandbox: declared.sandbox } : {}),
   };
   return { manifest, cortex: { manifest: path, description: declared?.description ?? null, versionDeclared: declared !== null } };
 }

@@ -22,6 +22,7 @@ import { firstDifference } from "./compare.ts";
 import { hostCommand } from "./host-command.ts";
 import { bytesToLoad, type Inspection, recordInspected, refusalOf, trustRequestOf } from "./inspect.ts";
 import { claimNames } from "./names.ts";
+import { sandboxOf } from "./sandbox.ts";
 import { narrowSelection } from "./selection.ts";
 import type { ToolChoice } from "../discovery/config.ts";
 import { ruleText } from "../host/tool-policy.ts";
@@ -109,10 +110,13 @@ export async function runLoadPipeline(ref: string, options: PipelineOptions, con
 
   const entry = inspection.settings?.entry;
   const narrowing = { session: context.sessionTools, load: options.tools };
+  // A declared sandbox: the host starts through the launcher, or the load is refused (E_SANDBOX) here.
+  const sandbox = sandboxOf(inspection, hostCommand(), { cwd: context.cwd, stateDir: context.stateDir, privateDir: context.runtime.host.snapshotDir });
   const spec: PluginSpec = {
     name: sidecar.name,
     profile: inspection.profile,
-    hostCommand: hostCommand(),
+    hostCommand: sandbox?.command ?? hostCommand(),
+    ...(sandbox ? { sandbox } : {}),
     library: location.library,
     libraryBytes: bytesToLoad(inspection),
     dependencies: inspection.dependencies.plan!.inSet.map((d) => ({ path: d.path, soname: d.soname, bytes: loadSet.kept.get(d.path)! })),
