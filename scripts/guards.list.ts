@@ -2059,6 +2059,15 @@ export const GUARDS: Guard[] = [
     why: "nothing a process tool's call started outlives the call: its group is ended when the call ends",
   },
   {
+    id: "process-call-registered",
+    area: "reaping",
+    file: "src/plugin-host/process.ts",
+    find: `        started: (pid) => call.registerChild(pid),`,
+    replace: `        started: () => {},`,
+    tests: [PROCESS],
+    why: "each process tool call is recorded with the session, so its group is ended even when its plugin host dies",
+  },
+  {
     id: "process-cancel-ends",
     area: "reaping",
     file: "src/plugin-host/process-run.ts",

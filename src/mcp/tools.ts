@@ -3,6 +3,7 @@
  * the mapping is tested without a process.
  */
 import type { CxError, JobResult, Manifest, Tool } from "../index.ts";
+import { type MediaContent, mediaContent } from "./media.ts";
 
 /** A `tools/list` entry. `inputSchema` is the manifest's object itself, passed through verbatim. */
 export interface ListedTool {
@@ -27,7 +28,7 @@ export function listedTool(manifest: Manifest, tool: Tool): ListedTool {
 
 export interface CallResult {
   [key: string]: unknown;
-  content: { type: "text"; text: string }[];
+  content: [{ type: "text"; text: string }, ...MediaContent[]];
   structuredContent?: Record<string, unknown>;
   isError: boolean;
   _meta: Record<string, unknown>;
@@ -56,7 +57,8 @@ export function callResult(plugin: string, tool: string, result: JobResult, deni
   let text = textOf(result, tool);
   if (result.permissionDenied && deniedHint) text = `${text}\n${deniedHint}`;
   return {
-    content: [{ type: "text", text }],
+    // A result's media attachments (a Cortex ToolResult's) follow its text (mcp/media.ts).
+    content: [{ type: "text", text }, ...mediaContent(result.output.media)],
     ...(structured ? { structuredContent: result.output } : {}),
     isError: !result.success,
     _meta: {
