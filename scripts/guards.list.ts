@@ -2052,4 +2052,13 @@ export const GUARDS: Guard[] = [
     tests: ["test/e2e/outputs-cli.test.ts"],
     why: "with a delivery cap, a long reply streams to the result store as it is read: the parent's peak memory for a 50 MB answer stays under 200 MB above its baseline (issue 41)",
   },
+  {
+    id: "ref-shown-at-prompt",
+    area: "gating",
+    file: "src/host/outputs.ts",
+    find: `  if (!references.length || !decision.ask) return decision;`,
+    replace: `  return decision;`,
+    tests: ["test/integration/outputs.test.ts"],
+    why: "a permission prompt for a call whose arguments held result references shows each one's size and the plugin and tool that produced it (issue 41)",
+  },
 ];

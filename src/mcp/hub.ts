@@ -17,6 +17,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { type CallEvent, CxError, isCxError, type Plugin, type PluginChange, type Session } from "../index.ts";
 import { type AllowRule, permissionFor, policyHint } from "./permission.ts";
+import { deliveryOptions, READ_RESULT_TOOL, readResultCall, ResultToolListing, withSpill } from "./results.ts";
 import { callResult, failedCall, isAtLeast, type ListedTool, listedTool, mcpLevel, type McpLevel, ProgressCounter, visible } from "./tools.ts";
 
 /** How long a person may take to answer a permission question. */
@@ -45,6 +46,7 @@ export class McpHub {
   private readonly levels = new WeakMap<Server, McpLevel>();
   private readonly quarantined = new Map<string, CxError>();
   private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly resultTool = new ResultToolListing();
 
   constructor(private readonly options: HubOptions) {
     for (const plugin of options.plugins) {
@@ -63,7 +65,7 @@ export class McpHub {
 
   /** The tools served now: every tool the library shows (none hidden) of every plugin that is not quarantined. */
   tools(): ListedTool[] {
-    return this.options.plugins.filter((p) => !this.quarantined.has(p.name)).flatMap((p) => p.tools.map((t) => listedTool(p.manifest, t)));
+    return [...this.options.plugins.filter((p) => !this.quarantined.has(p.name)).flatMap((p) => p.tools.map((t) => listedTool(p.manifest, t))), ...this.resultTool.tools()];
   }
 
   /**
@@ -136,6 +138,7 @@ export class McpHub {
 
   private async call(server: Server, request: CallToolRequest, extra: Extra, authenticated: boolean) {
     const { name } = request.params;
+    if (name === READ_RESULT_TOOL) return readResultCall(this.options.session, request.params.arguments, request.params._meta);
     // Found among every tool the plugins declare, hidden ones included, so that a call to a hidden
     // tool is refused by the library (E_TOOL_HIDDEN, naming the rule), as everywhere else.
     const plugin = this.options.plugins.find((p) => p.tools.some((t) => t.name === name)) ?? this.options.plugins.find((p) => p.manifest.tools.some((t) => t.name === name));
@@ -177,9 +180,10 @@ export class McpHub {
       mayStore: authenticated,
     });
     try {
-      const result = await plugin.invoke(name, request.params.arguments ?? {}, { signal: extra.signal, onEvent, permission, timeoutMs: this.options.timeoutMs });
+      const result = await plugin.invoke(name, request.params.arguments ?? {}, { signal: extra.signal, onEvent, permission, timeoutMs: this.options.timeoutMs, ...deliveryOptions(request.params._meta) });
       await Promise.all(sent);
-      return callResult(plugin.name, name, result, result.decidedBy === "policy" ? policyHint(plugin.name, name) : undefined);
+      this.resultTool.saw(result, () => this.ready.forEach((s) => s.sendToolListChanged().catch(() => {})));
+      return withSpill(callResult(plugin.name, name, result, result.decidedBy === "policy" ? policyHint(plugin.name, name) : undefined), result);
     } catch (error) {
       await Promise.all(sent);
       if (extra.signal.aborted) {
