@@ -13,6 +13,7 @@ import { callSection, contendedCallSection } from "./bench/calls.ts";
 import type { Build, Context, Figures } from "./bench/context.ts";
 import { crashSection, idleMemorySection, soakSection } from "./bench/memory.ts";
 import { payloadSection } from "./bench/payload.ts";
+import { outputsSection } from "./bench/outputs.ts";
 import { contendedPluginsSection, idleSection, pluginsSection } from "./bench/plugins.ts";
 import { render, type RunRecord, targetTable } from "./bench/report.ts";
 import { prepare, ROOT, run } from "./bench/setup.ts";
@@ -21,6 +22,7 @@ import { coldLoadSection, oneShotSection } from "./bench/startup.ts";
 const SECTIONS: Record<string, (ctx: Context, fig: Figures) => unknown> = {
   calls: callSection,
   payload: payloadSection,
+  outputs: outputsSection,
   plugins: pluginsSection,
   idle: idleSection,
   "contended-calls": contendedCallSection,
