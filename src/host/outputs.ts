@@ -36,6 +36,11 @@ export class CallOutputs {
     return { readCap, deliveryCap, ...given, spill };
   }
 
+  /** The arguments with every reference replaced (a gate's decision sees what a call would). */
+  substitute(args: unknown): unknown {
+    return this.spec.results ? substituteRefs(args, this.spec.results).args : args;
+  }
+
   /**
    * A call's delivery cap: its own (0: none), else its plugin's, else its front end's default;
    * none in the library unless asked.
