@@ -30,6 +30,7 @@ export const COMMANDS: Record<string, Loader> = {
   watch: () => import("./commands/watch.ts") as never,
   grants: () => import("./commands/grants.ts") as never,
   approvals: () => import("./commands/approvals.ts") as never,
+  secrets: () => import("./commands/secrets.ts") as never,
   reap: () => import("./commands/reap.ts") as never,
   result: () => import("./commands/result.ts") as never,
   instructions: () => import("./commands/instructions.ts") as never,

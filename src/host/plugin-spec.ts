@@ -6,9 +6,11 @@ import type { CxError } from "../errors.ts";
 import type { KindProfile } from "../kinds/index.ts";
 import type { HostSettings } from "../protocol/host-settings.ts";
 import type { KnownManifest, Manifest } from "../protocol/manifest.ts";
+import type { HostSandbox } from "../protocol/sandbox.ts";
 import type { CallEvent, ProcessHooks, SealedDependency } from "./connection.ts";
 import type { PermissionAnswer, PermissionHandler } from "./gate.ts";
 import type { ToolPolicy } from "./tool-policy.ts";
+import type { SecretAccess } from "../secrets/access.ts";
 import type { ResultStore } from "../results/store.ts";
 
 /** Where a plugin's standing "Always" grants live: the session scopes them (project, folder). */
@@ -59,10 +61,16 @@ export interface PluginSpec {
    * once by the session and passed whole to each host it starts (protocol/host-settings.ts).
    */
   host: HostSettings;
+  /** What the load found odd but not wrong (a Cortex plugin_info naming it otherwise than its manifest.toml). */
+  warnings?: string[];
+  /** The secrets its hosts may ask for, and the redactor its text passes through (issue 40); none without. */
+  secrets?: SecretAccess;
   /** The plugin's own caps on what a call answers (its config.json entry; issue 41). */
   outputs?: { readCapBytes?: number; maxOutputBytes?: number };
   /** Where results over the delivery cap are stored, and references in arguments are read (the session's state folder). */
   results?: ResultStore;
+  /** Set when its host starts through the sandbox launcher (src/sandbox/): the layers, and what a limit did. */
+  sandbox?: HostSandbox;
 }
 
 export interface InvokeOptions {

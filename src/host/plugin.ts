@@ -23,6 +23,7 @@ import { CallOutputs, withReferences } from "./outputs.ts";
 import type { GivenReference } from "../results/refs.ts";
 import { commandResult, invokeResult } from "./replies.ts";
 import type { InvokeOptions, PluginChange, PluginSpec } from "./plugin-spec.ts";
+import { refuseEchoedMarker } from "../secrets/echo.ts";
 
 export type { AcceptManifest, GrantStore, InvokeOptions, PluginChange, PluginEventHooks, PluginSpec } from "./plugin-spec.ts";
 export { requireObject } from "./arguments.ts";
@@ -93,6 +94,8 @@ export class Plugin {
       cwd: spec.cwd,
       expected: spec.expected,
       host: spec.host,
+      secrets: spec.secrets,
+      ...(spec.sandbox ? { sandbox: spec.sandbox } : {}),
       ...hooks,
     });
     try {
@@ -159,6 +162,16 @@ export class Plugin {
     return this.aboutValue;
   }
 
+  /** What its load found odd but not wrong, in sentences (a Cortex plugin_info naming it otherwise than its manifest.toml). */
+  get warnings(): readonly string[] {
+    return this.spec.warnings ?? [];
+  }
+
+  /** The kernel layers its hosts run under (src/sandbox/), or null: unconfined (it declares no sandbox). */
+  get sandboxLayers(): readonly string[] | null {
+    return this.spec.sandbox?.layers ?? null;
+  }
+
   /** Optional exports the library has: "poll", "command", "attach". */
   get exports(): readonly string[] {
     return this.exportsValue;
@@ -186,12 +199,10 @@ export class Plugin {
     return tool;
   }
 
-  /**
-   * The permission decision for a call, without making it (SPEC §7): the manifest's ceiling, the
-   * gate's narrowing for "dynamic" tools, and whether a stored grant already allows it.
-   */
+  /** The permission decision for a call, without making it (SPEC §7): ceiling, "dynamic" narrowing, stored grants. */
   async gate(tool: string, args: unknown = {}): Promise<GateDecision> {
     const declared = this.tool(tool);
+    refuseEchoedMarker(this.name, `tool '${tool}'`, args);
     return this.decideGate(declared, this.arguments.check(declared, this.outputs.substitute(args)));
   }
 
@@ -215,12 +226,10 @@ export class Plugin {
     }
   }
 
-  /**
-   * Runs a tool. Resolves with its JobResult (also when the tool reports success:false, and when
-   * permission was denied: then it never reached the plugin).
-   */
+  /** Runs a tool: its JobResult, also for success:false and for a denied call (which never reached the plugin). */
   async invoke(tool: string, args: unknown = {}, options: InvokeOptions = {}): Promise<JobResult> {
     const declared = this.tool(tool);
+    refuseEchoedMarker(this.name, `tool '${tool}'`, args);
     const given = this.outputs.prepare(options, args);
     const argumentsObject = this.arguments.check(declared, given.args);
     if (declared.gated !== false || this.policy.asked.has(tool)) {
@@ -254,10 +263,7 @@ export class Plugin {
     return null;
   }
 
-  /**
-   * Replaces the plugin host with a fresh one (spawn, handshake, describe, attach, start): the way
-   * out when calls are stuck in native code, which cannot be interrupted. Pending calls fail.
-   */
+  /** A fresh plugin host (the way out of calls stuck in native code, which cannot be interrupted); pending calls fail. */
   async restart(): Promise<void> {
     if (this.stopped) throw new CxError("E_STOPPED", `plugin '${this.name}' has been stopped`);
     const old = this.connection;
@@ -267,15 +273,13 @@ export class Plugin {
     await this.running();
   }
 
-  /**
-   * Runs one of the plugin's commands, as a person typed it: `text` is everything after the name
-   * (trimmed). Reports made while it runs reach `onEvent`, like an invoke's.
-   */
+  /** Runs one of its commands as a person typed it (`text`: all after the name); reports reach `onEvent`. */
   async command(name: string, text = "", options: { onEvent?: InvokeOptions["onEvent"]; timeoutMs?: number; signal?: AbortSignal } = {}): Promise<CommandResult> {
     if (!this.manifestValue.commands.some((c) => c.name === name)) {
       const names = this.manifestValue.commands.map((c) => c.name);
       throw new CxError("E_UNKNOWN_COMMAND", `plugin '${this.name}' declares no command '${name}'${didYouMean(name, names)}`, { hint: `its commands: ${names.join(", ") || "none"}` });
     }
+    refuseEchoedMarker(this.name, `command '${name}'`, text);
     const reply = await this.oneCommandAtATime(() => this.call((connection) => connection.request({ kind: "command", name, text: text.trim() }, options)));
     return commandResult(this.name, this.profile, reply, name);
   }
@@ -296,10 +300,7 @@ export class Plugin {
     return turn;
   }
 
-  /**
-   * Calls `listener` when the plugin is quarantined or its plugin host is restarted (an adapter
-   * such as `cxagent mcp` tells its clients the tool list changed); returns the unsubscribe.
-   */
+  /** Calls `listener` when the plugin is quarantined or its host restarted (cxagent mcp: list_changed); returns the unsubscribe. */
   onChange(listener: (change: PluginChange) => void): () => void {
     this.changeListeners.add(listener);
     return () => this.changeListeners.delete(listener);

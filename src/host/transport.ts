@@ -11,6 +11,10 @@ import type { Line, LineLimits } from "./lines.ts";
 export interface ExitInfo {
   code: number | null;
   signal: string | null;
+  /** A sandboxed host stopped by a limit its sandbox set (E_LIMIT). */
+  limit?: { limit: string; value: string };
+  /** A sandbox launcher that refused to start the host (E_SANDBOX): the layer, and why. */
+  refused?: { layer: string; why: string };
 }
 
 /** Where a transport delivers what the plugin host writes. Called in order, one line at a time. */
