@@ -25,6 +25,7 @@ export interface Sink {
   abort(): void;
 }
 
+const EMPTY = Buffer.alloc(0);
 const QUOTE = 34;
 const BACKSLASH = 92;
 const SIMPLE_ESCAPES: Record<number, number> = { 110: 10, 116: 9, 114: 13, 98: 8, 102: 12, 34: 34, 92: 92, 47: 47 };
@@ -52,12 +53,13 @@ export class ContentSpill implements Sink {
   private duplicate = false;
   private discarded = false;
   private writer: ResultWriter | null = null;
-  private readonly head: Buffer;
+  // Made when the content begins: a call whose reply arrives in one read (most) costs none of it.
+  private head: Buffer = EMPTY;
   private headLength = 0;
-  private readonly ring: Buffer;
+  private ring: Buffer = EMPTY;
   private ringAt = 0;
   private total = 0;
-  private readonly out = Buffer.allocUnsafe(256 << 10);
+  private out: Buffer = EMPTY;
   private outLength = 0;
   /** Content escapes: 0 none, 1 after a backslash, 2 to 5 reading \u's hex digits. */
   private esc = 0;
@@ -71,8 +73,6 @@ export class ContentSpill implements Sink {
     readonly cap: number,
     private readonly redact?: TextStream,
   ) {
-    this.head = Buffer.allocUnsafe(cap);
-    this.ring = Buffer.allocUnsafe(cap);
     this.decoder = redact ? new TextDecoder("utf-8") : null;
   }
 
@@ -175,6 +175,9 @@ export class ContentSpill implements Sink {
   }
 
   private startContent() {
+    this.head = Buffer.allocUnsafe(this.cap);
+    this.ring = Buffer.allocUnsafe(this.cap);
+    this.out = Buffer.allocUnsafe(256 << 10);
     if (this.discarded) return;
     try {
       this.writer = this.store.begin();
