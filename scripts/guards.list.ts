@@ -2229,4 +2229,22 @@ export const GUARDS: Guard[] = [
     tests: ["test/e2e/outputs-cli.test.ts"],
     why: "with a delivery cap, a long reply streams to the result store as it is read: the parent's peak memory for a 50 MB answer stays under 200 MB above its baseline (issue 41)",
   },
+  {
+    id: "ref-shown-at-prompt",
+    area: "gating",
+    file: "src/host/outputs.ts",
+    find: `  if (!references.length || !decision.ask) return decision;`,
+    replace: `  return decision;`,
+    tests: ["test/integration/outputs.test.ts"],
+    why: "a permission prompt for a call whose arguments held result references shows each one's size and the plugin and tool that produced it (issue 41)",
+  },
+  {
+    id: "spill-redacted",
+    area: "secrets",
+    file: "src/host/outputs.ts",
+    find: `    const redact = this.spec.secrets?.redactor.stream();`,
+    replace: `    const redact = undefined;`,
+    tests: ["test/integration/outputs-secrets.test.ts"],
+    why: "a long answer spilled while it is read passes the secrets' redactor before anything is kept or written to the result store (issues 40, 41)",
+  },
 ];

@@ -30,6 +30,7 @@ export type { Manifest, Tool, Command } from "./protocol/manifest.ts";
 export type { JobResult, CommandResult, Submit, DecidedBy, Spilled } from "./protocol/result.ts";
 export { ResultStore, refHex, REF_PREFIX, RESULT_DEFAULTS, type ResultInfo, type ResultOrigin, type StoredResult } from "./results/store.ts";
 export { DELIVERY_CAP_DEFAULT, DELIVERY_CAP_MIN } from "./results/deliver.ts";
+export { readPage, type ResultPage } from "./results/page.ts";
 export type { GivenReference } from "./results/refs.ts";
 export { createLogger, type Logger } from "./log.ts";
 export type { CxErrorOptions } from "./errors.ts";

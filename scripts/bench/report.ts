@@ -9,6 +9,7 @@ import type { Figures } from "./context.ts";
 import { median } from "./measure.ts";
 import { SIZES } from "./payload.ts";
 import { REDACTION_SIZES } from "./redaction.ts";
+import { OUTPUT_SIZES } from "./outputs.ts";
 import { isMet, TARGETS } from "./targets.ts";
 
 export interface RunRecord {
@@ -164,6 +165,22 @@ export function render(runs: RunRecord[], options: ReportOptions): string {
     for (const s of REDACTION_SIZES) {
       const k = (name: string, what: string) => `redaction.${s.label}.${name}.${what}`;
       out.push(`| ${s.label.replace("k", " KiB").replace("m", " MiB")} | ${spread(runs, k("off", "mean_us"))} | ${spread(runs, k("on", "mean_us"))} | ${ratioSpread(runs, k("on", "mean_us"), k("off", "mean_us"))} | ${spread(runs, k("off", "cpu_parent_us"))} / ${spread(runs, k("on", "cpu_parent_us"))} |`);
+    }
+    out.push("");
+  }
+  if (has(runs, "outputs.")) {
+    out.push("## Large results through `cxagent invoke` into a pipe (issue 41)", "");
+    out.push(
+      `Uncapped (a pipe's default) and with \`--max-output 100000\` (spilled while read: a preview and a reference); the process's whole time and its peak RSS. A 10-byte reply in the same rounds: ${spread(runs, "outputs.base.ms")} ms, ${spread(runs, "outputs.base.rss_mb")} MiB.`,
+      "",
+      "| size | mode | time to the caller, ms | parent peak RSS, MiB | above the 10-byte baseline, MiB |",
+      "| --- | --- | --- | --- | --- |",
+    );
+    for (const size of OUTPUT_SIZES) {
+      for (const mode of ["uncapped", "capped"]) {
+        const key = `outputs.${size.label}.${mode}`;
+        out.push(`| ${size.label.replace("m", " MiB").replace(" MiBb", " MB")} | ${mode} | ${spread(runs, `${key}.ms`)} | ${spread(runs, `${key}.rss_mb`)} | ${spread(runs, `${key}.rss_above_mb`)} |`);
+      }
     }
     out.push("");
   }
