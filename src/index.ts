@@ -25,6 +25,7 @@ export { askedBecause, hiddenBecause, hiddenBy, ruleText, unmatchedText, type Li
 export type { ToolChoice } from "./discovery/config.ts";
 export type { ProjectConfig } from "./discovery/project-config.ts";
 export { COST_ESTIMATE, contextCost, type Selection } from "./session/selection.ts";
+export { composeInstructions, type InstructionsSource } from "./session/instructions.ts";
 export { CxError, EXIT_CODES, type ErrorCode, type NextStep, isCxError, resultExitCode, commandExitCode } from "./errors.ts";
 export type { Manifest, Tool, Command } from "./protocol/manifest.ts";
 export type { JobResult, CommandResult, Submit, DecidedBy } from "./protocol/result.ts";

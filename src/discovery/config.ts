@@ -44,6 +44,10 @@ export const PluginConfigSchema = v.strictObject({
    * import), read from disk as they are then, not approved. Never in a project's config.
    */
   workerFolders: v.optional(v.array(v.pipe(v.string(), v.check((p) => p.startsWith("/"), "must be an absolute folder")))),
+  /** `cxagent mcp`: stop its plugin host after this long without a call (default: the server's, 10 minutes). */
+  idleMs: v.optional(MillisecondsSchema),
+  /** `cxagent mcp`: once started, keep its plugin host until the server stops. */
+  keepAlive: v.optional(v.boolean()),
 });
 export type PluginConfig = v.InferOutput<typeof PluginConfigSchema>;
 
@@ -101,5 +105,5 @@ export function parseConfig(raw: unknown, path: string): Config {
 }
 
 function invalid(path: string, message: string, details: Record<string, unknown> | undefined): CxError {
-  return new CxError("E_CONFIG", message, { hint: `fix ${path}: it holds "pluginPaths" (folders to search) and "plugins" (per plugin: file, path, enabled, settings, tools, invokeTimeoutMs, gateTimeoutMs, workerFolders)`, details });
+  return new CxError("E_CONFIG", message, { hint: `fix ${path}: it holds "pluginPaths" (folders to search) and "plugins" (per plugin: file, path, enabled, settings, tools, invokeTimeoutMs, gateTimeoutMs, workerFolders, idleMs, keepAlive)`, details });
 }

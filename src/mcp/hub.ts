@@ -15,7 +15,8 @@ import {
   type ServerRequest,
   SetLevelRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import { type CallEvent, CxError, isCxError, type Plugin, type PluginChange, type Session } from "../index.ts";
+import { type CallEvent, composeInstructions, CxError, isCxError, type PluginChange, type Session } from "../index.ts";
+import type { Served } from "./lazy.ts";
 import { type AllowRule, permissionFor, policyHint } from "./permission.ts";
 import { callResult, failedCall, hasOutputSchema, isAtLeast, type ListedTool, listedTool, mcpLevel, type McpLevel, ProgressCounter, visible } from "./tools.ts";
 
@@ -26,7 +27,7 @@ const DEFAULT_LEVEL: McpLevel = "info";
 
 export interface HubOptions {
   session: Session;
-  plugins: Plugin[];
+  plugins: Served[];
   rules: AllowRule[];
   version: string;
   /** Milliseconds before a call is abandoned with E_TIMEOUT (none by default). */
@@ -61,7 +62,7 @@ export class McpHub {
     }
   }
 
-  get plugins(): readonly Plugin[] {
+  get plugins(): readonly Served[] {
     return this.options.plugins;
   }
 
@@ -76,7 +77,8 @@ export class McpHub {
    * so it cannot store a grant that would answer the user's own later calls.
    */
   server({ authenticated }: { authenticated: boolean }): Server {
-    const instructions = this.options.session.instructions();
+    // The served plugins' (a lazy one's from its sidecar), as the session composes a loaded one's.
+    const instructions = composeInstructions(this.options.plugins);
     const server = new Server(
       { name: "cxagent", version: this.options.version },
       { capabilities: { tools: { listChanged: true }, logging: {} }, ...(instructions ? { instructions } : {}) },
@@ -119,7 +121,7 @@ export class McpHub {
     this.ready.clear();
   }
 
-  private pluginChanged(plugin: Plugin, change: PluginChange) {
+  private pluginChanged(plugin: Served, change: PluginChange) {
     if (change.kind === "quarantined") {
       this.quarantined.set(plugin.name, change.error);
       this.options.warn(`plugin '${plugin.name}' is quarantined; its tools are no longer listed`);

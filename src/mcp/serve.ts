@@ -3,9 +3,10 @@
  * MCP), serves them over stdio or Streamable HTTP, and stops every plugin when the client goes
  * away — stdin's end, EPIPE on stdout, SIGHUP, SIGTERM, SIGINT, or the parent's death.
  */
-import { createLogger, CxError, isCxError, type Plugin, Session } from "../index.ts";
+import { createLogger, CxError, type Inspection, isCxError, Session } from "../index.ts";
 import { FastCalls } from "./fast-call.ts";
 import { McpHub } from "./hub.ts";
+import { DEFAULT_IDLE_MS, LazyPlugin, type Served, servableLazily } from "./lazy.ts";
 import { bearerToken, type HttpServer, type Listen, serveHttp } from "./http.ts";
 import type { AllowRule } from "./permission.ts";
 import { StdioTransport } from "./stdio.ts";
@@ -22,6 +23,8 @@ export interface McpOptions {
   /** Read the token from this file (when $CXAGENT_MCP_TOKEN is not set). */
   tokenFile?: string;
   timeoutMs?: number;
+  /** Stop a lazily started plugin host after this long without a call (default 10 minutes). */
+  idleMs?: number;
   cwd: string;
   configDir?: string;
   stateDir?: string;
@@ -39,7 +42,8 @@ export async function serveMcp(options: McpOptions): Promise<number> {
   const writeFrame = options.http ? null : claimStdout();
   const logger = createLogger({ verbose: options.verbose });
   // A client logs our stderr (Claude Code as [ERROR]): warnings and errors only, unless --verbose.
-  logger.level = options.verbose ? 4 : 1;
+  // Over HTTP a person started the server: it also says where it listens, and what plugins print.
+  logger.level = options.verbose ? 4 : options.http ? 2 : 1;
   const note = (line: string) => logger.withTag("mcp").info(line);
   const warn = (line: string) => logger.withTag("mcp").warn(line);
   // Over HTTP the address (and the token) is what a person started the server for: always said.
@@ -68,7 +72,7 @@ export async function serveMcp(options: McpOptions): Promise<number> {
     cleanups.push(() => process.off(signal, onSignal));
   }
   try {
-    const plugins = await loadServed(session, options.plugins, warn);
+    const plugins = await loadServed(session, options.plugins, warn, options.idleMs ?? DEFAULT_IDLE_MS);
     hub = new McpHub({ session, plugins, rules: options.rules, version: options.version, timeoutMs: options.timeoutMs, note, warn, logToStderr });
     for (const rule of options.rules) {
       if (!plugins.some((p) => p.tools.some((t) => rule.matches(p.name, t.name)))) warn(`--allow-tool ${rule.text} matches no served tool`);
@@ -113,6 +117,7 @@ export async function serveMcp(options: McpOptions): Promise<number> {
     for (const cleanup of cleanups) cleanup();
     await http?.close();
     await hub?.close();
+    for (const plugin of hub?.plugins ?? []) if (plugin instanceof LazyPlugin) await plugin.close();
     await session.close();
   }
   // Nothing should keep the process up now; if something does (a native call that never returns
@@ -126,8 +131,8 @@ export async function serveMcp(options: McpOptions): Promise<number> {
  * config.json names or discovery finds, then those approved by their path); anything that cannot
  * be loaded is skipped with one stderr line.
  */
-async function loadServed(session: Session, refs: string[], warn: (line: string) => void): Promise<Plugin[]> {
-  const plugins: Plugin[] = [];
+async function loadServed(session: Session, refs: string[], warn: (line: string) => void, idleMs: number): Promise<Served[]> {
+  const plugins: Served[] = [];
   const candidates = refs.length
     ? refs.map((ref) => ({ ref, name: ref, problem: null as string | null }))
     : [...session.available(), ...session.approvedByPath()].filter((p) => p.enabled);
@@ -137,7 +142,9 @@ async function loadServed(session: Session, refs: string[], warn: (line: string)
       continue;
     }
     try {
-      plugins.push(await session.load(refs.length ? byApproval(session, candidate.ref) : candidate.ref));
+      const ref = refs.length ? byApproval(session, candidate.ref) : candidate.ref;
+      const lazy = lazyOrNull(session, ref, plugins, idleMs);
+      plugins.push(lazy ?? (await session.load(ref)));
     } catch (error) {
       if (!isCxError(error)) throw error;
       if (refs.length && (error.code === "E_NOT_FOUND" || error.code === "E_CONFIG")) throw error;
@@ -167,6 +174,26 @@ function byApproval(session: Session, ref: string): string {
     });
   }
   return ref;
+}
+
+/**
+ * The plugin `ref` names, served without a host until its first call, when its inspection allows
+ * that (lazy.ts) and none of its tools is already served; null to load it at once instead (whose
+ * refusals, if any, the library words).
+ */
+function lazyOrNull(session: Session, ref: string, served: readonly Served[], idleMs: number): LazyPlugin | null {
+  let inspection: Inspection;
+  try {
+    inspection = session.inspect(ref);
+  } catch (error) {
+    if (isCxError(error)) return null;
+    throw error;
+  }
+  if (!servableLazily(inspection)) return null;
+  const names = new Set(served.flatMap((p) => p.manifest.tools.map((t) => t.name)));
+  if (inspection.manifest.tools.some((t) => names.has(t.name)) || served.some((p) => p.name === inspection.name)) return null;
+  const entry = session.config.plugins.get(inspection.name);
+  return new LazyPlugin(session, ref, inspection, entry?.keepAlive ? null : (entry?.idleMs ?? idleMs));
 }
 
 /** What a server with nothing to serve says: where it looked, and what to run. */

@@ -28,6 +28,7 @@ export default defineCommand({
     },
     "token-file": { type: "string", description: "Read the HTTP bearer token from this file (yours, mode 0600 or stricter)", valueHint: "FILE" },
     timeout: { type: "string", description: "Abandon a call after this many milliseconds (a tool error)", valueHint: "MS" },
+    "idle-ms": { type: "string", description: "Stop a plugin host after this many milliseconds without a call (default 600000; config.json's idleMs or keepAlive per plugin wins); its next call starts it again", valueHint: "MS" },
   },
   async run({ args, rawArgs }): Promise<CommandResult> {
     const options = globalOptions(args);
@@ -50,6 +51,7 @@ export default defineCommand({
       token: !noToken,
       tokenFile: typeof args["token-file"] === "string" ? args["token-file"] : undefined,
       timeoutMs: parseTimeout(args.timeout),
+      idleMs: parseTimeout(args["idle-ms"], "--idle-ms"),
       cwd: options.cwd,
       configDir: options.configDir,
       stateDir: options.stateDir,
@@ -60,9 +62,9 @@ export default defineCommand({
   },
 });
 
-function parseTimeout(value: unknown): number | undefined {
+function parseTimeout(value: unknown, flag = "--timeout"): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0) throw new CxError("E_USAGE", `--timeout takes a positive number of milliseconds, not '${String(value)}'`);
+  if (!Number.isInteger(n) || n <= 0 || n > 2_147_483_647) throw new CxError("E_USAGE", `${flag} takes a positive number of milliseconds, not '${String(value)}'`);
   return n;
 }
