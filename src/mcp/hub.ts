@@ -6,7 +6,6 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import {
-  CallToolRequestSchema,
   type CallToolRequest,
   ElicitResultSchema,
   ErrorCode,
@@ -16,6 +15,7 @@ import {
   SetLevelRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { type CallEvent, composeInstructions, CxError, isCxError, type PluginChange, type Session } from "../index.ts";
+import { callParamsProblem } from "./call-params.ts";
 import type { Served } from "./lazy.ts";
 import { type AllowRule, permissionFor, policyHint } from "./permission.ts";
 import { callResult, failedCall, hasOutputSchema, isAtLeast, type ListedTool, listedTool, mcpLevel, type McpLevel, ProgressCounter, visible } from "./tools.ts";
@@ -84,7 +84,14 @@ export class McpHub {
       { capabilities: { tools: { listChanged: true }, logging: {} }, ...(instructions ? { instructions } : {}) },
     );
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: this.tools() }));
-    server.setRequestHandler(CallToolRequestSchema, (request, extra) => this.callTool(server, request.params, extra, authenticated));
+    // tools/call through the fallback handler, so that its params are ours to check: the SDK's
+    // check answers a malformed call with -32603 and a schema dump; ours, -32602 and a sentence.
+    server.fallbackRequestHandler = async (request, extra) => {
+      if (request.method !== "tools/call") throw Object.assign(new Error("Method not found"), { code: ErrorCode.MethodNotFound });
+      const problem = callParamsProblem(request.params);
+      if (problem) throw Object.assign(new Error(problem), { code: ErrorCode.InvalidParams });
+      return this.callTool(server, request.params as CallToolRequest["params"], extra, authenticated);
+    };
     // Our own level per connection, applied to every log we forward (the SDK's applies to some).
     server.removeRequestHandler("logging/setLevel");
     server.setRequestHandler(SetLevelRequestSchema, async (request) => {
