@@ -28,7 +28,10 @@ export { COST_ESTIMATE, contextCost, type Selection } from "./session/selection.
 export { composeInstructions, type InstructionsSource } from "./session/instructions.ts";
 export { CxError, EXIT_CODES, type ErrorCode, type NextStep, isCxError, resultExitCode, commandExitCode } from "./errors.ts";
 export type { Manifest, Tool, Command } from "./protocol/manifest.ts";
-export type { JobResult, CommandResult, Submit, DecidedBy } from "./protocol/result.ts";
+export type { JobResult, CommandResult, Submit, DecidedBy, Spilled } from "./protocol/result.ts";
+export { ResultStore, refHex, REF_PREFIX, RESULT_DEFAULTS, type ResultInfo, type ResultOrigin, type StoredResult } from "./results/store.ts";
+export { DELIVERY_CAP_DEFAULT, DELIVERY_CAP_MIN } from "./results/deliver.ts";
+export type { GivenReference } from "./results/refs.ts";
 export { createLogger, type Logger } from "./log.ts";
 export type { CxErrorOptions } from "./errors.ts";
 export type { Config, PluginConfig } from "./discovery/config.ts";

@@ -54,6 +54,7 @@ export async function serveMcp(options: McpOptions): Promise<number> {
     cwd: options.cwd,
     configDir: options.configDir,
     stateDir: options.stateDir,
+    source: "mcp",
     logger,
     confirmTrust: null,
     onOutput: (plugin, line) => logger.withTag(plugin).log(line),

@@ -54,6 +54,7 @@ describe("a Cortex plugin under cxagent mcp", () => {
     const denied = await server.client.callTool({ name: "write_note", arguments: {} });
     expect(denied).toMatchObject({ isError: true, _meta: { "cxagent/decidedBy": "policy", "cxagent/permissionDenied": true } });
 
+    expect(JSON.parse(text(await server.client.callTool({ name: "invocation", arguments: {} })))).toMatchObject({ tool_name: "invocation", actor: null, source: "mcp", execution_scope: "foreground" });
     expect(text(await server.client.callTool({ name: "calc_multiply", arguments: { a: 6, b: 7 } }))).toBe("6 * 7 = 42");
     expect(text(await server.client.callTool({ name: "echo", arguments: { still: "here" } }))).toBe('{"still":"here"}');
   }, 30_000);
