@@ -1,4 +1,4 @@
-/** The check of a `tools/call`'s params that both paths share (the SDK's and fast-call.ts's). */
+/** The checks of a request's params: `tools/call`'s, which both paths share (the SDK's and fast-call.ts's), and `tools/list`'s cursor. */
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
@@ -21,4 +21,20 @@ function describe(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
   return typeof value === "object" ? "an object" : `a ${typeof value}`;
+}
+
+/** Tools per `tools/list` page (issue 42 point 4: one client caps at 100 tools a page). */
+export const TOOLS_PAGE = 100;
+
+/**
+ * One page of `tools/list`: from the cursor (the index of its first tool, as a string this server
+ * gave) on, with `nextCursor` while more are left. A cursor it did not give is -32602.
+ */
+export function toolsPage<T>(tools: readonly T[], cursor: string | undefined, size = TOOLS_PAGE): { tools: T[]; nextCursor?: string } {
+  const from = cursor === undefined ? 0 : /^(0|[1-9]\d{0,8})$/.test(cursor) ? Number(cursor) : NaN;
+  if (!(from >= 0 && from <= tools.length)) {
+    throw Object.assign(new Error(`tools/list: the cursor ${JSON.stringify(cursor)} is not one this server gave; list again without a cursor`), { code: -32602 });
+  }
+  const page = tools.slice(from, from + size);
+  return from + size < tools.length ? { tools: page, nextCursor: String(from + size) } : { tools: page };
 }

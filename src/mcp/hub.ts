@@ -15,7 +15,7 @@ import {
   SetLevelRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { type CallEvent, composeInstructions, CxError, isCxError, type PluginChange, type Session } from "../index.ts";
-import { callParamsProblem } from "./call-params.ts";
+import { callParamsProblem, toolsPage } from "./call-params.ts";
 import type { Served } from "./lazy.ts";
 import { type AllowRule, permissionFor, policyHint } from "./permission.ts";
 import { callResult, failedCall, hasOutputSchema, isAtLeast, type ListedTool, listedTool, mcpLevel, type McpLevel, ProgressCounter, visible } from "./tools.ts";
@@ -83,7 +83,7 @@ export class McpHub {
       { name: "cxagent", version: this.options.version },
       { capabilities: { tools: { listChanged: true }, logging: {} }, ...(instructions ? { instructions } : {}) },
     );
-    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: this.tools() }));
+    server.setRequestHandler(ListToolsRequestSchema, async (request) => toolsPage(this.tools(), request.params?.cursor));
     // tools/call through the fallback handler, so that its params are ours to check: the SDK's
     // check answers a malformed call with -32603 and a schema dump; ours, -32602 and a sentence.
     server.fallbackRequestHandler = async (request, extra) => {
