@@ -23,6 +23,8 @@ export interface McpOptions {
   /** Read the token from this file (when $CXAGENT_MCP_TOKEN is not set). */
   tokenFile?: string;
   timeoutMs?: number;
+  /** Over HTTP, the most bytes of a request body (default 64 MiB). */
+  bodyCap?: number;
   /** Stop a lazily started plugin host after this long without a call (default 10 minutes). */
   idleMs?: number;
   cwd: string;
@@ -85,7 +87,7 @@ export async function serveMcp(options: McpOptions): Promise<number> {
     const tools = hub.tools().length;
     const served = `${plugins.length} plugin${plugins.length === 1 ? "" : "s"} (${tools} tool${tools === 1 ? "" : "s"})${plugins.length ? `: ${plugins.map((p) => p.name).join(", ")}` : ""}`;
     if (options.http) {
-      http = serveHttp(hub, options.http, token?.token ?? null);
+      http = serveHttp(hub, options.http, token?.token ?? null, options.bodyCap);
       // The token first: whoever waits for the address line has the token line by then.
       if (token?.source === "env") say("clients must send 'Authorization: Bearer <the token in CXAGENT_MCP_TOKEN>'");
       else if (token?.source === "file") say(`clients must send 'Authorization: Bearer <the token in ${options.tokenFile}>'`);
