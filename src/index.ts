@@ -19,6 +19,7 @@ export type { KeptFiles, KindProfile, KindWords } from "./kinds/index.ts";
 export type { TrustRequest, ConfirmTrust } from "./trust/check.ts";
 export type { Changes, Trust, TrustState } from "./trust/approvals.ts";
 export { Plugin, type InvokeOptions, type PluginChange } from "./host/plugin.ts";
+export { whenParentDies } from "./host/parent-death.ts";
 export type { CallEvent } from "./host/connection.ts";
 export type { GateDecision, PermissionAnswer, PermissionHandler, PermissionRequest } from "./host/gate.ts";
 export { askedBecause, hiddenBecause, hiddenBy, ruleText, unmatchedText, type Limit, type RuleSource, type ToolPolicy } from "./host/tool-policy.ts";

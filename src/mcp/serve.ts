@@ -3,7 +3,7 @@
  * MCP), serves them over stdio or Streamable HTTP, and stops every plugin when the client goes
  * away — stdin's end, EPIPE on stdout, SIGHUP, SIGTERM, SIGINT, or the parent's death.
  */
-import { createLogger, CxError, type Inspection, isCxError, Session } from "../index.ts";
+import { createLogger, CxError, type Inspection, isCxError, Session, whenParentDies } from "../index.ts";
 import { FastCalls } from "./fast-call.ts";
 import { McpHub } from "./hub.ts";
 import { DEFAULT_IDLE_MS, LazyPlugin, type Served, servableLazily } from "./lazy.ts";
@@ -101,11 +101,8 @@ export async function serveMcp(options: McpOptions): Promise<number> {
       const onStdoutError = (error: NodeJS.ErrnoException) => stop(error.code === "EPIPE" ? "stdout closed (EPIPE)" : `stdout failed: ${error.message}`);
       process.stdout.on("error", onStdoutError);
       cleanups.push(() => process.stdout.off("error", onStdoutError));
-      // The client is our parent: when it dies without closing our stdin, we go too.
-      const parent = process.ppid;
-      const watchdog = setInterval(() => process.ppid !== parent && stop("the parent process ended"), 500);
-      watchdog.unref();
-      cleanups.push(() => clearInterval(watchdog));
+      // The client is our parent: when it dies without closing our stdin, we go too (told by the kernel).
+      cleanups.push(whenParentDies(() => stop("the parent process ended")));
       const server = hub.server({ authenticated: true }); // our parent started us: it is the user
       await server.connect(transport);
       transport.fast = new FastCalls(hub, server, (message) => transport.send(message), true);
