@@ -8,6 +8,8 @@ import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/proto
 import {
   type CallToolRequest,
   ElicitResultSchema,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
   ErrorCode,
   ListToolsRequestSchema,
   type ServerNotification,
@@ -17,6 +19,7 @@ import {
 import { type CallEvent, composeInstructions, CxError, isCxError, type PluginChange, type Session } from "../index.ts";
 import { callParamsProblem, toolsPage } from "./call-params.ts";
 import type { Served } from "./lazy.ts";
+import { getPrompt, listedPrompts } from "./prompts.ts";
 import { type AllowRule, permissionFor, policyHint } from "./permission.ts";
 import { callResult, failedCall, hasOutputSchema, isAtLeast, type ListedTool, listedTool, mcpLevel, type McpLevel, ProgressCounter, visible } from "./tools.ts";
 
@@ -81,8 +84,13 @@ export class McpHub {
     const instructions = composeInstructions(this.options.plugins);
     const server = new Server(
       { name: "cxagent", version: this.options.version },
-      { capabilities: { tools: { listChanged: true }, logging: {} }, ...(instructions ? { instructions } : {}) },
+      { capabilities: { tools: { listChanged: true }, logging: {}, ...(this.hasPrompts() ? { prompts: {} } : {}) }, ...(instructions ? { instructions } : {}) },
     );
+    if (this.hasPrompts()) {
+      const served = () => this.options.plugins.filter((p) => !this.quarantined.has(p.name));
+      server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: listedPrompts(served()) }));
+      server.setRequestHandler(GetPromptRequestSchema, (request, extra) => getPrompt(served(), request.params.name, request.params.arguments, extra.signal));
+    }
     server.setRequestHandler(ListToolsRequestSchema, async (request) => toolsPage(this.tools(), request.params?.cursor));
     // tools/call through the fallback handler, so that its params are ours to check: the SDK's
     // check answers a malformed call with -32603 and a schema dump; ours, -32602 and a sentence.
@@ -101,6 +109,11 @@ export class McpHub {
     server.oninitialized = () => this.ready.add(server);
     server.onclose = () => this.ready.delete(server);
     return server;
+  }
+
+  /** Whether any served plugin has commands: they are served as prompts. */
+  private hasPrompts(): boolean {
+    return this.options.plugins.some((p) => p.manifest.commands.length > 0);
   }
 
   /** A plugin's log outside any call: stderr, and each client that wants that level. */
