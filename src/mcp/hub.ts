@@ -18,7 +18,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { type CallEvent, composeInstructions, CxError, isCxError, type PluginChange, type Session } from "../index.ts";
 import { callParamsProblem, toolsPage } from "./call-params.ts";
-import type { Served } from "./lazy.ts";
+import { LazyPlugin, type Served } from "./lazy.ts";
 import { getPrompt, listedPrompts } from "./prompts.ts";
 import { type AllowRule, permissionFor, policyHint } from "./permission.ts";
 import { callResult, failedCall, hasOutputSchema, isAtLeast, type ListedTool, listedTool, mcpLevel, type McpLevel, ProgressCounter, visible } from "./tools.ts";
@@ -57,6 +57,7 @@ export class McpHub {
   constructor(private readonly options: HubOptions) {
     for (const plugin of options.plugins) {
       plugin.onChange((change) => this.pluginChanged(plugin, change));
+      if (plugin instanceof LazyPlugin) plugin.onListChanged(() => this.toolsChanged(plugin));
       if (!plugin.manifest.client) continue;
       // No MCP message starts work in the client (sampling asks its model for text, which is not
       // the same), so what a client plugin submits is said on stderr and dropped.
@@ -139,6 +140,13 @@ export class McpHub {
   async close() {
     await Promise.all([...this.ready].map((s) => s.close().catch(() => {})));
     this.ready.clear();
+  }
+
+  /** A served plugin's files changed on disk (its tools leave the list), or its new bytes were approved (they come back). */
+  private toolsChanged(plugin: Served) {
+    const listed = plugin.tools.length > 0 || plugin.manifest.tools.length === 0;
+    this.options.warn(listed ? `plugin '${plugin.name}' changed and its new files are approved: its tools are listed again` : `plugin '${plugin.name}' changed on disk: its tools are not listed until its new files are approved (cxagent approve)`);
+    for (const server of this.ready) server.sendToolListChanged().catch(() => {});
   }
 
   private pluginChanged(plugin: Served, change: PluginChange) {

@@ -4,6 +4,7 @@
  * away — stdin's end, EPIPE on stdout, SIGHUP, SIGTERM, SIGINT, or the parent's death.
  */
 import { createLogger, CxError, type Inspection, isCxError, Session, whenParentDies } from "../index.ts";
+import { type FSWatcher, watch } from "node:fs";
 import { FastCalls } from "./fast-call.ts";
 import { McpHub } from "./hub.ts";
 import { DEFAULT_IDLE_MS, LazyPlugin, type Served, servableLazily } from "./lazy.ts";
@@ -77,6 +78,7 @@ export async function serveMcp(options: McpOptions): Promise<number> {
   try {
     const plugins = await loadServed(session, options.plugins, warn, options.idleMs ?? DEFAULT_IDLE_MS);
     hub = new McpHub({ session, plugins, rules: options.rules, version: options.version, timeoutMs: options.timeoutMs, note, warn, logToStderr });
+    cleanups.push(watchServed(plugins, session.folders.stateDir));
     for (const rule of options.rules) {
       if (!plugins.some((p) => p.tools.some((t) => rule.matches(p.name, t.name)))) warn(`--allow-tool ${rule.text} matches no served tool`);
     }
@@ -194,6 +196,26 @@ function lazyOrNull(session: Session, ref: string, served: readonly Served[], id
   if (inspection.manifest.tools.some((t) => names.has(t.name)) || served.some((p) => p.name === inspection.name)) return null;
   const entry = session.config.plugins.get(inspection.name);
   return new LazyPlugin(session, ref, inspection, entry?.keepAlive ? null : (entry?.idleMs ?? idleMs));
+}
+
+/**
+ * Live reload (issue 42 point 3): each lazily served plugin watches its folder, and an approval
+ * (`cxagent approve` in another terminal rewrites approvals.json) makes the changed ones look
+ * again. Returns the way to stop watching.
+ */
+function watchServed(plugins: readonly Served[], stateDir: string): () => void {
+  const lazy = plugins.filter((p): p is LazyPlugin => p instanceof LazyPlugin);
+  if (lazy.length === 0) return () => {};
+  for (const plugin of lazy) plugin.watch();
+  let approvals: FSWatcher | null = null;
+  try {
+    approvals = watch(stateDir, { persistent: false }, (_, file) => {
+      if (file === null || String(file).startsWith("approvals.json")) for (const plugin of lazy) plugin.recheckSoon();
+    });
+  } catch {
+    approvals = null; // no state folder yet: an approval made later is seen at the next change
+  }
+  return () => approvals?.close();
 }
 
 /** What a server with nothing to serve says: where it looked, and what to run. */
