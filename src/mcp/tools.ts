@@ -11,16 +11,21 @@ export interface ListedTool {
   title: string;
   description: string;
   inputSchema: Record<string, unknown>;
+  /** The plugin's claims (issue 42), passed through when its manifest declares them. */
+  annotations?: NonNullable<Tool["annotations"]>;
+  outputSchema?: Record<string, unknown>;
   _meta: { "cxagent/plugin": string; "cxagent/gated": Tool["gated"] };
 }
 
 export function listedTool(manifest: Manifest, tool: Tool): ListedTool {
   return {
     name: tool.name,
-    title: `${manifest.name}: ${tool.name}`,
+    title: tool.title ?? `${manifest.name}: ${tool.name}`,
     // Some clients drop a tool whose description is empty (the conformance suite fails it).
     description: tool.description.trim() ? tool.description : `${tool.name} (from plugin ${manifest.name} ${manifest.version})`,
     inputSchema: tool.inputSchema as Record<string, unknown>,
+    ...(tool.annotations ? { annotations: tool.annotations } : {}),
+    ...(tool.outputSchema ? { outputSchema: tool.outputSchema } : {}),
     // The facts, not hints: gated:false is no claim that a tool is read-only.
     _meta: { "cxagent/plugin": manifest.name, "cxagent/gated": tool.gated },
   };
