@@ -179,7 +179,7 @@ export class McpHub {
     try {
       const result = await plugin.invoke(name, request.params.arguments ?? {}, { signal: extra.signal, onEvent, permission, timeoutMs: this.options.timeoutMs });
       await Promise.all(sent);
-      return callResult(plugin.name, name, result, result.decidedBy === "policy" ? policyHint(plugin.name, name) : undefined);
+      return callResult(plugin.name, name, result, result.decidedBy === "policy" ? policyHint(plugin.name, name) : undefined, plugin.sandboxLayers);
     } catch (error) {
       await Promise.all(sent);
       if (extra.signal.aborted) {

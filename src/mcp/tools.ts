@@ -42,7 +42,7 @@ function textOf(result: JobResult, tool: string): string {
   return Object.keys(result.output).length ? JSON.stringify(result.output) : "";
 }
 
-export function callResult(plugin: string, tool: string, result: JobResult, deniedHint?: string): CallResult {
+export function callResult(plugin: string, tool: string, result: JobResult, deniedHint?: string, sandbox?: readonly string[] | null): CallResult {
   let text = textOf(result, tool);
   if (result.permissionDenied && deniedHint) text = `${text}\n${deniedHint}`;
   return {
@@ -55,6 +55,8 @@ export function callResult(plugin: string, tool: string, result: JobResult, deni
       "cxagent/durationMs": result.durationMs,
       "cxagent/decidedBy": result.decidedBy,
       "cxagent/permissionDenied": result.permissionDenied,
+      // The kernel layers the call ran under (issue 39), or "unconfined".
+      ...(sandbox === undefined ? {} : { "cxagent/sandbox": sandbox === null ? "unconfined" : sandbox.join("+") }),
       ...(result.logFile === null ? {} : { "cxagent/logFile": result.logFile }),
     },
   };
