@@ -13,6 +13,7 @@ import { describeProblems } from "../protocol/manifest.ts";
 import { toProblems } from "../protocol/issues.ts";
 import { SANDBOX_LAYERS, SandboxSchema } from "../protocol/sandbox.ts";
 import { ToolPatternsSchema } from "./globs.ts";
+import { SecretBindingsSchema } from "./secret-bindings.ts";
 
 /** A limit in milliseconds: a whole number a timer can hold. */
 export const MillisecondsSchema = v.pipe(v.number(), v.integer("must be a whole number of milliseconds"), v.minValue(1, "must be at least 1 ms"), v.maxValue(2_147_483_647, "must be at most 2147483647 ms"));
@@ -49,6 +50,12 @@ export const PluginConfigSchema = v.strictObject({
   sandbox: v.optional(SandboxSchema),
   /** Layers of its sandbox the user accepts missing where the kernel cannot give them (else E_SANDBOX). */
   sandboxAccepts: v.optional(v.array(v.picklist(SANDBOX_LAYERS, (i) => `${JSON.stringify(i.input)} is not a sandbox layer (${SANDBOX_LAYERS.join(", ")})`))),
+  /** What its declared secrets are bound to (issue 40; secret-bindings.ts). Never in a project's config. */
+  secrets: v.optional(SecretBindingsSchema),
+  /** The most bytes of one answer the parent reads (issue 41; default and most 64 MiB): past it, E_LIMIT. */
+  readCapBytes: v.optional(v.pipe(v.number(), v.integer("must be a whole number of bytes"), v.minValue(4096, "must be at least 4096 bytes"), v.maxValue(64 << 20, "must be at most 67108864 bytes (64 MiB)"))),
+  /** The most bytes of output.content a caller gets before the rest is spilled to the result store (issue 41). */
+  maxOutputBytes: v.optional(v.pipe(v.number(), v.integer("must be a whole number of bytes"), v.minValue(1024, "must be at least 1024 bytes"))),
 });
 export type PluginConfig = v.InferOutput<typeof PluginConfigSchema>;
 
@@ -110,5 +117,5 @@ export function parseConfig(raw: unknown, path: string): Config {
 }
 
 function invalid(path: string, message: string, details: Record<string, unknown> | undefined): CxError {
-  return new CxError("E_CONFIG", message, { hint: `fix ${path}: it holds "pluginPaths" (folders to search) and "plugins" (per plugin: file, path, enabled, settings, tools, invokeTimeoutMs, gateTimeoutMs, workerFolders, sandbox, sandboxAccepts), and "sandbox": "required"`, details });
+  return new CxError("E_CONFIG", message, { hint: `fix ${path}: it holds "pluginPaths" (folders to search), "plugins" (per plugin: file, path, enabled, settings, tools, invokeTimeoutMs, gateTimeoutMs, workerFolders, secrets, readCapBytes, maxOutputBytes, sandbox, sandboxAccepts) and "sandbox": "required"`, details });
 }

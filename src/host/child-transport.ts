@@ -238,6 +238,7 @@ export class ChildTransport implements Transport {
       pollMs: spec.host.pollMs,
       spinUs: spec.host.spinUs,
       sessionId: spec.host.sessionId,
+      source: spec.host.source,
       check: spec.check,
       ...(spec.host.workerFolders.length ? { workerFolders: spec.host.workerFolders } : {}),
     });
@@ -265,10 +266,10 @@ export class ChildTransport implements Transport {
     const stat = readStat(pid);
     this.process = stat ? { pid, startTime: stat.startTime, pgid: stat.pgid, sid: stat.sid } : { pid, startTime: "0" };
     const onBroken = (why: string) => sink.onBroken(why);
-    const socket = outFd !== null ? readSocketLines(outFd, LINE_CAP, (line) => sink.onLine(line), onBroken) : null;
+    const socket = outFd !== null ? readSocketLines(outFd, LINE_CAP, (line) => sink.onLine(line), onBroken, sink.limits) : null;
     const protocol = socket
       ? socket.finished
-      : readLines(this.proc.stdout, LINE_CAP, (line) => sink.onLine(line)).catch((error) => onBroken(`reading the plugin host's output failed: ${String(error)}`));
+      : readLines(this.proc.stdout, LINE_CAP, (line) => sink.onLine(line), sink.limits).catch((error) => onBroken(`reading the plugin host's output failed: ${String(error)}`));
     if (socket && outFd !== null) {
       void protocol.finally(() => (this.outputDone = true));
       // What the spin saw arrive is read at once, not on the event loop's next turn.

@@ -8,6 +8,7 @@ import type { CheckEvent } from "../protocol/wire.ts";
 import type { Owned } from "../reaper/ours.ts";
 import type { SealedDependency } from "./child-transport.ts";
 import type { ExitInfo } from "./transport.ts";
+import type { SecretAccess } from "../secrets/access.ts";
 
 export interface ProcessHooks {
   /** A line the plugin wrote to stdout or stderr (both arrive on the host's stderr). */
@@ -43,6 +44,11 @@ export interface ConnectOptions extends ProcessHooks {
   stuckMs?: number;
   /** The manifest the plugin should describe, checked already (its sidecar's): see KnownManifest. */
   expected?: KnownManifest;
+  /**
+   * What the host may ask of the session's secrets, and the redactor every text it sends passes
+   * through before anything else reads it (issue 40). None: no secret is given, nothing redacted.
+   */
+  secrets?: SecretAccess;
 }
 
 export interface SpawnOptions extends ConnectOptions {

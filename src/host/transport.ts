@@ -6,7 +6,7 @@
  * (test/memory-transport.ts).
  */
 import type { Owned } from "../reaper/ours.ts";
-import type { Line } from "./lines.ts";
+import type { Line, LineLimits } from "./lines.ts";
 
 export interface ExitInfo {
   code: number | null;
@@ -25,6 +25,8 @@ export interface TransportSink {
   onStderr(line: Line): void;
   /** Reading the protocol channel failed (the host's end of it is then as good as gone). */
   onBroken(why: string): void;
+  /** The protocol channel's caps per line, told while a line is read (issue 41: the read cap). */
+  limits?: LineLimits;
 }
 
 export interface Transport {

@@ -4,7 +4,7 @@
  * file is read without waiting on a FIFO or reading past its cap.
  */
 import { describe, expect, test } from "bun:test";
-import { mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import * as v from "valibot";
 import { isCxError } from "../../src/errors.ts";
@@ -125,6 +125,16 @@ describe("readSmallFile", () => {
     writeFileSync(path, "");
     expect(readSmallFile(path, 0)).toEqual({ text: "" });
     expect(readSmallFile(path, 10)).toEqual({ text: "" });
+  });
+
+  test("a file far larger than the cap is too large without being read whole: a 1 TiB sparse file", () => {
+    // The buffer is the cap plus one byte, not the file's size: a buffer of the size would be
+    // refused (over 4 GiB) or fill the memory.
+    using dir = tempDir();
+    const path = join(dir.path, "sparse");
+    writeFileSync(path, "");
+    truncateSync(path, 2 ** 40);
+    expect(readSmallFile(path, 10)).toEqual({ tooLarge: true });
   });
 
   test("missing, a path through a file, a folder, a FIFO (not waited on), and one that cannot be opened", () => {
