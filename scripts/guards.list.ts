@@ -23,6 +23,10 @@
  *   could write it there is the approved plugin's own code.
  * - One read of the sidecar (issue 12, point 9): prompt, hash and load use the bytes the hash kept;
  *   a second read from disk would race with a swap that no test can time.
+ * - The sandbox launcher's own check of the plan (src/sandbox/launch.ts `plan.missing`): the parent
+ *   refuses the same plan first (sbx-missing-layer-refused); on this kernel nothing is missing.
+ * - The netns, seccomp socket rule and Landlock TCP rules overlap for net "none": each is held by
+ *   its own test (the errno the plugin meets, or the host's /proc), not by the connect failing.
  * - The lock around a session record (reaper/record.ts): a record has one writer, its session;
  *   the lock itself is held to its promise by state-lock-exclusive.
  * - The lowest-limit rule for config limits (session/selection.ts): a project that would raise a
@@ -79,6 +83,8 @@ const CORTEX = "test/integration/cortex.test.ts";
 const CHECKED = "test/unit/checked-schemas.test.ts";
 const WORKERS = "test/integration/module-workers.test.ts";
 const CORTEX_HOSTILE = "test/integration/cortex-hostile.test.ts";
+const SANDBOX = "test/integration/sandbox.test.ts";
+const SANDBOX_PLAN = "test/unit/sandbox-plan.test.ts";
 const PROCESS = "test/integration/cortex-process.test.ts";
 const SECRETS = "test/integration/secrets.test.ts";
 
@@ -2011,6 +2017,142 @@ export const GUARDS: Guard[] = [
     replace: ``,
     tests: ["test/e2e/config-cli.test.ts"],
     why: "config set never writes a config.json a load would refuse",
+  },
+  // ---- isolation: the kernel sandbox (issue 39); each removes one layer, and a test attempting a violation must fail ----
+  {
+    id: "sbx-landlock",
+    area: "isolation",
+    file: "src/sandbox/launch.ts",
+    find: "      restrictThread(plan.landlockAbi, { paths, tcp: applied.has(\"landlock-net\") ? tcp : null });",
+    replace: "      void restrictThread;",
+    tests: [SANDBOX],
+    why: "a confined plugin (native or TypeScript) reads and writes only what it declared: Landlock is applied before execve",
+  },
+  {
+    id: "sbx-landlock-net",
+    area: "isolation",
+    file: "src/sandbox/launch.ts",
+    find: "tcp: applied.has(\"landlock-net\") ? tcp : null",
+    replace: "tcp: null",
+    tests: [SANDBOX],
+    why: "with TCP ports declared, only those ports can be connected to",
+  },
+  {
+    id: "sbx-seccomp",
+    area: "isolation",
+    file: "src/sandbox/launch.ts",
+    find: "      installFilterFor(policy);",
+    replace: "      void installFilterFor;",
+    tests: [SANDBOX],
+    why: "a confined host runs under the seccomp filter (no ptrace, bpf, mount, namespaces, foreign sockets)",
+  },
+  {
+    id: "sbx-seccomp-unix-only",
+    area: "isolation",
+    file: "src/sandbox/launch.ts",
+    find: "installFilter(syscalls()!, policy.net === \"none\");",
+    replace: "installFilter(syscalls()!, false);",
+    tests: [SANDBOX],
+    why: "with net \"none\" no socket but AF_UNIX can be made",
+  },
+  {
+    id: "sbx-netns",
+    area: "isolation",
+    file: "src/sandbox/launch.ts",
+    find: "if (applied.has(\"netns\") && libc().unshare(CLONE_NEWNET) !== 0)",
+    replace: "if (false && applied.has(\"netns\") && libc().unshare(CLONE_NEWNET) !== 0)",
+    tests: [SANDBOX],
+    why: "with net \"none\" (as root) the host is in an empty network namespace",
+  },
+  {
+    id: "sbx-no-new-privs",
+    area: "isolation",
+    file: "src/sandbox/launch.ts",
+    find: "if (libc().prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) !== 0)",
+    replace: "if (false)",
+    tests: [SANDBOX],
+    why: "a confined host can gain no privilege through execve (set-uid programs)",
+  },
+  {
+    id: "sbx-memory",
+    area: "isolation",
+    file: "src/sandbox/launch.ts",
+    find: "if (policy.memoryMiB !== undefined) limits.push([\"AS\"",
+    replace: "if (false) limits.push([\"AS\"",
+    tests: [SANDBOX],
+    why: "memoryMiB caps the host's address space",
+  },
+  {
+    id: "sbx-pids",
+    area: "isolation",
+    file: "src/sandbox/launch.ts",
+    find: "joinPidsCgroup(plan.pidsBase!, policy.processes! + ",
+    replace: "Math.max(0, policy.processes! + ",
+    tests: [SANDBOX],
+    why: "processes caps the host's processes (a pids cgroup)",
+  },
+  {
+    id: "sbx-refused-exits",
+    area: "isolation",
+    file: "src/sandbox/launch.ts",
+    find: "  process.exit(SANDBOX_REFUSED_EXIT);",
+    replace: "",
+    tests: [SANDBOX],
+    why: "a launcher step that fails stops the launch: the host never starts less confined than planned",
+  },
+  {
+    id: "sbx-missing-layer-refused",
+    area: "isolation",
+    file: "src/sandbox/command.ts",
+    find: "  if (first) {",
+    replace: "  if (false) {",
+    tests: [SANDBOX_PLAN],
+    why: "a layer the declaration needs and the kernel lacks refuses the load with E_SANDBOX, unless accepted by name",
+  },
+  {
+    id: "sbx-limit-processes-named",
+    area: "isolation",
+    file: "src/sandbox/command.ts",
+    find: "if (forkRefused) return",
+    replace: "if (false) return",
+    tests: [SANDBOX],
+    why: "a host stopped by its processes limit is E_LIMIT naming processes",
+  },
+  {
+    id: "sbx-limit-memory-named",
+    area: "isolation",
+    file: "src/sandbox/command.ts",
+    find: "if (policy.memoryMiB !== undefined && stderr.some(",
+    replace: "if (false && stderr.some(",
+    tests: [SANDBOX],
+    why: "a host stopped by its memory limit is E_LIMIT naming memory",
+  },
+  {
+    id: "sbx-runtime-files-narrow",
+    area: "isolation",
+    file: "src/sandbox/runtime-files.ts",
+    find: "read: [\"/proc\", ",
+    replace: "read: [\"/\", \"/proc\", ",
+    tests: [SANDBOX],
+    why: "the runtime's own files grant no read of the rest of the machine",
+  },
+  {
+    id: "sbx-no-dotdot",
+    area: "isolation",
+    file: "src/protocol/sandbox.ts",
+    find: "if (path.split(\"/\").includes(\"..\"))",
+    replace: "if (false)",
+    tests: [SANDBOX, SANDBOX_PLAN],
+    why: "a sandbox path never leaves through ..",
+  },
+  {
+    id: "sbx-describe-alike",
+    area: "isolation",
+    file: "src/session/compare.ts",
+    find: "\"client\", \"sandbox\"]",
+    replace: "\"client\"]",
+    tests: [SANDBOX],
+    why: "describe declares the sandbox its sidecar does (what was approved)",
   },
   // ---- Cortex process plugins (issue 43): each call one process, held to what the manifest allows ----
   {

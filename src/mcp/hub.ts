@@ -221,7 +221,7 @@ export class McpHub {
       await Promise.all(sent);
       this.resultTool.saw(result, () => this.ready.forEach((s) => s.sendToolListChanged().catch(() => {})));
       const declared = plugin.manifest.tools.find((t) => t.name === name);
-      return withSpill(callResult(plugin.name, name, result, result.decidedBy === "policy" ? policyHint(plugin.name, name) : undefined, hasOutputSchema(declared)), result);
+      return withSpill(callResult(plugin.name, name, result, result.decidedBy === "policy" ? policyHint(plugin.name, name) : undefined, hasOutputSchema(declared), plugin.sandboxLayers), result);
     } catch (error) {
       await Promise.all(sent);
       if (extra.signal.aborted) {

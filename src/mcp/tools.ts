@@ -58,7 +58,7 @@ export function hasOutputSchema(tool: Tool | undefined): boolean {
  * `structuredContent` too; otherwise the model gets only the text (a client that shows
  * structuredContent to the model when present would show it the whole output instead).
  */
-export function callResult(plugin: string, tool: string, result: JobResult, deniedHint?: string, structured = false): CallResult {
+export function callResult(plugin: string, tool: string, result: JobResult, deniedHint?: string, structured = false, sandbox?: readonly string[] | null): CallResult {
   let text = textOf(result, tool);
   if (result.permissionDenied && deniedHint) text = `${text}\n${deniedHint}`;
   return {
@@ -72,6 +72,8 @@ export function callResult(plugin: string, tool: string, result: JobResult, deni
       "cxagent/durationMs": result.durationMs,
       "cxagent/decidedBy": result.decidedBy,
       "cxagent/permissionDenied": result.permissionDenied,
+      // The kernel layers the call ran under (issue 39), or "unconfined".
+      ...(sandbox === undefined ? {} : { "cxagent/sandbox": sandbox === null ? "unconfined" : sandbox.join("+") }),
       ...(result.logFile === null ? {} : { "cxagent/logFile": result.logFile }),
     },
   };
