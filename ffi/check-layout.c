@@ -29,6 +29,7 @@ SAME(log);
 SAME(stream);
 SAME(current_call);
 SAME(register_child);
+SAME(secret);
 
 /* The function pointers' types, too: assigning one table's field to the other's must compile. */
 static void check_types(cxagent_host *public_table, shim_cxagent_host *shim_table) {
@@ -37,5 +38,6 @@ static void check_types(cxagent_host *public_table, shim_cxagent_host *shim_tabl
   public_table->stream = shim_table->stream;
   public_table->current_call = shim_table->current_call;
   public_table->register_child = shim_table->register_child;
+  public_table->secret = shim_table->secret;
 }
 void (*cxagent_check_layout)(cxagent_host *, shim_cxagent_host *) = check_types;

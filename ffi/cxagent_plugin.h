@@ -385,6 +385,7 @@
 #ifndef CXAGENT_PLUGIN_H
 #define CXAGENT_PLUGIN_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -593,7 +594,58 @@ typedef struct cxagent_host {
      * Fine to call from any thread, including from inside start.
      */
     void (*register_child)(int64_t pid);
+
+    /*
+     * secret: the value of one of the plugin's secrets.
+     *   Appended to contract 4's table: check CXAGENT_HOST_HAS_FIELD(host,
+     *   secret) first (an older cxagent's table ends before it).
+     *   name  one of the names the sidecar declares under "secrets" (and the
+     *         user approved with it). Host-owned only while the call runs:
+     *         copied before anything else happens.
+     *   buf   plugin-owned; the value is copied into it, followed by a NUL
+     *         byte. The value may itself hold NUL bytes: use the length.
+     *   cap   buf's size in bytes; it must hold the value and the NUL.
+     * Returns the value's length in bytes (without the NUL), or one of:
+     *   CXAGENT_SECRET_UNDECLARED   (-1) the sidecar does not declare name
+     *                               (or it is not a secret name);
+     *   CXAGENT_SECRET_UNBOUND      (-2) the user bound nothing to it, or the
+     *                               project's config removed the binding;
+     *   CXAGENT_SECRET_TOO_SMALL    (-3) cap is too small; nothing was
+     *                               copied (values are at most
+     *                               CXAGENT_SECRET_MAX bytes);
+     *   CXAGENT_SECRET_UNAVAILABLE  (-4) bound, but it did not resolve (a file
+     *                               others can read, a command that failed, a
+     *                               value under 8 bytes...), or asked for
+     *                               during attach, or cxagent did not answer
+     *                               within 15 s.
+     * The parent writes why to the plugin's log on every refusal.
+     * Where the value comes from. cxagent reads it when first asked, in its
+     * own process (a file, a command, its own environment), from what the
+     * user bound in config.json, and sends it over the host's private pipe
+     * to this host only, and only while this host runs the approved bytes.
+     * It is never in the host's environment, its argv, a file or the start
+     * context: ask for it when you need it (blocks up to 15 s the first
+     * time a command binding runs; quick after that).
+     * What comes back out. Every text this plugin sends to cxagent (results,
+     * errors, progress, log and stream text, stderr lines) has the value
+     * replaced by "[REDACTED:<name>]", raw or encoded (base64, hex,
+     * percent-encoding). That is a guard against accidents, not a wall: do
+     * not print it.
+     * Threads. Any thread, once the host serves requests (start, invoke,
+     * command, gate, poll, threads of the plugin's own); from attach it
+     * returns CXAGENT_SECRET_UNAVAILABLE. Safe to call concurrently.
+     * Keep the copy only as long as you need it, and wipe it after.
+     */
+    int64_t (*secret)(const char* name, char* buf, size_t cap);
 } cxagent_host;
+
+/* What cxagent_host.secret returns when it gives no value. */
+#define CXAGENT_SECRET_UNDECLARED (-1)
+#define CXAGENT_SECRET_UNBOUND (-2)
+#define CXAGENT_SECRET_TOO_SMALL (-3)
+#define CXAGENT_SECRET_UNAVAILABLE (-4)
+/* The longest value a secret may have, in bytes. */
+#define CXAGENT_SECRET_MAX 65536
 
 /*
  * CXAGENT_HOST_HAS_FIELD(host, field): non-zero when the host table "host"
@@ -659,6 +711,11 @@ CXAGENT_PLUGIN_EXPORT int32_t cxagent_plugin_abi_version(void);
  *   "client"         boolean, optional, default false. true if the plugin
  *                    originates work through cxagent_plugin_poll; requires the
  *                    poll export, or the load is refused naming it.
+ *   "secrets"        array, optional. Secrets the plugin may ask for with
+ *                    host->secret, shown in the approval prompt. Each element:
+ *                    {"name": 1-64 of a-z 0-9 _ . - starting with a letter or
+ *                    digit, "description": string, optional}. The user binds
+ *                    each to a value in config.json; never put a value here.
  *   "tools"          array, required, may be empty (a plugin that only adds
  *                    instructions). Each element:
  *       "name"          string, required, 1 to 64 of A-Z a-z 0-9 _ - (the form

@@ -12,6 +12,7 @@ import { Session } from "../src/index.ts";
 import { callSection, contendedCallSection } from "./bench/calls.ts";
 import type { Build, Context, Figures } from "./bench/context.ts";
 import { crashSection, idleMemorySection, soakSection } from "./bench/memory.ts";
+import { mcpServeSection } from "./bench/mcp-serve.ts";
 import { payloadSection } from "./bench/payload.ts";
 import { contendedPluginsSection, idleSection, pluginsSection } from "./bench/plugins.ts";
 import { render, type RunRecord, targetTable } from "./bench/report.ts";
@@ -30,6 +31,7 @@ const SECTIONS: Record<string, (ctx: Context, fig: Figures) => unknown> = {
   memory: idleMemorySection,
   soak: (ctx, fig) => soakSection(ctx, fig),
   crash: crashSection,
+  "mcp-serve": mcpServeSection,
 };
 
 const USAGE = `Usage: npm run bench [-- options]

@@ -70,6 +70,10 @@ try {
   const calculatorTs = Bun.spawnSync([process.execPath, "src/main.ts", "describe", "examples/calculator-ts", "--json"], { cwd: root, env });
   step("approve the calculator in TypeScript", ["approve", "examples/calculator-ts", "--hash", JSON.parse(calculatorTs.stdout.toString()).hash]);
   step("the same calculator as a TypeScript plugin, nothing built: the same answer", ["invoke", "examples/calculator-ts", "calc_divide", "--args", '{"a": 22, "b": 7}', "--json"]);
+  step("a Cortex process plugin (a shell script, one process per call): its tools from manifest.toml, before anything runs", ["describe", "examples/cortex-process"]);
+  const shellTools = Bun.spawnSync([process.execPath, "src/main.ts", "describe", "examples/cortex-process", "--json"], { cwd: root, env });
+  step("approve the Cortex process example", ["approve", "examples/cortex-process", "--hash", JSON.parse(shellTools.stdout.toString()).hash]);
+  step("a call: its command runs once, in a group of its own, with only PATH in its environment", ["invoke", "examples/cortex-process", "shell_word_count", "--args", '{"text": "one two three"}']);
   step("nothing is left behind to reap", ["reap"]);
 } finally {
   rmSync(state, { recursive: true, force: true });

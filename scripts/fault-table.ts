@@ -3,8 +3,10 @@
  * Prints the fault matrix (test/integration/fault-matrix.cases.ts, one table with a column per kind)
  * as the README's Markdown tables, a kind at a time: one row per misbehaviour, one column per
  * export — of a native plugin and a Cortex plugin, or with `--module`, per function of a module
- * plugin.
+ * plugin, or with `--process`, per answer of a Cortex process plugin's tool (one table of its own:
+ * test/integration/fault-matrix-process.cases.ts).
  */
+import { PROCESS_ROWS } from "../test/integration/fault-matrix-process.cases.ts";
 import {
   CORTEX_FAULT_NAMES,
   CORTEX_FAULTS,
@@ -30,7 +32,16 @@ function table(columns: readonly string[], faults: readonly string[], name: (f: 
 }
 
 const lines: string[] = [];
-if (process.argv.includes("--module")) {
+if (process.argv.includes("--process")) {
+  lines.push(
+    "| what the tool's process does | the call |",
+    "| --- | --- |",
+    ...PROCESS_ROWS.map((r) => `| ${r.name} | ${r.outcome} |`),
+    "",
+    "Each row also checks that the plugin's next call works. A failed call (E_PLUGIN_FAILED) names the",
+    "tool, its command and what was wrong; a result with success: false is the tool's own error.",
+  );
+} else if (process.argv.includes("--module")) {
   lines.push(
     ...table(FUNCTIONS.map((f) => `${f}()`), MODULE_FAULTS, (f) => MODULE_FAULT_NAMES[f as keyof typeof MODULE_FAULT_NAMES], (c, f) => MODULE_ROWS.find((r) => `${r.fn}()` === c && r.fault === f)?.outcome),
     "",

@@ -31,9 +31,12 @@
  *   call_begin; issue 37): without it, a call added while another is taken off can be lost, and its
  *   reports dropped. The window is a few instructions: 50,000 calls 64 at a time, each reporting
  *   (reports.test.ts), did not hit it in a run on 2 CPUs, so no test can time it.
+ * - The close-on-exec marks on a Cortex process plugin host's protocol descriptors
+ *   (plugin-host/process.ts): Bun's spawn hands a tool's command only its three pipes anyway
+ *   (cortex-process.test.ts sees exactly those), so removing them changes nothing a test sees.
  */
 
-export type Area = "trust" | "text" | "gating" | "selection" | "reaping" | "isolation" | "protocol" | "state" | "mcp";
+export type Area = "trust" | "text" | "gating" | "selection" | "reaping" | "isolation" | "protocol" | "state" | "mcp" | "secrets";
 
 export interface Guard {
   id: string;
@@ -76,6 +79,8 @@ const CORTEX = "test/integration/cortex.test.ts";
 const CHECKED = "test/unit/checked-schemas.test.ts";
 const WORKERS = "test/integration/module-workers.test.ts";
 const CORTEX_HOSTILE = "test/integration/cortex-hostile.test.ts";
+const PROCESS = "test/integration/cortex-process.test.ts";
+const SECRETS = "test/integration/secrets.test.ts";
 
 export const GUARDS: Guard[] = [
   // ---- trust: no plugin byte runs before a person approved exactly those bytes, at that folder ----
@@ -2006,5 +2011,213 @@ export const GUARDS: Guard[] = [
     replace: ``,
     tests: ["test/e2e/config-cli.test.ts"],
     why: "config set never writes a config.json a load would refuse",
+  },
+  // ---- Cortex process plugins (issue 43): each call one process, held to what the manifest allows ----
+  {
+    id: "process-outside-needs-allow",
+    area: "trust",
+    file: "src/protocol/cortex-process.ts",
+    find: `if (path !== undefined && !native.allow_host_paths && isOutside(path)) {`,
+    replace: `if (false) {`,
+    tests: [PROCESS],
+    why: "a process tool's command or working folder outside its approved folder needs allow_host_paths (and the trust prompt names it)",
+  },
+  {
+    id: "process-env-cleared",
+    area: "isolation",
+    file: "src/plugin-host/process.ts",
+    find: `  const env: Record<string, string> = {};\n  for (const name of tool.inherit_env) {`,
+    replace: `  const env: Record<string, string> = { ...(process.env as Record<string, string>) };\n  for (const name of tool.inherit_env) {`,
+    tests: [PROCESS],
+    why: "a process tool's environment is exactly its inherit_env and env",
+  },
+  {
+    id: "process-limit-refuses",
+    area: "isolation",
+    file: "src/plugin-host/process-run.ts",
+    find: " 2>/dev/null || { echo ${LIMIT_MARK}CPU >&2; exit ${LIMIT_STATUS}; }`",
+    replace: " 2>/dev/null`",
+    tests: ["test/unit/process-run.test.ts"],
+    why: "a max_cpu_secs that cannot be set as RLIMIT_CPU refuses the call instead of running it unlimited",
+  },
+  {
+    id: "process-group-ended",
+    area: "reaping",
+    file: "src/plugin-host/process-run.ts",
+    find: `      outcome ??= why;\n      if (pid !== undefined) endGroup(pid);`,
+    replace: `      outcome ??= why;`,
+    tests: [PROCESS],
+    why: "a process tool's whole group is ended at its timeout, past its output cap, and on cancel",
+  },
+  {
+    id: "process-call-end-ends-group",
+    area: "reaping",
+    file: "src/plugin-host/process-run.ts",
+    find: `    child.on("close", () => {\n      if (pid !== undefined) endGroup(pid);`,
+    replace: `    child.on("close", () => {`,
+    tests: [PROCESS],
+    why: "nothing a process tool's call started outlives the call: its group is ended when the call ends",
+  },
+  {
+    id: "process-cancel-ends",
+    area: "reaping",
+    file: "src/plugin-host/process-run.ts",
+    find: `    const onAbort = () => end({ end: "cancelled" });`,
+    replace: `    const onAbort = () => {};`,
+    tests: [PROCESS],
+    why: "an abandoned process call's group is ended at once, not left to run",
+  },
+  {
+    id: "process-output-cap",
+    area: "protocol",
+    file: "src/plugin-host/process-run.ts",
+    find: `      if (bytes > call.maxOutputBytes) return end({ end: "too-much", bytes });`,
+    replace: ``,
+    tests: [PROCESS],
+    why: "a process tool's stdout and stderr together stop at its max_output_bytes",
+  },
+  {
+    id: "secrets-redact-lines",
+    area: "secrets",
+    file: "src/host/plugin-text.ts",
+    find: `    return redactor.value(message);`,
+    replace: `    return message;`,
+    tests: [SECRETS],
+    why: "a secret's value, in any form it knows, never leaves a plugin host's reply, error, progress or log line unredacted",
+  },
+  {
+    id: "secrets-redact-stream",
+    area: "secrets",
+    file: "src/host/plugin-text.ts",
+    find: `    return stream.push(text);`,
+    replace: `    return text;`,
+    tests: [SECRETS],
+    why: "a value streamed in two chunks arrives as its marker, never in halves",
+  },
+  {
+    id: "secrets-stream-tail-flushed",
+    area: "secrets",
+    file: "src/host/connection.ts",
+    find: `    if (held) this.calls.event(reply.id, { event: "stream", text: held });`,
+    replace: ``,
+    tests: [SECRETS],
+    why: "stream text held back because it could begin a secret still reaches the caller, before the reply",
+  },
+  {
+    id: "secrets-redact-stderr",
+    area: "secrets",
+    file: "src/host/plugin-text.ts",
+    find: `    return this.secrets?.redactor.text(text) ?? text;`,
+    replace: `    return text;`,
+    tests: [SECRETS],
+    why: "stderr lines, and the crash message made of their tail, hold the marker, not the value",
+  },
+  {
+    id: "secrets-echo-refused",
+    area: "secrets",
+    file: "src/secrets/echo.ts",
+    find: `  if (at === null) return;`,
+    replace: `  return;`,
+    tests: [SECRETS],
+    why: "a call whose arguments hold a redaction marker is refused before its gate and its plugin",
+  },
+  {
+    id: "secrets-undeclared-refused",
+    area: "secrets",
+    file: "src/secrets/broker.ts",
+    find: `        const secret = this.bindings(entry, declared).find((s) => s.name === name);`,
+    replace: `        const secret = this.bindings(entry, [...declared, { name, description: "" }]).find((s) => s.name === name);`,
+    tests: [SECRETS],
+    why: "a plugin gets only the names its approved sidecar declares",
+  },
+  {
+    id: "secrets-file-mode",
+    area: "secrets",
+    file: "src/secrets/resolve.ts",
+    find: `    if (stat.mode & 0o077) {`,
+    replace: `    if (false) {`,
+    tests: [SECRETS],
+    why: "a secret file others may read or change is refused, naming its mode",
+  },
+  {
+    id: "secrets-min-length",
+    area: "secrets",
+    file: "src/secrets/resolve.ts",
+    find: `  if (value.length < MIN_SECRET_BYTES) {`,
+    replace: `  if (false) {`,
+    tests: [SECRETS],
+    why: "a value under 8 bytes is refused at use: redacting it would hide ordinary words",
+  },
+  {
+    id: "secrets-project-cannot-bind",
+    area: "secrets",
+    file: "src/discovery/project-config.ts",
+    find: `  secrets: v.optional(ProjectSecretsSchema),`,
+    replace: `  secrets: v.optional(v.unknown()),`,
+    tests: [SECRETS],
+    why: "a project's config may remove a binding, never add one: it is refused by its JSON path",
+  },
+  {
+    id: "secrets-env-not-passed",
+    area: "secrets",
+    file: "src/session/session.ts",
+    find: `withoutBoundEnv(pluginHostEnv(process.env, options.env), this.config)`,
+    replace: `pluginHostEnv(process.env, options.env)`,
+    tests: [SECRETS],
+    why: "a variable a secret is bound to never reaches a plugin host's environment, even when CXAGENT_PASS_ENV names it",
+  },
+  {
+    id: "secrets-shim-buffer-cap",
+    area: "secrets",
+    file: "ffi/shim/55-secrets.c",
+    find: `  else if (w.n > SECRET_MAX || !out || w.n + 1 > cap) result = SECRET_TOO_SMALL;`,
+    replace: `  else if (w.n > SECRET_MAX || !out || cap == (size_t)-1) result = SECRET_TOO_SMALL;`,
+    tests: [SECRETS],
+    why: "host->secret never writes past the plugin's buffer: too small a cap gets CXAGENT_SECRET_TOO_SMALL and nothing",
+  },
+  {
+    id: "read-cap-while-reading",
+    area: "protocol",
+    file: "src/host/lines.ts",
+    find: `    this.limits?.onOverflow(head, seen, this.lineCap);`,
+    replace: ``,
+    tests: ["test/integration/line-cap.test.ts", "test/unit/lines.test.ts"],
+    why: "a reply over its call's read cap fails that call with E_LIMIT while it is read, not when (or if) its line ends (issue 41)",
+  },
+  {
+    id: "read-cap-unattributable-ends-host",
+    area: "protocol",
+    file: "src/host/read-cap.ts",
+    find: `    if (id === null) {`,
+    replace: `    if (false) {`,
+    tests: ["test/integration/line-cap.test.ts"],
+    why: "bytes past the read cap that name no call end the plugin host and fail its calls with E_LIMIT, instead of leaving them waiting on a stream that cannot be read on (issue 41)",
+  },
+  {
+    id: "result-hash-checked",
+    area: "state",
+    file: "src/results/store.ts",
+    find: `    if (hash.digest("hex") !== hex) throw untrusted(path, "its bytes do not hash to its name");`,
+    replace: ``,
+    tests: ["test/unit/result-store.test.ts"],
+    why: "a stored result whose bytes are not its hash's is refused on every read, never passed on (issue 41)",
+  },
+  {
+    id: "result-file-private",
+    area: "state",
+    file: "src/results/store.ts",
+    find: `    if (!stat.isFile() || (stat.mode & 0o777) !== 0o600 || (process.getuid && stat.uid !== process.getuid())) {`,
+    replace: `    if (false) {`,
+    tests: ["test/unit/result-store.test.ts"],
+    why: "a stored result that is not a plain 0600 file of this user's is not trusted (issue 41)",
+  },
+  {
+    id: "spill-while-reading",
+    area: "protocol",
+    file: "src/host/lines.ts",
+    find: `      this.sink = this.limits?.sinkOf?.(piece.subarray(0, HEAD_KEPT)) ?? null;`,
+    replace: `      this.sink = null;`,
+    tests: ["test/e2e/outputs-cli.test.ts"],
+    why: "with a delivery cap, a long reply streams to the result store as it is read: the parent's peak memory for a 50 MB answer stays under 200 MB above its baseline (issue 41)",
   },
 ];

@@ -17,6 +17,7 @@ export const EXIT_CODES = {
   E_UNKNOWN_TOOL: 3,
   E_TOOL_HIDDEN: 3, // a tool that config.json, the project's config or the caller hides
   E_UNKNOWN_COMMAND: 3,
+  E_REDACTED_ECHO: 3, // a call's arguments hold a redaction marker: the model sent back a redacted secret
   E_STATE: 3, // a corrupt file in the state directory
   E_NOT_APPROVED: 4,
   E_DENIED: 4,
@@ -29,6 +30,8 @@ export const EXIT_CODES = {
   E_PLUGIN_FAILED: 5, // the plugin answered ok:false
   E_BAD_REPLY: 5, // the plugin's answer was not a valid envelope
   E_CRASHED: 5,
+  E_SANDBOX: 5, // a declared restriction this kernel cannot enforce (issue 39), naming the layer
+  E_LIMIT: 5, // a limit passed: a host killed by its sandbox's memory or processes ({limit, value}, issue 39), an answer past the read cap (issue 41)
   E_QUARANTINED: 5,
   E_BUSY: 5,
   E_STOPPED: 5, // a call on a plugin that was stopped

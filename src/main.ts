@@ -9,7 +9,11 @@
  * the approved bytes only after that.
  */
 const argv = process.argv.slice(2);
-if (argv[0] === "__host") {
+if (argv[0] === "__sandbox") {
+  // The launcher of a sandboxed plugin host (src/sandbox/launch.ts): it confines itself, then execve's the host.
+  const { runLauncher } = await import("./sandbox/launch.ts");
+  runLauncher(argv.slice(1));
+} else if (argv[0] === "__host") {
   const { runPluginHost } = await import("./plugin-host/main.ts");
   await runPluginHost(argv.slice(1));
 } else {

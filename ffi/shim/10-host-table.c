@@ -10,4 +10,5 @@ typedef struct cxagent_host {
   void (*stream)(const char *call_id, const char *text);
   const char *(*current_call)(void);
   void (*register_child)(i64 pid);
+  i64 (*secret)(const char *name, char *buf, size_t cap);
 } cxagent_host;

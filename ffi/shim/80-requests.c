@@ -57,9 +57,10 @@ static void (*g_invoke_reply)(buf *r, i64 id, const char *tool, const char *args
 
 /* Serves one request line (the caller's own malloc'd copy, which this may write into). */
 static void handle(char *line, size_t n) {
-  enum { F_ID, F_KIND, F_TOOL, F_ARGS, F_CONTEXT, F_NAME, F_TEXT, F_SEQ, F_COUNT };
+  enum { F_ID, F_KIND, F_TOOL, F_ARGS, F_CONTEXT, F_NAME, F_TEXT, F_SEQ, F_VALUE, F_ERROR, F_COUNT };
   json_field f[F_COUNT] = {{"id", 0, 0},      {"kind", 0, 0}, {"tool", 0, 0}, {"arguments", 0, 0},
-                           {"context", 0, 0}, {"name", 0, 0}, {"text", 0, 0}, {"seq", 0, 0}};
+                           {"context", 0, 0}, {"name", 0, 0}, {"text", 0, 0}, {"seq", 0, 0},
+                           {"value", 0, 0},   {"error", 0, 0}};
   json_parser p;
   buf req = {0}, kind = {0}, a = {0}, b = {0}, r = {0};
   i64 id = -1;
@@ -88,6 +89,14 @@ static void handle(char *line, size_t n) {
     if (n > g_child_acked) g_child_acked = n;
     x_pthread_cond_broadcast(&g_pool_cv);
     unlock(&g_pool_mu);
+  } else if (str_is(kind.p, kind.n, "secret")) {
+    /* the parent's answer to host_secret (no reply); the line holds the value: wiped after */
+    field_string(&a, text, &f[F_VALUE]);
+    field_string(&b, text, &f[F_ERROR]);
+    secret_answer(field_id(text, &f[F_SEQ]), field_present(&f[F_VALUE]) && !a.failed ? a.p : NULL, a.n, b.p);
+    wipe(a.p, a.n);
+    wipe(line, n);
+    if (req.p) wipe(req.p, req.n);
   } else if (str_is(kind.p, kind.n, "cancel")) {
     /* the parent abandoned a call: native code cannot be interrupted, and its late answer is
        discarded by the parent (no reply) */

@@ -43,7 +43,7 @@ typedef char cortex_api_is_64_bytes[sizeof(cortex_api) == 64 ? 1 : -1];
 #define CORTEX_API __attribute__((visibility("default")))
 
 static cortex_api g_cortex;
-static char *g_cortex_session = NULL;     /* the session id as JSON text: a string, or null */
+static char *g_cortex_session = NULL;     /* "session_id":…,"actor":null,"source":… as JSON members */
 static shim_mutex_t g_cortex_mu;          /* guards the three below */
 static int g_cortex_running, g_cortex_stopping, g_cortex_dropped;
 
@@ -210,9 +210,10 @@ static void cortex_invoke_reply(buf *r, i64 id, const char *tool, const char *ar
   buf invocation = {0};
   buf_str(&invocation, "{\"tool_name\":");
   buf_json_string(&invocation, (const u8 *)tool, tool_n, tool_n);
-  buf_str(&invocation, ",\"session_id\":");
-  buf_str(&invocation, g_cortex_session ? g_cortex_session : "null");
-  buf_str(&invocation, ",\"source\":\"cxagent\",\"execution_scope\":\"foreground\"}");
+  /* g_cortex_session: "session_id":…,"actor":null,"source":… (plugin-host/shim.ts cortex.set) */
+  buf_str(&invocation, ",");
+  buf_str(&invocation, g_cortex_session ? g_cortex_session : "\"session_id\":null,\"actor\":null,\"source\":null");
+  buf_str(&invocation, ",\"execution_scope\":\"foreground\"}");
   char *text = NULL;
   i64 n = CORTEX_NO_MEMORY;
   if (!invocation.failed) {

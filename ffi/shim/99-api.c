@@ -38,6 +38,7 @@ SHIM_API int shim_init(int out_fd, int in_fd, int contract, int pool_cap, int po
   g_table.stream = host_stream;
   g_table.current_call = host_current_call;
   g_table.register_child = host_register_child;
+  g_table.secret = host_secret;
   return 0;
 }
 

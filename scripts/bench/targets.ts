@@ -45,6 +45,22 @@ export const TARGETS: Target[] = [
   { text: "soak: host RSS grows < 5 % after warm-up", needs: ["soak.host_growth_pct"], ratio: (f) => f["soak.host_growth_pct"]!, limit: 5, better: "lower", unit: " %" },
   { text: "soak: parent RSS grows < 5 % after warm-up", needs: ["soak.parent_growth_pct"], ratio: (f) => f["soak.parent_growth_pct"]!, limit: 5, better: "lower", unit: " %" },
   { text: "soak: every returned string is freed (returned − freed)", needs: ["soak.returned", "soak.freed"], ratio: (f) => f["soak.returned"]! - f["soak.freed"]!, limit: 0, better: "lower", unit: "" },
+  ...(["node", "bun"] as const).flatMap((runtime): Target[] => [
+    {
+      text: `\`cxagent mcp\` sequential mean ≤ 0.7× a minimal SDK server's (${runtime === "node" ? "Node" : "Bun"}; issue 42)`,
+      needs: ["mcpserve.seq.cxagent-mcp.mean_us", `mcpserve.seq.minimal-${runtime}.mean_us`],
+      ratio: (f) => f["mcpserve.seq.cxagent-mcp.mean_us"]! / f[`mcpserve.seq.minimal-${runtime}.mean_us`]!,
+      limit: 0.7,
+      better: "lower",
+    },
+    {
+      text: `\`cxagent mcp\` 16 in flight ≥ 1.5× a minimal SDK server's calls/s (${runtime === "node" ? "Node" : "Bun"}; issue 42)`,
+      needs: ["mcpserve.w16.cxagent-mcp.calls_s", `mcpserve.w16.minimal-${runtime}.calls_s`],
+      ratio: (f) => f["mcpserve.w16.cxagent-mcp.calls_s"]! / f[`mcpserve.w16.minimal-${runtime}.calls_s`]!,
+      limit: 1.5,
+      better: "higher",
+    },
+  ]),
   { text: "crash detection ≤ 10 ms (SPEC §2)", needs: ["crash.detect_ms"], ratio: (f) => f["crash.detect_ms"]!, limit: 10, better: "lower", unit: " ms" },
 ];
 

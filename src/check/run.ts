@@ -43,8 +43,9 @@ export interface Check {
   run(ctx: CheckContext): Verdict | Promise<Verdict>;
 }
 
-const ALL: readonly PluginKind[] = ["native", "cortex", "module"];
-const SIDECARS: readonly PluginKind[] = ["native", "module"];
+const ALL: readonly PluginKind[] = ["native", "cortex", "module", "cortex-process"];
+/** The kinds whose manifest is known before they run (a Cortex process plugin's is its manifest.toml). */
+const SIDECARS: readonly PluginKind[] = ["native", "module", "cortex-process"];
 const NATIVE: readonly PluginKind[] = ["native"];
 const LIBRARIES: readonly PluginKind[] = ["native", "cortex"];
 

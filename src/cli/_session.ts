@@ -18,6 +18,7 @@ export async function openSession(options: GlobalOptions & { snapshotDir?: strin
     configDir: options.configDir,
     stateDir: options.stateDir,
     snapshotDir: options.snapshotDir,
+    source: "cli",
     logger,
     confirmTrust: isInteractive() ? trustPrompt(resolveFolders(options).stateDir) : null,
     // What a plugin writes and logs reaches the terminal inert, attributed to it by name.

@@ -27,8 +27,8 @@ export function isTTY(fd: 0 | 1 | 2): boolean {
   return binding ? binding.isTTY(fd) === true : (require("node:tty") as typeof import("node:tty")).isatty(fd);
 }
 
-function write(fd: 1 | 2, text: string): void {
-  let bytes: Uint8Array = Buffer.from(text);
+function write(fd: 1 | 2, text: string | Uint8Array): void {
+  let bytes: Uint8Array = typeof text === "string" ? Buffer.from(text) : text;
   while (bytes.length > 0) {
     try {
       bytes = bytes.subarray(writeSync(fd, bytes));
@@ -47,6 +47,8 @@ function write(fd: 1 | 2, text: string): void {
 
 /** Writes `text` to stdout, as it is. */
 export const out = (text: string): void => write(1, text);
+/** Writes bytes to stdout, exactly (`cxagent result`). */
+export const outBytes = (bytes: Uint8Array): void => write(1, bytes);
 /** Writes `text` to stderr, as it is. */
 export const err = (text: string): void => write(2, text);
 

@@ -56,6 +56,7 @@ export function describeTrustRequest(request: TrustRequest): string {
   const lines = [
     request.state === "changed" ? `Plugin ${name} ${version} changed since you approved it.` : `Plugin ${name} ${version} has not been approved yet.`,
     ...(cortex ? cortexLines(cortex) : []),
+    ...(request.process ? processLines(request.process) : []),
     `  folder        ${inert(request.realFolder)}  (every file in it is covered)`,
     `  hash          ${request.hash}`,
     ...(request.state === "changed" ? [`  changed       ${describeChanges(request.changes)}`] : []),
@@ -70,6 +71,7 @@ export function describeTrustRequest(request: TrustRequest): string {
       : [`  tools         ${m.tools.length}${m.tools.length ? `: ${m.tools.map((t) => inert(t.name)).join(", ")}` : ""}`, `  asks          ${describeAsking(m)}`]),
     `  instructions  ${m.instructions ? "adds instructions for the model" : "none"}`,
     `  processes     ${cortex ? "not declared by Cortex plugins; what it starts ends with its plugin host" : m.spawns ? "starts processes of its own" : "starts none"}`,
+    `  secrets       ${describeSecrets(m)}`,
     `  on its own    ${m.client ? "can start work by itself (client)" : "only acts when called"}`,
     `  settings      ${cortex ? "none (a Cortex plugin takes no settings)" : describeSettings(request.settings)}`,
     ...(request.ships.length ? [`  ships         ${request.ships.map(inert).join(", ")} (loaded from the approved copies)`] : []),
@@ -79,11 +81,30 @@ export function describeTrustRequest(request: TrustRequest): string {
   return lines.join("\n");
 }
 
+/** What a Cortex process plugin runs: each tool's command, and every path outside its folder by name. */
+function processLines(process: NonNullable<TrustRequest["process"]>): string[] {
+  const outside = process.runs.flatMap((r) => r.outside.map((p) => `${inert(p)} (tool ${inert(r.tool)})`));
+  return [
+    `  kind          Cortex process plugin (${inert(process.manifest)}): each call runs its tool's command`,
+    ...process.runs.map((r, i) => `${i === 0 ? "  runs          " : "                "}${inert(r.tool)}: ${[r.command, ...r.args].map((a) => inert(JSON.stringify(a))).join(" ")}`),
+    ...(outside.length ? [`  outside       runs from outside its folder (allow_host_paths): ${outside.join(", ")}`] : []),
+  ];
+}
+
+/** "may ask for: github.token — its description; …", each string inert. */
+export function describeSecrets(manifest: Manifest): string {
+  const secrets = manifest.secrets ?? [];
+  if (!secrets.length) return "asks for none";
+  return `may ask for: ${secrets.map((s) => (s.description ? `${inert(s.name)} — ${inert(s.description)}` : inert(s.name))).join("; ")}`;
+}
+
 /** What a Cortex plugin is, and where what is shown of it comes from. */
 function cortexLines(cortex: NonNullable<TrustRequest["cortex"]>): string[] {
   const from = cortex.manifest ? `name and version from ${inert(cortex.manifest)}` : "no manifest.toml: named after its library's file";
   return [
     `  kind          Cortex native plugin (cortex_plugin_init); ${from}`,
     ...(cortex.description ? [`  about         ${inert(cortex.description)}`] : []),
+    // plugin_info is the running code's: unknown before approval, so only what a difference means.
+    ...(cortex.manifest ? ["  name          the manifest's; a plugin_info naming it otherwise is warned about once it runs, not refused"] : []),
   ];
 }

@@ -12,6 +12,7 @@ import { isCxError, CxError } from "../errors.ts";
 import { describeProblems } from "../protocol/manifest.ts";
 import { toProblems } from "../protocol/issues.ts";
 import { ToolPatternsSchema } from "./globs.ts";
+import { SecretBindingsSchema } from "./secret-bindings.ts";
 
 /** A limit in milliseconds: a whole number a timer can hold. */
 export const MillisecondsSchema = v.pipe(v.number(), v.integer("must be a whole number of milliseconds"), v.minValue(1, "must be at least 1 ms"), v.maxValue(2_147_483_647, "must be at most 2147483647 ms"));
@@ -44,6 +45,12 @@ export const PluginConfigSchema = v.strictObject({
    * import), read from disk as they are then, not approved. Never in a project's config.
    */
   workerFolders: v.optional(v.array(v.pipe(v.string(), v.check((p) => p.startsWith("/"), "must be an absolute folder")))),
+  /** What its declared secrets are bound to (issue 40; secret-bindings.ts). Never in a project's config. */
+  secrets: v.optional(SecretBindingsSchema),
+  /** The most bytes of one answer the parent reads (issue 41; default and most 64 MiB): past it, E_LIMIT. */
+  readCapBytes: v.optional(v.pipe(v.number(), v.integer("must be a whole number of bytes"), v.minValue(4096, "must be at least 4096 bytes"), v.maxValue(64 << 20, "must be at most 67108864 bytes (64 MiB)"))),
+  /** The most bytes of output.content a caller gets before the rest is spilled to the result store (issue 41). */
+  maxOutputBytes: v.optional(v.pipe(v.number(), v.integer("must be a whole number of bytes"), v.minValue(1024, "must be at least 1024 bytes"))),
 });
 export type PluginConfig = v.InferOutput<typeof PluginConfigSchema>;
 
@@ -101,5 +108,5 @@ export function parseConfig(raw: unknown, path: string): Config {
 }
 
 function invalid(path: string, message: string, details: Record<string, unknown> | undefined): CxError {
-  return new CxError("E_CONFIG", message, { hint: `fix ${path}: it holds "pluginPaths" (folders to search) and "plugins" (per plugin: file, path, enabled, settings, tools, invokeTimeoutMs, gateTimeoutMs, workerFolders)`, details });
+  return new CxError("E_CONFIG", message, { hint: `fix ${path}: it holds "pluginPaths" (folders to search) and "plugins" (per plugin: file, path, enabled, settings, tools, invokeTimeoutMs, gateTimeoutMs, workerFolders, secrets, readCapBytes, maxOutputBytes)`, details });
 }

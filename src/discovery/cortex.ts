@@ -12,7 +12,9 @@
  *   abi_version = 1                       must be 1 when given
  *   isolation = "trusted_in_process"      "process" (a process-isolated plugin) is not loaded here
  *
- * Every other key is Cortex's own and ignored. The folder holding manifest.toml is the plugin's
+ *   [cxagent.sandbox]                     what it may touch, enforced by the kernel (protocol/sandbox.ts)
+ *
+ * Every other key is Cortex's own and ignored (its `[sandbox]` too, which means something else). The folder holding manifest.toml is the plugin's
  * load set; without one, the library's own folder is.
  */
 import { existsSync, realpathSync, statSync } from "node:fs";
@@ -22,6 +24,7 @@ import * as v from "valibot";
 import { CxError } from "../errors.ts";
 import { describeValue, toProblems } from "../protocol/issues.ts";
 import { isPluginName, PLUGIN_NAME_RULE } from "../protocol/manifest.ts";
+import { type SandboxDeclaration, SandboxSchema } from "../protocol/sandbox.ts";
 
 export const CORTEX_MANIFEST = "manifest.toml";
 /** The Cortex native ABI cxagent loads (the Cortex SDK's NATIVE_ABI_VERSION). */
@@ -37,6 +40,8 @@ export interface CortexManifest {
   /** The library it names, as an absolute path (not checked to exist), or null when it names none. */
   library: string | null;
   abiVersion: number | null;
+  /** `[cxagent.sandbox]`: what it may touch (protocol/sandbox.ts); Cortex's own `[sandbox]` is not read. */
+  sandbox?: SandboxDeclaration;
 }
 
 const Text = v.pipe(v.string(), v.check((s) => s.trim() !== "", "must not be blank"));
@@ -52,6 +57,7 @@ const CortexManifestSchema = v.object({
       isolation: v.optional(v.string()),
     }),
   ),
+  cxagent: v.optional(v.object({ sandbox: v.optional(SandboxSchema) })),
 });
 
 /** Reads a manifest.toml's text (the bytes the load set's hash read); throws E_MANIFEST naming the file. */
@@ -76,7 +82,7 @@ export function parseCortexManifest(bytes: Uint8Array, path: string): CortexMani
     const problems = toProblems(checked.issues, "manifest.toml").map((p, i) => (checked.issues[i]?.input === undefined && p.path ? `${p.path} is required` : p.message));
     throw invalid(problems.join("; "));
   }
-  const { name, version, description, native } = checked.output;
+  const { name, version, description, native, cxagent } = checked.output;
   if (native?.isolation !== undefined && native.isolation !== "trusted_in_process") {
     throw invalid(
       `[native] isolation is ${JSON.stringify(native.isolation)}: a process-isolated Cortex plugin, whose tools are commands Cortex runs one process per call`,
@@ -96,7 +102,7 @@ export function parseCortexManifest(bytes: Uint8Array, path: string): CortexMani
     }
     library = at;
   }
-  return { path, name, version, description: description ?? null, library, abiVersion: native?.abi_version ?? null };
+  return { path, name, version, description: description ?? null, library, abiVersion: native?.abi_version ?? null, ...(cxagent?.sandbox ? { sandbox: cxagent.sandbox } : {}) };
 }
 
 /** The name a Cortex library without a manifest.toml gets: its file name, less the extension and a leading "lib". */

@@ -6,7 +6,8 @@
  *   - disable the plugin: `"enabled": false`;
  *   - hide tools: `"tools": {"deny": [pattern]}`;
  *   - make tools ask on every call: `"tools": {"ask": [pattern]}`;
- *   - lower a limit: `"invokeTimeoutMs"`, `"gateTimeoutMs"` (at most the user's value).
+ *   - lower a limit: `"invokeTimeoutMs"`, `"gateTimeoutMs"` (at most the user's value);
+ *   - remove a secret's binding: `"secrets": {"github.token": false}` (adding one is refused).
  *
  * Everything else is refused by its JSON path, the whole file with it: `"enabled": true`,
  * `tools.allow`, `pluginPaths`, `settings`, `file`, `path`, a raised limit, any unknown key. It
@@ -20,12 +21,13 @@ import { formatPath, type Problem, toProblems } from "../protocol/issues.ts";
 import { describeProblems } from "../protocol/manifest.ts";
 import { type Config, isPlainObject, MillisecondsSchema, type PluginConfig } from "./config.ts";
 import { ToolPatternsSchema } from "./globs.ts";
+import { ProjectSecretsSchema } from "./secret-bindings.ts";
 
 /** Larger than any honest list of rules; a bigger file is refused, not read. */
 const SIZE_CAP = 1 << 20;
 
 const NARROWS = `a project can narrow what your own config.json allows, never widen it`;
-const MAY_HOLD = `per plugin, "enabled": false, "tools": {"deny": [...], "ask": [...]}, and a lower "invokeTimeoutMs" or "gateTimeoutMs"`;
+const MAY_HOLD = `per plugin, "enabled": false, "tools": {"deny": [...], "ask": [...]}, a lower "invokeTimeoutMs" or "gateTimeoutMs", and "secrets": {"<name>": false}`;
 
 /** A key that would widen: present at all, it is refused with `why`. */
 const widening = (why: string) => v.optional(v.custom<never>(() => false, why));
@@ -44,6 +46,7 @@ const ProjectPluginSchema = v.strictObject({
   file: widening("a project cannot say which file a plugin is: that is your own config.json's to say"),
   path: widening("a project cannot pin a plugin's folder: that is your own config.json's to say"),
   settings: widening("a project cannot supply a plugin's settings: they come only from your own config.json"),
+  secrets: v.optional(ProjectSecretsSchema),
 });
 export type ProjectPluginConfig = v.InferOutput<typeof ProjectPluginSchema>;
 

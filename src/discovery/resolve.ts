@@ -9,6 +9,7 @@ import { CxError } from "../errors.ts";
 import type { PluginKind } from "../protocol/host-args.ts";
 import { CORTEX_MANIFEST, type CortexManifest, hasCortexManifest, manifestOfLibrary, parseCortexManifest } from "./cortex.ts";
 import { isCortexFile } from "./kind.ts";
+import { declaresProcessTools, readProcessManifest } from "../protocol/cortex-process.ts";
 import { isLibraryFile, isModuleFile, libraryOfSidecar, SIDECAR_SUFFIX, sidecarPathOf } from "./sidecar.ts";
 
 export interface PluginLocation {
@@ -38,9 +39,13 @@ export function locationOf(library: string): PluginLocation {
   return { library, sidecar, folder: manifest ? dirname(manifest) : dirname(library), kind: "cortex", cortexManifest: manifest };
 }
 
-/** Reads a manifest.toml from disk (the load reads it again, from the bytes it hashes). */
+/** Reads a manifest.toml from disk (the load reads it again, from the bytes it hashes); a process plugin's names no library. */
 export function readCortexManifest(path: string): CortexManifest {
-  return parseCortexManifest(readFileSync(path), path);
+  const bytes = readFileSync(path);
+  if (!declaresProcessTools(bytes)) return parseCortexManifest(bytes, path);
+  const read = readProcessManifest(bytes);
+  if (!read.ok) throw new CxError("E_MANIFEST", `the Cortex manifest ${path} is invalid: ${read.problems.map((p) => p.message).join("; ")}`, { hint: "fix the manifest.toml", details: { path } });
+  return { path, name: read.plugin.name, version: read.plugin.version, description: read.plugin.description, library: null, abiVersion: null };
 }
 
 /**
@@ -49,6 +54,8 @@ export function readCortexManifest(path: string): CortexManifest {
  * is wrong with it (session/inspect.ts reads it again, strictly, from the hashed bytes).
  */
 export function locationOfCortexManifest(path: string): PluginLocation {
+  // A process plugin (its [native] lists tools): the manifest is what it declares and what it runs.
+  if (isProcessManifest(path)) return { library: path, sidecar: path, folder: dirname(path), kind: "cortex-process", cortexManifest: path };
   let library = path;
   try {
     library = readCortexManifest(path).library ?? path;
@@ -56,6 +63,14 @@ export function locationOfCortexManifest(path: string): PluginLocation {
     if (!(error instanceof CxError)) throw error;
   }
   return { library, sidecar: sidecarPathOf(library), folder: dirname(path), kind: "cortex", cortexManifest: path };
+}
+
+function isProcessManifest(path: string): boolean {
+  try {
+    return declaresProcessTools(readFileSync(path));
+  } catch {
+    return false;
+  }
 }
 
 /** The plugin a file names: a library (or its sidecar's library), or a Cortex plugin's manifest.toml. */

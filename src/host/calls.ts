@@ -15,6 +15,7 @@
 import { CxError } from "../errors.ts";
 import { type DeadlineRequest, type DeadlineSource, timeoutError } from "./deadline.ts";
 import { HOST_DEFAULTS } from "../protocol/host-args.ts";
+import type { LineSink } from "./lines.ts";
 import { LINE_CAP, type Reply } from "../protocol/wire.ts";
 
 export type CallEvent =
@@ -27,6 +28,10 @@ export interface RequestOptions extends DeadlineRequest {
   source?: DeadlineSource;
   signal?: AbortSignal;
   onEvent?: (event: CallEvent) => void;
+  /** The most bytes of this call's reply (and each of its reports) the parent reads (issue 41; default: the line cap). */
+  readCap?: number;
+  /** Where this call's reply goes as it is read, when it does not arrive in one read (issue 41: the spill). */
+  spill?: LineSink;
 }
 
 /** Time and timers, injected so the correlator's deadlines can be tested without waiting. */
@@ -64,6 +69,8 @@ interface Pending {
   reject: (error: CxError) => void;
   onEvent?: (event: CallEvent) => void;
   cleanup: () => void;
+  readCap?: number;
+  spill?: LineSink;
 }
 
 /**
@@ -175,7 +182,7 @@ export class Calls {
         }
       }
       options.signal?.addEventListener("abort", onAbort, { once: true });
-      this.pending.set(id, { what, line, resolve, reject, onEvent, cleanup });
+      this.pending.set(id, { what, line, resolve, reject, onEvent, cleanup, readCap: options.readCap, spill: options.spill });
       if (full) {
         this.queue.push(id);
         this.watchQueue();
@@ -199,6 +206,23 @@ export class Calls {
   /** An event for call `id`, dropped when nobody waits for that call any more. */
   event(id: number, event: CallEvent): void {
     this.pending.get(id)?.onEvent?.(event);
+  }
+
+  /** Call `id`'s read cap and what it calls, while it waits (a line of its reply is being read). */
+  readCapOf(id: number): { cap: number | undefined; what: string; spill: LineSink | undefined } | null {
+    const p = this.pending.get(id);
+    return p ? { cap: p.readCap, what: p.what, spill: p.spill } : null;
+  }
+
+  /** Fails call `id` now (its reply broke a limit): its late reply, if any, is dropped. */
+  fail(id: number, error: CxError): void {
+    this.abandon(id, error);
+  }
+
+  /** Call `id`'s reply came and was dropped (over its read cap): it no longer counts as out. */
+  answered(id: number): void {
+    if (this.unanswered.delete(id)) inFlightHere--;
+    this.drainQueue();
   }
 
   /** The host is gone: every call fails, each with the error `why` makes for it. */

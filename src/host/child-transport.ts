@@ -12,6 +12,7 @@ import { CxError } from "../errors.ts";
 import type { KindProfile } from "../kinds/index.ts";
 import { hostArgv, HOST_DEFAULTS } from "../protocol/host-args.ts";
 import type { HostSettings } from "../protocol/host-settings.ts";
+import { type HostSandbox, SANDBOX_REFUSED_EXIT, SANDBOX_REFUSED_LINE } from "../protocol/sandbox.ts";
 import { LINE_CAP } from "../protocol/wire.ts";
 import { endProcesses, finished } from "../reaper/escalate.ts";
 import { type Owned, proveDescent } from "../reaper/ours.ts";
@@ -56,6 +57,8 @@ export interface ChildSpec {
   host: HostSettings;
   /** Check mode (`cxagent check`). */
   check?: boolean;
+  /** Set when `command` is the sandbox launcher's (src/sandbox/): told when the host ended. */
+  sandbox?: HostSandbox;
 }
 
 /**
@@ -235,6 +238,7 @@ export class ChildTransport implements Transport {
       pollMs: spec.host.pollMs,
       spinUs: spec.host.spinUs,
       sessionId: spec.host.sessionId,
+      source: spec.host.source,
       check: spec.check,
       ...(spec.host.workerFolders.length ? { workerFolders: spec.host.workerFolders } : {}),
     });
@@ -262,10 +266,10 @@ export class ChildTransport implements Transport {
     const stat = readStat(pid);
     this.process = stat ? { pid, startTime: stat.startTime, pgid: stat.pgid, sid: stat.sid } : { pid, startTime: "0" };
     const onBroken = (why: string) => sink.onBroken(why);
-    const socket = outFd !== null ? readSocketLines(outFd, LINE_CAP, (line) => sink.onLine(line), onBroken) : null;
+    const socket = outFd !== null ? readSocketLines(outFd, LINE_CAP, (line) => sink.onLine(line), onBroken, sink.limits) : null;
     const protocol = socket
       ? socket.finished
-      : readLines(this.proc.stdout, LINE_CAP, (line) => sink.onLine(line)).catch((error) => onBroken(`reading the plugin host's output failed: ${String(error)}`));
+      : readLines(this.proc.stdout, LINE_CAP, (line) => sink.onLine(line), sink.limits).catch((error) => onBroken(`reading the plugin host's output failed: ${String(error)}`));
     if (socket && outFd !== null) {
       void protocol.finally(() => (this.outputDone = true));
       // What the spin saw arrive is read at once, not on the event loop's next turn.
@@ -275,14 +279,21 @@ export class ChildTransport implements Transport {
         return true;
       };
     }
-    void readLines(this.proc.stderr, STDERR_LINE_CAP, (line) => sink.onStderr(line)).catch(() => {});
+    // A sandboxed host's last lines say whether a limit stopped it, or why its launcher refused.
+    const last: string[] = [];
+    const stderrRead = readLines(this.proc.stderr, STDERR_LINE_CAP, (line) => {
+      if (spec.sandbox && last.push(line.text) > 64) last.shift(); // the runtime's crash banner is about 20 lines
+      if (!spec.sandbox || !line.text.startsWith(SANDBOX_REFUSED_LINE)) sink.onStderr(line);
+    }).catch(() => {});
     this.exited = this.proc.exited.then(async () => {
       const signal = this.proc.signalCode;
       // Replies written just before the end are still in the pipe: read them first, briefly,
       // since a process the plugin started may hold the pipe open.
       await within(protocol, DRAIN_MS);
       removeSnapshot();
-      return { code: this.proc.exitCode, signal: signal === null || signal === undefined ? null : String(signal) };
+      if (spec.sandbox) await within(stderrRead, DRAIN_MS); // its last words say which limit stopped it
+      const exit: ExitInfo = { code: this.proc.exitCode, signal: signal === null || signal === undefined ? null : String(signal) };
+      return spec.sandbox ? sandboxExit(spec.sandbox, pid, exit, last) : exit;
     });
   }
 
@@ -323,4 +334,19 @@ export class ChildTransport implements Transport {
     // What the plugin registered, and what it left in the host's group, dies with the host.
     return finished(await endProcesses([this.process, ...this.children], { graceMs }));
   }
+}
+
+/** A sandboxed host's end: its launcher's refusal (E_SANDBOX), or the limit that stopped it (E_LIMIT). */
+function sandboxExit(sandbox: HostSandbox, pid: number, exit: ExitInfo, last: readonly string[]): ExitInfo {
+  const refusal = last.find((l) => l.startsWith(SANDBOX_REFUSED_LINE));
+  if (exit.code === SANDBOX_REFUSED_EXIT && refusal) {
+    try {
+      sandbox.ended(pid, exit, last);
+      return { ...exit, refused: JSON.parse(refusal.slice(SANDBOX_REFUSED_LINE.length)) as { layer: string; why: string } };
+    } catch {
+      // not the launcher's line: an ordinary end
+    }
+  }
+  const limit = sandbox.ended(pid, exit, last);
+  return limit ? { ...exit, limit } : exit;
 }

@@ -3,10 +3,12 @@ import type { KindProfile } from "../kinds/index.ts";
 import type { PluginKind } from "../protocol/host-args.ts";
 import type { HostSettings } from "../protocol/host-settings.ts";
 import type { KnownManifest } from "../protocol/manifest.ts";
+import type { HostSandbox } from "../protocol/sandbox.ts";
 import type { CheckEvent } from "../protocol/wire.ts";
 import type { Owned } from "../reaper/ours.ts";
 import type { SealedDependency } from "./child-transport.ts";
 import type { ExitInfo } from "./transport.ts";
+import type { SecretAccess } from "../secrets/access.ts";
 
 export interface ProcessHooks {
   /** A line the plugin wrote to stdout or stderr (both arrive on the host's stderr). */
@@ -42,11 +44,18 @@ export interface ConnectOptions extends ProcessHooks {
   stuckMs?: number;
   /** The manifest the plugin should describe, checked already (its sidecar's): see KnownManifest. */
   expected?: KnownManifest;
+  /**
+   * What the host may ask of the session's secrets, and the redactor every text it sends passes
+   * through before anything else reads it (issue 40). None: no secret is given, nothing redacted.
+   */
+  secrets?: SecretAccess;
 }
 
 export interface SpawnOptions extends ConnectOptions {
   /** The command that starts a plugin host, without its arguments: the session knows where cxagent is. */
   hostCommand: string[];
+  /** Set when the host starts through the sandbox launcher (hostCommand is the launcher's). */
+  sandbox?: HostSandbox;
   library: string;
   /** The library's approved bytes: loaded from a sealed copy of these, not from the file. */
   libraryBytes?: Uint8Array;

@@ -6,7 +6,7 @@
  * pending call fails.
  */
 import * as v from "valibot";
-import { CxError, type ErrorCode } from "../errors.ts";
+import { CxError } from "../errors.ts";
 import { preview } from "../protocol/issues.ts";
 import { checkDescribed, type Manifest } from "../protocol/manifest.ts";
 import type { PluginKind } from "../protocol/host-args.ts";
@@ -15,7 +15,6 @@ import { type KindProfile, profileOf } from "../kinds/index.ts";
 import {
   EventSchema,
   type EXPORT_OF,
-  LINE_CAP,
   type Notice,
   parseReply,
   type Reply,
@@ -30,7 +29,10 @@ import { crashError, StderrTail } from "./stderr-tail.ts";
 import type { ConnectOptions, Ending, ProcessHooks, SpawnOptions } from "./connection-options.ts";
 import { ReplySpin, parentSpinUs } from "./reply-spin.ts";
 import type { Line } from "./lines.ts";
+import { ReadCap } from "./read-cap.ts";
 import type { ExitInfo, Transport, TransportSink } from "./transport.ts";
+import { PluginText } from "./plugin-text.ts";
+import { codeForRefusal, describeRequest, type RequestBody } from "./connection-words.ts";
 
 export type { CallEvent, RequestOptions } from "./calls.ts";
 export type { ExitInfo } from "./transport.ts";
@@ -41,14 +43,7 @@ export type { ConnectOptions, Ending, ProcessHooks, SpawnOptions } from "./conne
 export const DEFAULTS = { ...HOST_DEFAULTS, stderrTailLines: 30 };
 
 type AnyBody = Request extends infer R ? (R extends { id: number } ? Omit<R, "id"> : never) : never;
-type RequestBody = Exclude<AnyBody, { kind: Notice["kind"] }>;
 type NoticeBody = Extract<AnyBody, { kind: Notice["kind"] }>;
-
-function describeRequest(body: RequestBody, names: typeof EXPORT_OF): string {
-  if (body.kind === "invoke" || body.kind === "gate") return `${names[body.kind]} of ${body.tool}`;
-  if (body.kind === "command") return `${names.command} '${body.name}'`;
-  return names[body.kind];
-}
 
 /** An open connection: the host's startup line, and the manifest it described, checked. */
 export interface Opened {
@@ -71,6 +66,7 @@ export class Connection {
   /** The function each request calls in the plugin, for messages. */
   private readonly exportNames: typeof EXPORT_OF;
   private readonly calls: Calls;
+  private readonly readCap: ReadCap;
   private readonly outbox: string[] = [];
   /** The outbox holds a call's request, not only notices: only a call's reply is worth a spin. */
   private outboxHasCall = false;
@@ -78,6 +74,8 @@ export class Connection {
   private readonly replySpin: ReplySpin | null;
   /** Its last lines on stderr and the fault the runtime reported, for a crash's message. */
   private readonly tail = new StderrTail(DEFAULTS.stderrTailLines);
+  /** Redacts every text the host sends, as it arrives, and answers its requests for secrets. */
+  private readonly text: PluginText;
   private phase = "startup";
   private ending: Ending | null = null;
   private endListener: ((ending: Ending) => void) | null = null;
@@ -90,6 +88,7 @@ export class Connection {
     this.kind = this.profile.kind;
     this.hooks = options;
     this.exportNames = this.profile.exports;
+    this.text = new PluginText(options.secrets);
     this.calls = new Calls({
       label: options.label,
       poolCap: options.poolCap ?? this.profile.poolCap,
@@ -97,12 +96,14 @@ export class Connection {
       send: (line) => this.write(line, true),
       onAbandon: (call, error) => this.alive && this.send({ kind: "cancel", call, reason: error.code }),
     });
+    this.readCap = new ReadCap(options.label, this.calls, () => void this.kill());
     const spinUs = parentSpinUs(options.spinUs);
     this.replySpin = spinUs > 0 ? new ReplySpin(spinUs) : null;
     this.transport = connect({
       onLine: (line) => this.onLine(line),
       onStderr: (line) => this.onStderr(line),
       onBroken: (why) => this.hooks.onLog?.(4, why),
+      limits: this.readCap.limits,
     });
     const host = this.transport.process;
     if (host) this.hooks.onSpawn?.(host);
@@ -110,7 +111,7 @@ export class Connection {
       this.ending = { exit, hadPending: this.calls.waiting > 0 };
       this.endListener?.(this.ending);
       // Calls cut short by an end we asked for were stopped; stop itself, if it was running, crashed.
-      this.calls.failAll((what) => (this.closing && what !== this.exportNames.stop ? this.stoppedError(what) : this.crashError(exit, what)));
+      this.calls.failAll((what) => this.readCap.broken ?? (this.closing && what !== this.exportNames.stop ? this.stoppedError(what) : this.crashError(exit, what)));
       // What the plugin registered, and what it left in the host's group, dies with the host (the transport's).
       // (Released whether or not anyone listens: `onGone?.(await …)` would skip the call without a listener.)
       const gone = await this.transport.release(DEFAULTS.graceMs);
@@ -132,6 +133,7 @@ export class Connection {
       cwd: options.cwd,
       host,
       check: options.check,
+      ...(options.sandbox ? { sandbox: options.sandbox } : {}),
     }, sink), { ...options, poolCap: host.poolCap ?? undefined, stuckMs: host.stuckMs, spinUs: host.spinUs, startupMs: host.startupMs });
   }
 
@@ -293,14 +295,14 @@ export class Connection {
 
   private onLine(line: Line) {
     if (line.cut > 0) {
-      this.hooks.onLog?.(4, `the plugin host wrote a protocol line over the ${LINE_CAP >> 20} MiB cap (${line.text.length + line.cut} bytes); it was dropped`);
+      this.readCap.ended(line, (text) => this.hooks.onLog?.(4, text));
     } else if (line.text) {
       this.dispatch(line.text);
     }
   }
 
   private onStderr(line: Line) {
-    const text = line.cut ? `${line.text}… [${line.cut} more bytes]` : line.text;
+    const text = this.text.line(line.cut ? `${line.text}… [${line.cut} more bytes]` : line.text);
     this.tail.accept(text);
     this.hooks.onOutput?.(text);
   }
@@ -308,9 +310,9 @@ export class Connection {
   private dispatch(text: string) {
     let message: Record<string, unknown>;
     try {
-      message = JSON.parse(text);
+      message = this.text.message(JSON.parse(text));
     } catch {
-      this.hooks.onLog?.(4, `the plugin host wrote a line that is not JSON: ${preview(text)}`);
+      this.hooks.onLog?.(4, `the plugin host wrote a line that is not JSON: ${preview(this.text.line(text))}`);
       return;
     }
     if ("event" in message) return this.onEvent(message);
@@ -322,9 +324,11 @@ export class Connection {
     }
     const reply = parseReply(message);
     if (!reply) {
-      this.hooks.onLog?.(4, `the plugin host sent a malformed reply: ${preview(text)}`);
+      this.hooks.onLog?.(4, `the plugin host sent a malformed reply: ${preview(this.text.line(text))}`);
       return;
     }
+    const held = this.text.end(reply.id); // a stream's held tail precedes its reply
+    if (held) this.calls.event(reply.id, { event: "stream", text: held });
     this.calls.settle(reply);
   }
 
@@ -353,8 +357,16 @@ export class Connection {
       case "progress":
         this.calls.event(event.id, { event: "progress", percent: event.percent, text: event.text });
         return;
-      case "stream":
-        this.calls.event(event.id, { event: "stream", text: event.text });
+      case "stream": {
+        const text = this.text.stream(event.id, event.text);
+        if (text) this.calls.event(event.id, { event: "stream", text });
+        return;
+      }
+      case "secret":
+        void this.text.answer(event.name, event.seq).then(({ body, log }) => {
+          if (log) this.hooks.onLog?.(3, log);
+          if (this.alive) this.send(body);
+        });
         return;
       case "check":
         this.hooks.onCheck?.(event);
@@ -377,16 +389,5 @@ export class Connection {
     } finally {
       if (ack) this.send({ kind: "ack", seq: ack });
     }
-  }
-}
-
-function codeForRefusal(reason: string | undefined): ErrorCode {
-  switch (reason) {
-    case "handshake":
-      return "E_HANDSHAKE";
-    case "manifest":
-      return "E_MANIFEST";
-    default:
-      return "E_LOAD";
   }
 }

@@ -7,6 +7,7 @@ import { preview } from "../protocol/issues.ts";
 import type { Tool } from "../protocol/manifest.ts";
 import { ruleFor } from "../protocol/rules.ts";
 import type { RuleSource } from "./tool-policy.ts";
+import type { GivenReference } from "../results/refs.ts";
 
 /** How long a "dynamic" tool's gate may take before it counts as failed (SPEC §12). */
 export const GATE_MS = 500;
@@ -97,6 +98,8 @@ export interface PermissionRequest {
   tool: string;
   arguments: Record<string, unknown>;
   decision: GateDecision;
+  /** The result references the arguments held, replaced by their text (issue 41): where, size, origin. */
+  references?: readonly GivenReference[];
 }
 
 /** The three answers, for checking one that arrived at run time. */

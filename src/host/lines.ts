@@ -19,6 +19,33 @@ export interface Line {
   cut: number;
 }
 
+/**
+ * A cap per line, and word of a line going over it while it is still being read (issue 41: the
+ * read cap). `capOf` is asked once per line over SMALL_LINE bytes, with the line's first bytes,
+ * and answers that line's cap (at most the splitter's own). `onOverflow` is told at once when a
+ * line passes its cap, with its head (at most HEAD_KEPT bytes, all that is kept of it from then
+ * on), how many bytes had arrived and the cap; `onRunaway` when the bytes dropped of one line
+ * pass `runawayAt` (a line no plugin host's writer would write: the stream cannot be read on).
+ */
+export interface LineLimits {
+  capOf(head: Uint8Array): number;
+  /**
+   * Where the bytes of a line that does not end in its first read go instead of being kept (the
+   * spill while reading, issue 41): null to keep them. Its `end()` is the line handed over.
+   */
+  sinkOf?(head: Uint8Array): LineSink | null;
+  onOverflow(head: Uint8Array, seen: number, cap: number): void;
+  runawayAt?: number;
+  onRunaway?(seen: number): void;
+}
+
+/** Takes a line's bytes as they arrive (see LineLimits.sinkOf). */
+export interface LineSink {
+  write(bytes: Uint8Array): void;
+  end(): string;
+  abort(): void;
+}
+
 export class LineSplitter {
   private parts: Uint8Array[] = [];
   /**
@@ -32,6 +59,10 @@ export class LineSplitter {
   private window: Buffer | null = null;
   private size = 0;
   private cut = 0;
+  /** The open line's cap (its limits' capOf, else the splitter's). */
+  private lineCap: number;
+  /** Where the open line's bytes go, when not kept (sinkOf). */
+  private sink: LineSink | null = null;
 
   /**
    * `pull`, if given, reads what the source has now into `into` without waiting: the number of
@@ -41,7 +72,15 @@ export class LineSplitter {
   constructor(
     private readonly cap: number,
     private readonly pull?: (into: Uint8Array) => number,
-  ) {}
+    private readonly limits?: LineLimits,
+  ) {
+    this.lineCap = cap;
+  }
+
+  /** The cap of a line that begins with `head` (issue 41): the limits' answer, at most the splitter's cap. */
+  private capFor(head: Uint8Array): number {
+    return this.limits ? Math.min(this.cap, this.limits.capOf(head.subarray(0, HEAD_KEPT))) : this.cap;
+  }
 
   /**
    * Feeds one chunk; calls `onLine` for every line it completes. A `transient` chunk's memory is
@@ -53,7 +92,8 @@ export class LineSplitter {
     for (;;) {
       const nl = chunk.indexOf(10, start);
       if (nl < 0) break;
-      if (this.parts.length === 0 && this.cut === 0 && nl - start <= this.cap) {
+      const length = nl - start;
+      if (this.parts.length === 0 && this.cut === 0 && length <= (length <= SMALL_LINE ? this.cap : this.capFor(chunk.subarray(start, nl)))) {
         view ??= asBuffer(chunk);
         onLine({ text: view.toString("utf8", start, nl), cut: 0 }); // the common case
       } else {
@@ -64,7 +104,7 @@ export class LineSplitter {
     }
     if (start < chunk.length) {
       this.take(transient ? Buffer.from(chunk.subarray(start)) : chunk.subarray(start)); // (a Buffer's slice would not copy)
-      if (this.pull && this.cut === 0 && this.size >= DRAIN_FROM) this.drain(onLine);
+      if (this.pull && this.cut === 0 && !this.sink && this.size >= DRAIN_FROM) this.drain(onLine);
     }
   }
 
@@ -92,7 +132,7 @@ export class LineSplitter {
    * of the rest into a chunk of its own and the join are saved.
    */
   private drain(onLine: (line: Line) => void): void {
-    const limit = Math.min(this.cap, SCRATCH_MAX);
+    const limit = Math.min(this.lineCap, SCRATCH_MAX);
     if (this.size >= limit) return;
     let filled = this.size;
     let buffer = this.room(filled, Math.min(limit, Math.max(2 * filled, 1 << 20)), false);
@@ -155,27 +195,65 @@ export class LineSplitter {
   }
 
   private take(piece: Uint8Array) {
-    const room = this.cap - this.size;
-    if (piece.length <= room) {
-      this.parts.push(piece);
-      this.size += piece.length;
-    } else {
-      if (room > 0) this.parts.push(piece.subarray(0, room));
-      this.size = this.cap;
-      this.cut += piece.length - Math.max(room, 0);
+    if (this.cut > 0) {
+      // Past the cap: counted, never kept; a line that runs on past any a host writes is reported once.
+      const before = this.size + this.cut;
+      this.cut += piece.length;
+      const at = this.limits?.runawayAt;
+      if (at !== undefined && before <= at && this.size + this.cut > at) this.limits!.onRunaway?.(this.size + this.cut);
+      return;
     }
+    if (this.size === 0) {
+      this.lineCap = this.capFor(piece);
+      this.sink = this.limits?.sinkOf?.(piece.subarray(0, HEAD_KEPT)) ?? null;
+    }
+    if (this.size + piece.length <= this.lineCap) {
+      // With a sink only the line's first bytes are kept (to name its call, should it pass its cap).
+      if (this.sink) {
+        if (this.size === 0) this.parts.push(Buffer.from(piece.subarray(0, HEAD_KEPT)));
+        this.sink.write(piece);
+      } else {
+        this.parts.push(piece);
+      }
+      this.size += piece.length;
+      return;
+    }
+    this.sink?.abort();
+    this.sink = null;
+    // Over the cap: from now on only the head is kept (with limits, HEAD_KEPT bytes: the memory
+    // held drops at once), and the reader is told now, not when a line end comes (it may never come).
+    const seen = this.size + piece.length;
+    const head = Buffer.alloc(Math.min(this.limits ? HEAD_KEPT : this.lineCap, this.lineCap, seen));
+    let at = 0;
+    for (const part of [...this.parts, piece]) {
+      if (at >= head.length) break;
+      head.set(part.subarray(0, head.length - at), at);
+      at += Math.min(part.length, head.length - at);
+    }
+    this.parts = [head];
+    this.size = head.length;
+    this.cut = seen - head.length;
+    this.limits?.onOverflow(head, seen, this.lineCap);
   }
 
   private finish(): Line {
-    const bytes = this.parts.length === 0 ? new Uint8Array(0) : this.parts.length === 1 ? this.parts[0]! : this.join();
-    const line = { text: asBuffer(bytes).toString("utf8"), cut: this.cut };
+    const sink = this.sink;
+    this.sink = null;
+    const bytes = sink ? null : this.parts.length === 0 ? new Uint8Array(0) : this.parts.length === 1 ? this.parts[0]! : this.join();
+    const line = { text: sink ? sink.end() : asBuffer(bytes!).toString("utf8"), cut: this.cut };
     this.parts = [];
     this.size = 0;
     this.cut = 0;
+    this.lineCap = this.cap;
     return line;
   }
 }
 
+/** Lines up to this size are never asked their cap (so no cap is below it: MIN_LINE_CAP). */
+const SMALL_LINE = 4 << 10;
+export const MIN_LINE_CAP = SMALL_LINE;
+/** What is kept of a line over its cap: enough to name its call. */
+export const HEAD_KEPT = 256;
 /** Lines up to this size are joined in a buffer kept from line to line. */
 const SCRATCH_MAX = 8 << 20;
 /** What pullNow reads at most per pull: far more than a batch of small replies. */
@@ -189,8 +267,8 @@ const isAt = (part: Uint8Array, buffer: Uint8Array, at: number) => part.buffer =
 const asBuffer = (bytes: Uint8Array) => (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
 
 /** Reads a whole stream line by line. */
-export async function readLines(stream: ReadableStream<Uint8Array>, cap: number, onLine: (line: Line) => void): Promise<void> {
-  const splitter = new LineSplitter(cap);
+export async function readLines(stream: ReadableStream<Uint8Array>, cap: number, onLine: (line: Line) => void, limits?: LineLimits): Promise<void> {
+  const splitter = new LineSplitter(cap, undefined, limits);
   for await (const chunk of stream) splitter.push(chunk, onLine);
   splitter.end(onLine);
 }

@@ -6,9 +6,12 @@ import type { CxError } from "../errors.ts";
 import type { KindProfile } from "../kinds/index.ts";
 import type { HostSettings } from "../protocol/host-settings.ts";
 import type { KnownManifest, Manifest } from "../protocol/manifest.ts";
+import type { HostSandbox } from "../protocol/sandbox.ts";
 import type { CallEvent, ProcessHooks, SealedDependency } from "./connection.ts";
 import type { PermissionAnswer, PermissionHandler } from "./gate.ts";
 import type { ToolPolicy } from "./tool-policy.ts";
+import type { SecretAccess } from "../secrets/access.ts";
+import type { ResultStore } from "../results/store.ts";
 
 /** Where a plugin's standing "Always" grants live: the session scopes them (project, folder). */
 export interface GrantStore {
@@ -58,6 +61,16 @@ export interface PluginSpec {
    * once by the session and passed whole to each host it starts (protocol/host-settings.ts).
    */
   host: HostSettings;
+  /** What the load found odd but not wrong (a Cortex plugin_info naming it otherwise than its manifest.toml). */
+  warnings?: string[];
+  /** The secrets its hosts may ask for, and the redactor its text passes through (issue 40); none without. */
+  secrets?: SecretAccess;
+  /** The plugin's own caps on what a call answers (its config.json entry; issue 41). */
+  outputs?: { readCapBytes?: number; maxOutputBytes?: number };
+  /** Where results over the delivery cap are stored, and references in arguments are read (the session's state folder). */
+  results?: ResultStore;
+  /** Set when its host starts through the sandbox launcher (src/sandbox/): the layers, and what a limit did. */
+  sandbox?: HostSandbox;
 }
 
 export interface InvokeOptions {
@@ -73,6 +86,15 @@ export interface InvokeOptions {
   resetOnProgress?: boolean;
   maxMs?: number;
   onEvent?: (event: CallEvent) => void;
+  /** The most bytes of its answer the parent reads (4 KiB to 64 MiB; default: the plugin's, else 64 MiB): past it, E_LIMIT. */
+  readCapBytes?: number;
+  /**
+   * The most bytes of output.content the caller gets (0: no cap): over it, a head, a line and a tail,
+   * the whole stored and referenced (`spilled`). Default: the plugin's maxOutputBytes, else
+   * `defaultMaxOutputBytes`, a front end's own default (none in the library).
+   */
+  maxOutputBytes?: number;
+  defaultMaxOutputBytes?: number;
 }
 
 export type PluginEventHooks = ProcessHooks;

@@ -19,8 +19,11 @@ import { type KindProfile, profileOf } from "../kinds/index.ts";
 import { Connection, type ProcessHooks, type RequestOptions } from "./connection.ts";
 import { gateDeadline, gateLateWords, invokeDeadline } from "./deadline.ts";
 import { ArgumentsCheck } from "./arguments.ts";
+import { CallOutputs, withReferences } from "./outputs.ts";
+import type { GivenReference } from "../results/refs.ts";
 import { commandResult, invokeResult } from "./replies.ts";
 import type { InvokeOptions, PluginChange, PluginSpec } from "./plugin-spec.ts";
+import { refuseEchoedMarker } from "../secrets/echo.ts";
 
 export type { AcceptManifest, GrantStore, InvokeOptions, PluginChange, PluginEventHooks, PluginSpec } from "./plugin-spec.ts";
 export { requireObject } from "./arguments.ts";
@@ -40,6 +43,7 @@ export class Plugin {
   private quarantine: CxError | null = null;
   private readonly changeListeners = new Set<(change: PluginChange) => void>();
   private readonly arguments: ArgumentsCheck;
+  private readonly outputs: CallOutputs;
   private commandTurn: Promise<void> = Promise.resolve();
   private stopped = false;
   private deliberate = false;
@@ -57,6 +61,7 @@ export class Plugin {
     this.manifestValue = manifest;
     this.hooks = hooks;
     this.arguments = new ArgumentsCheck((level, text) => hooks.onLog?.(level, text));
+    this.outputs = new CallOutputs(spec);
   }
 
   /**
@@ -89,6 +94,8 @@ export class Plugin {
       cwd: spec.cwd,
       expected: spec.expected,
       host: spec.host,
+      secrets: spec.secrets,
+      ...(spec.sandbox ? { sandbox: spec.sandbox } : {}),
       ...hooks,
     });
     try {
@@ -155,6 +162,16 @@ export class Plugin {
     return this.aboutValue;
   }
 
+  /** What its load found odd but not wrong, in sentences (a Cortex plugin_info naming it otherwise than its manifest.toml). */
+  get warnings(): readonly string[] {
+    return this.spec.warnings ?? [];
+  }
+
+  /** The kernel layers its hosts run under (src/sandbox/), or null: unconfined (it declares no sandbox). */
+  get sandboxLayers(): readonly string[] | null {
+    return this.spec.sandbox?.layers ?? null;
+  }
+
   /** Optional exports the library has: "poll", "command", "attach". */
   get exports(): readonly string[] {
     return this.exportsValue;
@@ -182,12 +199,10 @@ export class Plugin {
     return tool;
   }
 
-  /**
-   * The permission decision for a call, without making it (SPEC §7): the manifest's ceiling, the
-   * gate's narrowing for "dynamic" tools, and whether a stored grant already allows it.
-   */
+  /** The permission decision for a call, without making it (SPEC §7): ceiling, "dynamic" narrowing, stored grants. */
   async gate(tool: string, args: unknown = {}): Promise<GateDecision> {
     const declared = this.tool(tool);
+    refuseEchoedMarker(this.name, `tool '${tool}'`, args);
     return this.decideGate(declared, this.arguments.check(declared, args));
   }
 
@@ -211,35 +226,34 @@ export class Plugin {
     }
   }
 
-  /**
-   * Runs a tool. Resolves with its JobResult (also when the tool reports success:false, and when
-   * permission was denied: then it never reached the plugin).
-   */
+  /** Runs a tool: its JobResult, also for success:false and for a denied call (which never reached the plugin). */
   async invoke(tool: string, args: unknown = {}, options: InvokeOptions = {}): Promise<JobResult> {
     const declared = this.tool(tool);
-    const argumentsObject = this.arguments.check(declared, args);
+    refuseEchoedMarker(this.name, `tool '${tool}'`, args);
+    const given = this.outputs.prepare(options, args);
+    const argumentsObject = this.arguments.check(declared, given.args);
     if (declared.gated !== false || this.policy.asked.has(tool)) {
-      const denied = await this.permit(declared, argumentsObject, options.permission ?? this.spec.permission);
+      const denied = await this.permit(declared, argumentsObject, options.permission ?? this.spec.permission, given.references);
       if (denied) return denied;
     }
     if (options.signal?.aborted) throw new CxError("E_CANCELLED", `plugin '${this.name}': ${tool} was cancelled before it started`);
     const started = performance.now();
     const deadline = invokeDeadline(options, this.name, tool, this.deadlineOf(tool), this.policy.invokeTimeout);
-    const request: RequestOptions = { ...deadline, signal: options.signal, onEvent: options.onEvent };
-    const reply = await this.call((connection) => connection.request({ kind: "invoke", tool, arguments: argumentsObject }, request));
+    const request: RequestOptions = { ...deadline, signal: options.signal, onEvent: options.onEvent, readCap: given.readCap, spill: given.spill };
+    const reply = await this.outputs.guard(given, this.call((connection) => connection.request({ kind: "invoke", tool, arguments: argumentsObject }, request)));
     const elapsed = performance.now() - started;
-    return invokeResult(this.name, this.profile, reply, tool, elapsed);
+    return this.outputs.deliver(invokeResult(this.name, this.profile, reply, tool, elapsed), tool, given);
   }
 
   /** Settles permission for a gated call; returns the denied result, or null to go ahead. */
-  private async permit(declared: Tool, args: Record<string, unknown>, permission: PermissionHandler | PermissionAnswer | undefined): Promise<JobResult | null> {
+  private async permit(declared: Tool, args: Record<string, unknown>, permission: PermissionHandler | PermissionAnswer | undefined, references: GivenReference[]): Promise<JobResult | null> {
     const tool = declared.name;
-    const decision = await this.decideGate(declared, args);
+    const decision = withReferences(await this.decideGate(declared, args), references);
     if (!decision.ask || decision.granted) return null;
     if (permission === undefined) {
       return deniedResult("policy", `${tool} was not run: it needs permission (${decision.display}) and there was no one to ask`);
     }
-    let answer = typeof permission === "function" ? await permission({ plugin: this.name, tool, arguments: args, decision }) : permission;
+    let answer = typeof permission === "function" ? await permission({ plugin: this.name, tool, arguments: args, decision, references }) : permission;
     if (!(PERMISSION_ANSWERS as readonly string[]).includes(answer)) {
       throw new CxError("E_INVALID_INPUT", `the permission answer for ${tool} was ${preview(JSON.stringify(answer) ?? String(answer))}, not "once", "always" or "deny"; the call was not made`, { hint: "answer permission with once, always or deny" });
     }
@@ -249,10 +263,7 @@ export class Plugin {
     return null;
   }
 
-  /**
-   * Replaces the plugin host with a fresh one (spawn, handshake, describe, attach, start): the way
-   * out when calls are stuck in native code, which cannot be interrupted. Pending calls fail.
-   */
+  /** A fresh plugin host (the way out of calls stuck in native code, which cannot be interrupted); pending calls fail. */
   async restart(): Promise<void> {
     if (this.stopped) throw new CxError("E_STOPPED", `plugin '${this.name}' has been stopped`);
     const old = this.connection;
@@ -262,15 +273,13 @@ export class Plugin {
     await this.running();
   }
 
-  /**
-   * Runs one of the plugin's commands, as a person typed it: `text` is everything after the name
-   * (trimmed). Reports made while it runs reach `onEvent`, like an invoke's.
-   */
+  /** Runs one of its commands as a person typed it (`text`: all after the name); reports reach `onEvent`. */
   async command(name: string, text = "", options: { onEvent?: InvokeOptions["onEvent"]; timeoutMs?: number; signal?: AbortSignal } = {}): Promise<CommandResult> {
     if (!this.manifestValue.commands.some((c) => c.name === name)) {
       const names = this.manifestValue.commands.map((c) => c.name);
       throw new CxError("E_UNKNOWN_COMMAND", `plugin '${this.name}' declares no command '${name}'${didYouMean(name, names)}`, { hint: `its commands: ${names.join(", ") || "none"}` });
     }
+    refuseEchoedMarker(this.name, `command '${name}'`, text);
     const reply = await this.oneCommandAtATime(() => this.call((connection) => connection.request({ kind: "command", name, text: text.trim() }, options)));
     return commandResult(this.name, this.profile, reply, name);
   }
@@ -291,10 +300,7 @@ export class Plugin {
     return turn;
   }
 
-  /**
-   * Calls `listener` when the plugin is quarantined or its plugin host is restarted (an adapter
-   * such as `cxagent mcp` tells its clients the tool list changed); returns the unsubscribe.
-   */
+  /** Calls `listener` when the plugin is quarantined or its host restarted (cxagent mcp: list_changed); returns the unsubscribe. */
   onChange(listener: (change: PluginChange) => void): () => void {
     this.changeListeners.add(listener);
     return () => this.changeListeners.delete(listener);

@@ -21,7 +21,7 @@
  */
 import { ptr } from "bun:ffi";
 import { closeSync } from "node:fs";
-import { type Line, LineSplitter, readLines } from "./lines.ts";
+import { type Line, type LineLimits, LineSplitter, readLines } from "./lines.ts";
 import { linuxLibc } from "../libc.ts";
 
 const AF_UNIX = 1;
@@ -110,7 +110,7 @@ export interface SocketLines {
  * every process holding it are gone); the socket then closes its descriptor. Each chunk is a
  * buffer of its own, so the splitter may keep pieces of a long line without copying them.
  */
-export function readSocketLines(fd: number, cap: number, onLine: (line: Line) => void, onBroken: (why: string) => void): SocketLines {
+export function readSocketLines(fd: number, cap: number, onLine: (line: Line) => void, onBroken: (why: string) => void, limits?: LineLimits): SocketLines {
   const c = linuxLibc();
   // A long line is read on from the descriptor itself (LineSplitter.drain), and so is a reply the
   // spin saw arrive (readNow). Only this thread reads it, between the socket's own reads, so the
@@ -118,7 +118,7 @@ export function readSocketLines(fd: number, cap: number, onLine: (line: Line) =>
   // would have. What these reads leave is still reported to the socket: Bun 1.4.5 watches it
   // level-triggered (EPOLLIN, no EPOLLET, as strace shows). Were it edge-triggered, it would wait
   // for the next bytes to arrive.
-  const splitter = new LineSplitter(cap, c ? (into) => Number(c.recv(fd, ptr(into), into.length, MSG_DONTWAIT)) : undefined);
+  const splitter = new LineSplitter(cap, c ? (into) => Number(c.recv(fd, ptr(into), into.length, MSG_DONTWAIT)) : undefined, limits);
   let adopted = false;
   let finished = false;
   const readNow = () => {
@@ -150,7 +150,7 @@ export function readSocketLines(fd: number, cap: number, onLine: (line: Line) =>
       () => (adopted = true),
       () => {
         // Not a socket this runtime can adopt: read the same descriptor as a stream instead.
-        readLines(Bun.file(fd).stream(), cap, onLine)
+        readLines(Bun.file(fd).stream(), cap, onLine, limits)
           .catch((error: unknown) => onBroken(`reading the plugin host's output failed: ${String(error)}`))
           .finally(finish);
       },

@@ -46,6 +46,19 @@ export const describeExit = (exit: ExitInfo) => (exit.signal ? `signal ${exit.si
 
 /** E_CRASHED: how the host ended, `where` ("during …", "while … was running"), the fault and the plugin's last lines. */
 export function crashError(label: string, exit: ExitInfo, where: string, tail: StderrTail, hint: string): CxError {
+  if (exit.refused) {
+    return new CxError("E_SANDBOX", `plugin '${label}' was not started: its sandbox's ${exit.refused.layer} layer could not be applied (${exit.refused.why})`, {
+      hint: `cxagent never runs a plugin less confined than it declared; to run it without that layer, add "${exit.refused.layer}" to "sandboxAccepts" of its entry in config.json`,
+      details: { plugin: label, layer: exit.refused.layer, why: exit.refused.why },
+    });
+  }
+  if (exit.limit) {
+    return new CxError("E_LIMIT", `plugin '${label}' was stopped by its sandbox's ${exit.limit.limit} limit (${exit.limit.value}) ${where}${tail.tailText()}`, {
+      hint: `the plugin declares "${exit.limit.limit === "memory" ? "memoryMiB" : exit.limit.limit}" in its sandbox; the next call starts a fresh plugin host`,
+      next: { do: "see-output", plugin: label },
+      details: { limit: exit.limit.limit, value: exit.limit.value, exitCode: exit.code, signal: exit.signal },
+    });
+  }
   return new CxError("E_CRASHED", `plugin '${label}' crashed (${describeExit(exit)}) ${where}${tail.faultText()}${tail.tailText()}`, {
     hint,
     next: { do: "see-output", plugin: label },

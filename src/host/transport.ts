@@ -6,11 +6,15 @@
  * (test/memory-transport.ts).
  */
 import type { Owned } from "../reaper/ours.ts";
-import type { Line } from "./lines.ts";
+import type { Line, LineLimits } from "./lines.ts";
 
 export interface ExitInfo {
   code: number | null;
   signal: string | null;
+  /** A sandboxed host stopped by a limit its sandbox set (E_LIMIT). */
+  limit?: { limit: string; value: string };
+  /** A sandbox launcher that refused to start the host (E_SANDBOX): the layer, and why. */
+  refused?: { layer: string; why: string };
 }
 
 /** Where a transport delivers what the plugin host writes. Called in order, one line at a time. */
@@ -21,6 +25,8 @@ export interface TransportSink {
   onStderr(line: Line): void;
   /** Reading the protocol channel failed (the host's end of it is then as good as gone). */
   onBroken(why: string): void;
+  /** The protocol channel's caps per line, told while a line is read (issue 41: the read cap). */
+  limits?: LineLimits;
 }
 
 export interface Transport {

@@ -49,6 +49,11 @@ export interface KindProfile {
    * library, when its tools are declared only once it runs.
    */
   readonly sidecar: boolean;
+  /**
+   * Where a plugin without a sidecar of its own declares its manifest before it runs, when it
+   * does: a Cortex process plugin's manifest.toml (the location's library). Undefined otherwise.
+   */
+  readonly declaresTools?: string;
   /** Whether `cxagent check` can run it in a check-mode plugin host. */
   readonly checkable: boolean;
   /** Whether its load has a handshake (an ABI version to agree on); a module's has none, describe is its first answer. */

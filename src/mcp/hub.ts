@@ -17,7 +17,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { type CallEvent, CxError, isCxError, type Plugin, type PluginChange, type Session } from "../index.ts";
 import { type AllowRule, permissionFor, policyHint } from "./permission.ts";
-import { callResult, failedCall, isAtLeast, type ListedTool, listedTool, mcpLevel, type McpLevel, ProgressCounter, visible } from "./tools.ts";
+import { callResult, failedCall, hasOutputSchema, isAtLeast, type ListedTool, listedTool, mcpLevel, type McpLevel, ProgressCounter, visible } from "./tools.ts";
 
 /** How long a person may take to answer a permission question. */
 const ELICIT_MS = 10 * 60_000;
@@ -31,13 +31,17 @@ export interface HubOptions {
   version: string;
   /** Milliseconds before a call is abandoned with E_TIMEOUT (none by default). */
   timeoutMs?: number;
-  /** One diagnostic line for stderr. */
+  /** One diagnostic line for stderr (said with --verbose only). */
   note: (line: string) => void;
+  /** One warning for stderr (always said). */
+  warn: (line: string) => void;
   /** A log report of a plugin, for stderr (level per SPEC §3.3). */
   logToStderr: (plugin: string, level: number, text: string) => void;
 }
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+/** What a call needs of its request's context: the SDK's `extra`, or the stdio fast path's (fast-call.ts). */
+export type CallExtra = Pick<Extra, "signal" | "sendNotification" | "sendRequest">;
 
 export class McpHub {
   /** Connections whose client finished initializing: they may be sent notifications. */
@@ -52,8 +56,8 @@ export class McpHub {
       if (!plugin.manifest.client) continue;
       // No MCP message starts work in the client (sampling asks its model for text, which is not
       // the same), so what a client plugin submits is said on stderr and dropped.
-      options.note(`plugin '${plugin.name}' can start work on its own (client: true); MCP cannot pass that on, so what it submits is logged here and dropped`);
-      plugin.onSubmit((submit) => options.note(`plugin '${plugin.name}' submitted work, dropped: ${visible(submit.goal.slice(0, 200))}`));
+      options.warn(`plugin '${plugin.name}' can start work on its own (client: true); MCP cannot pass that on, so what it submits is logged here and dropped`);
+      plugin.onSubmit((submit) => options.warn(`plugin '${plugin.name}' submitted work, dropped: ${visible(submit.goal.slice(0, 200))}`));
     }
   }
 
@@ -78,16 +82,7 @@ export class McpHub {
       { capabilities: { tools: { listChanged: true }, logging: {} }, ...(instructions ? { instructions } : {}) },
     );
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: this.tools() }));
-    server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
-      const call = this.call(server, request, extra, authenticated);
-      const settled = call.then(
-        () => {},
-        () => {},
-      );
-      this.inFlight.add(settled);
-      void settled.then(() => this.inFlight.delete(settled));
-      return call;
-    });
+    server.setRequestHandler(CallToolRequestSchema, (request, extra) => this.callTool(server, request.params, extra, authenticated));
     // Our own level per connection, applied to every log we forward (the SDK's applies to some).
     server.removeRequestHandler("logging/setLevel");
     server.setRequestHandler(SetLevelRequestSchema, async (request) => {
@@ -127,15 +122,27 @@ export class McpHub {
   private pluginChanged(plugin: Plugin, change: PluginChange) {
     if (change.kind === "quarantined") {
       this.quarantined.set(plugin.name, change.error);
-      this.options.note(`plugin '${plugin.name}' is quarantined; its tools are no longer listed`);
+      this.options.warn(`plugin '${plugin.name}' is quarantined; its tools are no longer listed`);
     } else {
       this.options.note(`plugin '${plugin.name}' has a new plugin host`);
     }
     for (const server of this.ready) server.sendToolListChanged().catch(() => {});
   }
 
-  private async call(server: Server, request: CallToolRequest, extra: Extra, authenticated: boolean) {
-    const { name } = request.params;
+  /** A `tools/call`, counted among the calls in flight (drain waits for them). */
+  callTool(server: Server, params: CallToolRequest["params"], extra: CallExtra, authenticated: boolean) {
+    const call = this.call(server, params, extra, authenticated);
+    const settled = call.then(
+      () => {},
+      () => {},
+    );
+    this.inFlight.add(settled);
+    void settled.then(() => this.inFlight.delete(settled));
+    return call;
+  }
+
+  private async call(server: Server, params: CallToolRequest["params"], extra: CallExtra, authenticated: boolean) {
+    const { name } = params;
     // Found among every tool the plugins declare, hidden ones included, so that a call to a hidden
     // tool is refused by the library (E_TOOL_HIDDEN, naming the rule), as everywhere else.
     const plugin = this.options.plugins.find((p) => p.tools.some((t) => t.name === name)) ?? this.options.plugins.find((p) => p.manifest.tools.some((t) => t.name === name));
@@ -149,7 +156,7 @@ export class McpHub {
     const quarantine = this.quarantined.get(plugin.name);
     if (quarantine) return failedCall(plugin.name, quarantine);
 
-    const token = request.params._meta?.progressToken;
+    const token = params._meta?.progressToken;
     const sent: Promise<unknown>[] = [];
     const counter = new ProgressCounter();
     const notify = (notification: ServerNotification) => sent.push(extra.sendNotification(notification).catch(() => {}));
@@ -177,9 +184,10 @@ export class McpHub {
       mayStore: authenticated,
     });
     try {
-      const result = await plugin.invoke(name, request.params.arguments ?? {}, { signal: extra.signal, onEvent, permission, timeoutMs: this.options.timeoutMs });
+      const result = await plugin.invoke(name, params.arguments ?? {}, { signal: extra.signal, onEvent, permission, timeoutMs: this.options.timeoutMs });
       await Promise.all(sent);
-      return callResult(plugin.name, name, result, result.decidedBy === "policy" ? policyHint(plugin.name, name) : undefined);
+      const declared = plugin.manifest.tools.find((t) => t.name === name);
+      return callResult(plugin.name, name, result, result.decidedBy === "policy" ? policyHint(plugin.name, name) : undefined, hasOutputSchema(declared));
     } catch (error) {
       await Promise.all(sent);
       if (extra.signal.aborted) {

@@ -4,6 +4,7 @@
  * away — stdin's end, EPIPE on stdout, SIGHUP, SIGTERM, SIGINT, or the parent's death.
  */
 import { createLogger, CxError, isCxError, type Plugin, Session } from "../index.ts";
+import { FastCalls } from "./fast-call.ts";
 import { McpHub } from "./hub.ts";
 import { bearerToken, type HttpServer, type Listen, serveHttp } from "./http.ts";
 import type { AllowRule } from "./permission.ts";
@@ -37,13 +38,19 @@ export async function serveMcp(options: McpOptions): Promise<number> {
   const token = options.http && (options.token || !options.http.loopback) ? bearerToken(process.env, options.tokenFile) : null;
   const writeFrame = options.http ? null : claimStdout();
   const logger = createLogger({ verbose: options.verbose });
+  // A client logs our stderr (Claude Code as [ERROR]): warnings and errors only, unless --verbose.
+  logger.level = options.verbose ? 4 : 1;
   const note = (line: string) => logger.withTag("mcp").info(line);
+  const warn = (line: string) => logger.withTag("mcp").warn(line);
+  // Over HTTP the address (and the token) is what a person started the server for: always said.
+  const say = (line: string) => logger.withTag("mcp").log(line);
   const logToStderr = (plugin: string, level: number, text: string) => logger.withTag(plugin)[LEVEL_METHODS[level] ?? "info"](text);
   let hub: McpHub | null = null;
   const session = await Session.open({
     cwd: options.cwd,
     configDir: options.configDir,
     stateDir: options.stateDir,
+    source: "mcp",
     logger,
     confirmTrust: null,
     onOutput: (plugin, line) => logger.withTag(plugin).log(line),
@@ -62,25 +69,25 @@ export async function serveMcp(options: McpOptions): Promise<number> {
     cleanups.push(() => process.off(signal, onSignal));
   }
   try {
-    const plugins = await loadServed(session, options.plugins, note);
-    hub = new McpHub({ session, plugins, rules: options.rules, version: options.version, timeoutMs: options.timeoutMs, note, logToStderr });
+    const plugins = await loadServed(session, options.plugins, warn);
+    hub = new McpHub({ session, plugins, rules: options.rules, version: options.version, timeoutMs: options.timeoutMs, note, warn, logToStderr });
     for (const rule of options.rules) {
-      if (!plugins.some((p) => p.tools.some((t) => rule.matches(p.name, t.name)))) note(`--allow-tool ${rule.text} matches no served tool`);
+      if (!plugins.some((p) => p.tools.some((t) => rule.matches(p.name, t.name)))) warn(`--allow-tool ${rule.text} matches no served tool`);
     }
     if (plugins.length === 0 && options.plugins.length === 0) {
       // Serving nothing is allowed (plugins may be approved later), but never without saying where it looked.
-      note(`no enabled, approved plugin to serve; looked in ${session.searchFolders.map((f) => f.path).join(", ")} and config.json (see cxagent list)`);
+      warn(nothingToServe(session));
     }
     const tools = hub.tools().length;
     const served = `${plugins.length} plugin${plugins.length === 1 ? "" : "s"} (${tools} tool${tools === 1 ? "" : "s"})${plugins.length ? `: ${plugins.map((p) => p.name).join(", ")}` : ""}`;
     if (options.http) {
       http = serveHttp(hub, options.http, token?.token ?? null);
       // The token first: whoever waits for the address line has the token line by then.
-      if (token?.source === "env") note("clients must send 'Authorization: Bearer <the token in CXAGENT_MCP_TOKEN>'");
-      else if (token?.source === "file") note(`clients must send 'Authorization: Bearer <the token in ${options.tokenFile}>'`);
-      else if (token) note(`clients must send 'Authorization: Bearer ${token.token}'`);
-      else note("--no-token: any local process, of any user, can call the served tools; such clients are never offered Allow always");
-      note(`serving over Streamable HTTP at ${http.url}: ${served}`);
+      if (token?.source === "env") say("clients must send 'Authorization: Bearer <the token in CXAGENT_MCP_TOKEN>'");
+      else if (token?.source === "file") say(`clients must send 'Authorization: Bearer <the token in ${options.tokenFile}>'`);
+      else if (token) say(`clients must send 'Authorization: Bearer ${token.token}'`);
+      else warn("--no-token: any local process, of any user, can call the served tools; such clients are never offered Allow always");
+      say(`serving over Streamable HTTP at ${http.url}: ${served}`);
     } else {
       const transport = new StdioTransport(process.stdin, writeFrame!);
       transport.onend = stop;
@@ -93,7 +100,9 @@ export async function serveMcp(options: McpOptions): Promise<number> {
       const watchdog = setInterval(() => process.ppid !== parent && stop("the parent process ended"), 500);
       watchdog.unref();
       cleanups.push(() => clearInterval(watchdog));
-      await hub.server({ authenticated: true }).connect(transport); // our parent started us: it is the user
+      const server = hub.server({ authenticated: true }); // our parent started us: it is the user
+      await server.connect(transport);
+      transport.fast = new FastCalls(hub, server, (message) => transport.send(message), true);
       cleanups.push(() => process.stdin.pause());
       note(`serving over stdio: ${served}`);
     }
@@ -113,26 +122,60 @@ export async function serveMcp(options: McpOptions): Promise<number> {
   return 0;
 }
 
-/** Loads what to serve; anything that cannot be loaded is skipped with one stderr line. */
-async function loadServed(session: Session, refs: string[], note: (line: string) => void): Promise<Plugin[]> {
+/**
+ * Loads what to serve: the references given, else what `cxagent list` shows (every enabled plugin
+ * config.json names or discovery finds, then those approved by their path); anything that cannot
+ * be loaded is skipped with one stderr line.
+ */
+async function loadServed(session: Session, refs: string[], warn: (line: string) => void): Promise<Plugin[]> {
   const plugins: Plugin[] = [];
   const candidates = refs.length
     ? refs.map((ref) => ({ ref, name: ref, problem: null as string | null }))
-    : session.available().filter((p) => p.enabled);
+    : [...session.available(), ...session.approvedByPath()].filter((p) => p.enabled);
   for (const candidate of candidates) {
     if (candidate.problem) {
-      note(`skipped plugin '${candidate.name}': ${candidate.problem}`);
+      warn(`skipped plugin '${candidate.name}': ${candidate.problem}`);
       continue;
     }
     try {
-      plugins.push(await session.load(candidate.ref));
+      plugins.push(await session.load(refs.length ? byApproval(session, candidate.ref) : candidate.ref));
     } catch (error) {
       if (!isCxError(error)) throw error;
       if (refs.length && (error.code === "E_NOT_FOUND" || error.code === "E_CONFIG")) throw error;
-      note(`skipped plugin '${(error.details?.plugin as string | undefined) ?? candidate.name}': ${skipReason(error, candidate.ref)}`);
+      warn(`skipped plugin '${(error.details?.plugin as string | undefined) ?? candidate.name}': ${skipReason(error, candidate.ref)}`);
     }
   }
   return plugins;
+}
+
+/**
+ * A name no search folder or config entry knows, but one plugin approved by its path holds (as
+ * `cxagent list` shows it): its folder. Anything else is left as it is, to be resolved (or
+ * refused, naming where it looked) by the load.
+ */
+function byApproval(session: Session, ref: string): string {
+  try {
+    session.locate(ref);
+    return ref;
+  } catch (error) {
+    if (!isCxError(error) || error.code !== "E_NOT_FOUND") return ref;
+  }
+  const approved = session.approvedByPath().filter((p) => p.name === ref && p.problem === null);
+  if (approved.length === 1) return approved[0]!.ref;
+  if (approved.length > 1) {
+    throw new CxError("E_NOT_FOUND", `more than one plugin named '${ref}' is approved by its path: ${approved.map((p) => p.ref).join(", ")}`, {
+      hint: "serve the one you mean by its path",
+    });
+  }
+  return ref;
+}
+
+/** What a server with nothing to serve says: where it looked, and what to run. */
+function nothingToServe(session: Session): string {
+  const found = [...session.available(), ...session.approvedByPath()];
+  const looked = `looked in ${session.searchFolders.map((f) => f.path).join(", ")}, config.json and the approvals of ${session.folders.stateDir}`;
+  if (found.length === 0) return `no plugin to serve; ${looked}. Approve one with 'cxagent approve <plugin folder>' (it is then served by a bare 'cxagent mcp'), then restart the server`;
+  return `no enabled, approved plugin to serve (${found.length} found: ${found.map((p) => p.name).join(", ")}); ${looked}. See why with 'cxagent list', then restart the server`;
 }
 
 function skipReason(error: CxError, ref: string): string {

@@ -7,6 +7,7 @@
 import { StringDecoder } from "node:string_decoder";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
+import { cancelledId, fastCallOf, type FastCalls } from "./fast-call.ts";
 
 /** The longest line read from the client (the plugin protocol's cap, SPEC §12). */
 export const STDIO_LINE_CAP = 64 * 1024 * 1024;
@@ -20,6 +21,8 @@ export class StdioTransport implements Transport {
    * client that closed its end may still be reading; the owner decides when to close.
    */
   onend?: (why: string) => void;
+  /** Serves plainly well-formed `tools/call` requests without the SDK's checks (fast-call.ts). */
+  fast?: FastCalls;
   private readonly decoder = new StringDecoder("utf8");
   private pending = "";
   private skipping = false;
@@ -86,6 +89,12 @@ export class StdioTransport implements Transport {
       value = JSON.parse(line);
     } catch {
       return this.reject(-32700, "a line from the client is not JSON");
+    }
+    if (this.fast) {
+      const call = fastCallOf(value);
+      if (call) return this.fast.call(call);
+      const cancelled = cancelledId(value);
+      if (cancelled) this.fast.cancel(cancelled.id, cancelled.reason);
     }
     const parsed = JSONRPCMessageSchema.safeParse(value);
     if (!parsed.success) return this.reject(-32600, "a line from the client is not a JSON-RPC 2.0 message");

@@ -4,7 +4,7 @@
  * whose stdout is already stderr, SPEC §2); this keeps the rest of this process off it too.
  */
 
-/** Sends everything written to stdout from here on to stderr; returns the one writer of frames. */
+/** Sends everything written to stdout from here on to stderr; returns the one writer of frames (written at the end of the current task). */
 export function claimStdout(): (frame: string) => void {
   const stdout = process.stdout;
   const write = stdout.write.bind(stdout) as (chunk: string) => boolean;
@@ -12,7 +12,15 @@ export function claimStdout(): (frame: string) => void {
   for (const method of ["log", "info", "debug", "trace", "dir", "dirxml", "table", "group", "groupCollapsed"] as const) {
     (console as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => console.error(...args);
   }
+  // Frames of one turn of the event loop go out in one write: with calls in flight, each write
+  // costs a system call and wakes the client once (16 in flight: most replies arrive together).
+  let queued: string[] = [];
+  const flush = () => {
+    const text = queued.length === 1 ? queued[0]! : queued.join("");
+    queued = [];
+    write(text);
+  };
   return (frame) => {
-    write(frame);
+    if (queued.push(frame) === 1) queueMicrotask(flush);
   };
 }

@@ -42,12 +42,22 @@ function textOf(result: JobResult, tool: string): string {
   return Object.keys(result.output).length ? JSON.stringify(result.output) : "";
 }
 
-export function callResult(plugin: string, tool: string, result: JobResult, deniedHint?: string): CallResult {
+/** Whether a tool declares an outputSchema (the manifest key of issue 42 point 4). */
+export function hasOutputSchema(tool: Tool | undefined): boolean {
+  return typeof (tool as { outputSchema?: unknown } | undefined)?.outputSchema === "object";
+}
+
+/**
+ * A call's MCP result. `structured`: the tool declares an outputSchema, so `output` goes as
+ * `structuredContent` too; otherwise the model gets only the text (a client that shows
+ * structuredContent to the model when present would show it the whole output instead).
+ */
+export function callResult(plugin: string, tool: string, result: JobResult, deniedHint?: string, structured = false): CallResult {
   let text = textOf(result, tool);
   if (result.permissionDenied && deniedHint) text = `${text}\n${deniedHint}`;
   return {
     content: [{ type: "text", text }],
-    structuredContent: result.output,
+    ...(structured ? { structuredContent: result.output } : {}),
     isError: !result.success,
     _meta: {
       "cxagent/plugin": plugin,

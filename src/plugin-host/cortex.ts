@@ -60,7 +60,7 @@ export function startCortex(start: HostStart): never {
   if (view.getBigUint64(8, true) === 0n) return handshake("cortex_plugin_init returned a NULL plugin state");
   const missing = TABLE_ENTRIES.filter(([, at]) => view.getBigUint64(at, true) === 0n).map(([name]) => name);
   if (missing.length) return handshake(`the table cortex_plugin_init filled is missing ${missing.join(", ")} (NULL)`);
-  if (!shim.cortex.set(table, settings.sessionId)) return handshake("the plugin host had no memory for the plugin's table");
+  if (!shim.cortex.set(table, settings.sessionId, settings.source ?? "library")) return handshake("the plugin host had no memory for the plugin's table");
 
   // What the plugin declares: plugin_info, then each tool's descriptor.
   phase("plugin_info");

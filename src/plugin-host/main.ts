@@ -28,6 +28,7 @@ const STARTERS: Record<PluginKind, (start: HostStart) => Promise<void> | void> =
   native: startNative,
   cortex: async (start) => (await import("./cortex.ts")).startCortex(start),
   module: async (start) => (await import("./module.ts")).startModule(start),
+  "cortex-process": async (start) => (await import("./process.ts")).startProcess(start),
 };
 
 /** After the parent died: how long what the plugin started has between SIGTERM and SIGKILL. */

@@ -17,6 +17,13 @@ import { messageOf, Outbox, readLines, reportText, startTimeOf } from "./module-
 
 /** How long registerChild waits for the parent to confirm its record. */
 const ACK_MS = 5000;
+/** How long secret() waits for the parent's answer (a command binding may take up to 10 s). */
+const SECRET_MS = 15_000;
+const SECRET_WORDS: Record<string, string> = {
+  undeclared: "the plugin's sidecar does not declare it",
+  unbound: "the user bound nothing to it (config.json plugins.<name>.secrets), or the project's config removed the binding",
+  unavailable: "it is bound but did not resolve (the plugin's log says why), or cxagent did not answer",
+};
 
 type Json = Record<string, unknown>;
 type Polling = { stop: boolean; running: Promise<void> | null; timer: ReturnType<typeof setTimeout> | null };
@@ -62,8 +69,10 @@ class ModuleServer {
   private readonly reporting = new Set<number>();
   private readonly cancellable = new Map<number, AbortController>();
   private readonly acks = new Map<number, () => void>();
+  private readonly secretWaits = new Map<number, (answer: Json) => void>();
+  private secretSeq = 0;
   private childSeq = 0;
-  private context: Omit<PluginContext, "log" | "registerChild"> = { workingDirectory: process.cwd(), settings: {}, hostContract: CONTRACT_CURRENT };
+  private context: Omit<PluginContext, "log" | "registerChild" | "secret"> = { workingDirectory: process.cwd(), settings: {}, hostContract: CONTRACT_CURRENT };
   private polling: Polling | null = null;
   private readonly outbox: Outbox;
 
@@ -103,6 +112,9 @@ class ModuleServer {
       case "ack":
         this.acks.get(Number(request.seq))?.();
         return;
+      case "secret":
+        this.secretWaits.get(Number(request.seq))?.(request);
+        return;
       case "cancel": {
         const controller = this.cancellable.get(Number(request.call));
         const reason = String(request.reason ?? "");
@@ -126,7 +138,25 @@ class ModuleServer {
   }
 
   private pluginContext(): PluginContext {
-    return { ...this.context, log: (level, text) => this.log(0, level, text), registerChild: (pid) => this.registerChild(pid) };
+    return { ...this.context, log: (level, text) => this.log(0, level, text), registerChild: (pid) => this.registerChild(pid), secret: (name) => this.secret(name) };
+  }
+
+  /** Asks the parent for secret `name` (issue 40): only over the protocol, only when asked; never cached here. */
+  private secret(name: unknown): Promise<string> {
+    const asked = String(name);
+    const refused = (code: string) => Object.assign(new Error(`secret '${asked}' was not given: ${SECRET_WORDS[code] ?? SECRET_WORDS.unavailable}`), { code });
+    if (!/^[a-z0-9][a-z0-9_.-]{0,63}$/.test(asked)) return Promise.reject(refused("undeclared"));
+    const seq = ++this.secretSeq;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => this.secretWaits.get(seq)?.({}), SECRET_MS);
+      this.secretWaits.set(seq, (answer) => {
+        clearTimeout(timer);
+        this.secretWaits.delete(seq);
+        if (typeof answer.value === "string") resolve(Buffer.from(answer.value, "base64").toString("utf8"));
+        else reject(refused(typeof answer.error === "string" ? answer.error : "unavailable"));
+      });
+      this.write({ event: "secret", name: asked, seq });
+    });
   }
 
   private async start(id: number, context: Json) {
@@ -305,6 +335,7 @@ class ModuleServer {
       if (this.polling.timer) clearTimeout(this.polling.timer);
     }
     for (const confirm of this.acks.values()) confirm();
+    for (const answer of [...this.secretWaits.values()]) answer({});
   }
 
   /** Poll must have ended before stop runs: waits for a poll in progress to return. */

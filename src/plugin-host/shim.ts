@@ -153,9 +153,12 @@ function cortexPart(s: Awaited<ReturnType<typeof openShim>>["lib"]["symbols"], k
     }
   };
   return {
-    /** Hands over the 64-byte table cortex_plugin_init filled, and the session id. */
-    set(table: Uint8Array, sessionId: string | null): boolean {
-      const session = Buffer.from(`${JSON.stringify(sessionId)}\0`);
+    /**
+     * Hands over the 64-byte table cortex_plugin_init filled, and what every call's
+     * InvocationContext says besides its tool and scope: the session, the actor (none), the source.
+     */
+    set(table: Uint8Array, sessionId: string | null, source: string): boolean {
+      const session = Buffer.from(`"session_id":${JSON.stringify(sessionId)},"actor":null,"source":${JSON.stringify(source)}\0`);
       keep.push(table, session);
       return s.shim_cortex_set(ptr(table), ptr(session)) === 0;
     },

@@ -12,6 +12,7 @@
  *                           (cortex_plugin_init), or module (a TypeScript or JavaScript module;
  *                           --library-fd then holds its folder's approved files, protocol/module-archive.ts)
  *   --session-id ID         the parent's session, which a Cortex plugin is told in each call
+ *   --source S              who calls (cli, library, mcp), which a Cortex plugin is told in each call
  *   --snapshot DIR          module only: the empty private folder the parent made for the snapshot
  *   --worker-folder DIR     module only, repeatable: a folder outside the plugin's own from which
  *                           its Workers may start (the plugin's "workerFolders" in config.json)
@@ -26,7 +27,7 @@
  * shim, which the parent found newer than its source, for the host to load without looking.
  */
 export const SHIM_OPTION = "--shim=";
-export const PLUGIN_KINDS = ["native", "cortex", "module"] as const;
+export const PLUGIN_KINDS = ["native", "cortex", "module", "cortex-process"] as const;
 export type PluginKind = (typeof PLUGIN_KINDS)[number];
 
 export interface HostArguments {
@@ -35,6 +36,8 @@ export interface HostArguments {
   library: string;
   kind: PluginKind;
   sessionId: string | null;
+  /** Who calls (the parent's front end); left off: "library". */
+  source?: InvocationSource;
   libraryFd: number | null;
   dependencies: { fd: number; path: string }[];
   parentPid: number | null;
@@ -49,7 +52,7 @@ export interface HostArguments {
 
 /** The settings' defaults, which the host reads too: one table (host-settings.ts). */
 export { HOST_DEFAULTS } from "./host-settings.ts";
-import { HOST_DEFAULTS } from "./host-settings.ts";
+import { HOST_DEFAULTS, INVOCATION_SOURCES, type InvocationSource } from "./host-settings.ts";
 /** The kind a plugin is when nobody said: `--kind` is left off for it. */
 export const DEFAULT_KIND: PluginKind = "native";
 
@@ -64,6 +67,7 @@ export function hostArgv(a: HostArguments): string[] {
     ...(a.spinUs === null ? [] : ["--spin-us", String(a.spinUs)]),
     ...(a.kind === DEFAULT_KIND ? [] : ["--kind", a.kind]),
     ...(a.sessionId === null ? [] : ["--session-id", a.sessionId]),
+    ...(a.source === undefined || a.source === "library" ? [] : ["--source", a.source]),
     ...(a.check ? ["--check"] : []),
     ...(a.snapshot === null ? [] : ["--snapshot", a.snapshot]),
     ...(a.workerFolders ?? []).flatMap((folder) => ["--worker-folder", folder]),
@@ -114,6 +118,10 @@ export function readHostArgv(argv: readonly string[]): HostArguments | { error: 
         break;
       case "--session-id":
         out.sessionId = value;
+        break;
+      case "--source":
+        if (!(INVOCATION_SOURCES as readonly string[]).includes(value)) return { error: `--source takes ${INVOCATION_SOURCES.join(", ")}, not '${value}'` };
+        out.source = value as InvocationSource;
         break;
       case "--snapshot":
         out.snapshot = value;

@@ -28,6 +28,10 @@ export const HOST_DEFAULTS = {
   stuckMs: 1_000,
 } as const;
 
+/** The front ends a call comes from (a Cortex InvocationContext's source). */
+export const INVOCATION_SOURCES = ["cli", "library", "mcp"] as const;
+export type InvocationSource = (typeof INVOCATION_SOURCES)[number];
+
 /** The settings every plugin host of a session gets, settled once (Session). */
 export interface HostSettings {
   /** Calls in native code at once; null: the kind's (KindProfile.poolCap) in the parent, the table's in the host. */
@@ -43,6 +47,8 @@ export interface HostSettings {
   env: Record<string, string>;
   /** The session a Cortex plugin is told it runs in, or null. */
   sessionId: string | null;
+  /** Who calls, as a Cortex plugin's InvocationContext.source says it: the CLI, the library, or cxagent mcp. */
+  source: InvocationSource;
   /** Where a module's snapshot folder is made: a folder only this user can write (host/private-folder.ts snapshotBase); null: none given. */
   snapshotDir: string | null;
   /** A module's "workerFolders" (its config.json entry): folders outside its own its Workers may start from. */
@@ -64,6 +70,7 @@ export function settleHostSettings(given: HostSettingsInput): HostSettings {
     stuckMs: given.stuckMs ?? HOST_DEFAULTS.stuckMs,
     env: given.env ?? {},
     sessionId: given.sessionId ?? null,
+    source: given.source ?? "library",
     snapshotDir: given.snapshotDir ?? null,
     workerFolders: given.workerFolders ?? [],
   };

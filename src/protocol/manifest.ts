@@ -1,5 +1,6 @@
 import * as v from "valibot";
 import { describeValue, type Problem, toProblems } from "./issues.ts";
+import { SandboxSchema } from "./sandbox.ts";
 
 import { CONTRACT_CURRENT, CONTRACT_OLDEST, contractInRange, MANIFEST_DEPTH_LIMIT, tooDeep, tooDeepText } from "./contract.ts";
 
@@ -42,6 +43,14 @@ export const CommandSchema = v.strictObject({
 });
 export type Command = v.InferOutput<typeof CommandSchema>;
 
+/** A secret's name (issue 40): what a binding in config.json is keyed by, and what a plugin asks for. */
+export const SECRET_NAME = /^[a-z0-9][a-z0-9_.-]{0,63}$/;
+export const SecretSchema = v.strictObject({
+  name: v.pipe(v.string(), v.regex(SECRET_NAME, (i) => `${describeValue(i.input)} is not a secret name (1-64 of a-z 0-9 _ . -, starting with a letter or digit)`)),
+  description: v.optional(v.string(), ""),
+});
+export type SecretDeclaration = v.InferOutput<typeof SecretSchema>;
+
 function uniqueNames<T extends { name: string }>(kind: string) {
   return v.rawCheck<T[]>(({ dataset, addIssue }) => {
     if (!dataset.typed) return;
@@ -72,6 +81,10 @@ export const ManifestSchema = v.strictObject({
   client: v.optional(v.boolean(), false),
   tools: v.pipe(v.array(ToolSchema), uniqueNames<Tool>("tool")),
   commands: v.optional(v.pipe(v.array(CommandSchema), uniqueNames<Command>("command")), () => []),
+  /** The secrets it may ask for (issue 40); what a user binds to them is in config.json, never here. */
+  secrets: v.optional(v.pipe(v.array(SecretSchema), uniqueNames<SecretDeclaration>("secret"))),
+  /** What the plugin may touch, enforced by the kernel (protocol/sandbox.ts); none: unconfined. */
+  sandbox: v.optional(SandboxSchema),
 });
 export type Manifest = v.InferOutput<typeof ManifestSchema>;
 /** A manifest as a plugin may write it: the defaults filled in by the schema left out. */
@@ -139,11 +152,11 @@ export function describeProblems(problems: readonly Problem[]): string {
 
 /** Adds the tool's or command's own name to a problem inside it, so `tools[2]` reads as `calc_x`. */
 function nameTheOwner(problem: Problem, manifest: object): Problem {
-  const match = /^(tools|commands)\[(\d+)\]/.exec(problem.path);
+  const match = /^(tools|commands|secrets)\[(\d+)\]/.exec(problem.path);
   if (!match) return problem;
   const list = (manifest as Record<string, unknown>)[match[1]!];
   const name = Array.isArray(list) ? (list[Number(match[2])] as { name?: unknown } | undefined)?.name : undefined;
   if (typeof name !== "string") return problem;
-  const kind = match[1] === "tools" ? "tool" : "command";
+  const kind = match[1] === "tools" ? "tool" : match[1] === "secrets" ? "secret" : "command";
   return { ...problem, message: `${problem.message} (${kind} '${name}')` };
 }

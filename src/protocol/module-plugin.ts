@@ -33,6 +33,14 @@ export interface PluginContext {
    * the promise settles; a refusal is logged by the parent. pid ≤ 0 is ignored.
    */
   registerChild(pid: number): Promise<void>;
+  /**
+   * The value of secret `name`, which the sidecar declares under "secrets" and the user bound in
+   * config.json (issue 40). Asked of cxagent each time, over the host's private pipe; never in the
+   * environment, argv or a file. Rejects with an Error whose `code` is "undeclared", "unbound" or
+   * "unavailable" (the plugin's log says why). Whatever the plugin sends back holds
+   * `[REDACTED:<name>]` where the value (raw, base64, hex or percent-encoded) was.
+   */
+  secret(name: string): Promise<string>;
 }
 
 /** What a gate is given: the plugin context, and a signal aborted when the parent stops waiting. */

@@ -33,7 +33,20 @@ export const JobResultSchema = v.pipe(
 );
 /** What a tool may return: every field optional, with the defaults above. */
 export type JobResultInput = v.InferInput<typeof JobResultFieldsSchema>;
-export type JobResult = Omit<v.InferOutput<typeof JobResultSchema>, "durationMs"> & { durationMs: number };
+export type JobResult = Omit<v.InferOutput<typeof JobResultSchema>, "durationMs"> & { durationMs: number; spilled?: Spilled };
+
+/**
+ * A result whose output.content was over the caller's delivery cap (issue 41): its content is a
+ * head, a line saying what was left out and a tail; the whole text is stored under `ref`.
+ */
+export interface Spilled {
+  truncated: true;
+  /** The whole content's length in UTF-8 bytes, and their SHA-256 (hex). */
+  bytes: number;
+  sha256: string;
+  /** `cxref:sha256-<hex>`: readable through the state folder that stored it. */
+  ref: string;
+}
 
 /**
  * Who decided a permission. "user" and "policy" are cxagent's own decisions, made before the call

@@ -102,6 +102,8 @@ export const EventSchema = v.variant("event", [
   v.object({ event: v.literal("submit"), goal: v.optional(v.unknown()), wantResult: v.optional(v.unknown()) }),
   /** A process the plugin registered; `ack` > 0 asks the parent to confirm once it is recorded. */
   v.object({ event: v.literal("child"), pid: v.number(), startTime: v.string(), ack: v.optional(v.number()) }),
+  /** The plugin asks for its secret `name` (issue 40); the parent answers with a `secret` notice of the same `seq`. */
+  v.object({ event: v.literal("secret"), name: v.string(), seq: v.number() }),
   /** Written before each startup step, so a crash there can name the export it happened in. */
   v.object({ event: v.literal("phase"), name: v.string() }),
   CheckEventSchema,
@@ -115,6 +117,8 @@ export type Request =
   | { id: number; kind: "command"; name: string; text: string }
   | { id: number; kind: "stop" }
   | { id: number; kind: "ack"; seq: number }
+  /** The answer to a `secret` event: its value as base64, or why not ("undeclared", "unbound", "unavailable"). */
+  | { id: number; kind: "secret"; seq: number; value?: string; error?: string }
   /**
    * The parent gave up on call `call` (its deadline passed, its caller cancelled, or it was sent
    * ahead and refused as busy): a module plugin's call sees its `signal` abort with `reason` (the
@@ -124,7 +128,7 @@ export type Request =
   | { id: number; kind: "cancel"; call: number; reason: string };
 
 /** Requests that get no reply. */
-export type Notice = Extract<Request, { kind: "ack" | "cancel" }>;
+export type Notice = Extract<Request, { kind: "ack" | "cancel" | "secret" }>;
 
 /** The export each request kind calls, for messages. */
 export const EXPORT_OF: Record<Exclude<Request["kind"], Notice["kind"]>, string> = {
@@ -142,6 +146,15 @@ export const CORTEX_EXPORT_OF: typeof EXPORT_OF = {
   gate: "gate (no Cortex function)",
   command: "command (no Cortex function)",
   stop: "plugin_drop",
+};
+
+/** The same for a Cortex process plugin: its plugin host runs a tool's command, one process per call. */
+export const PROCESS_EXPORT_OF: typeof EXPORT_OF = {
+  start: "start (nothing to run)",
+  invoke: "the tool's command",
+  gate: "gate (no Cortex function)",
+  command: "command (no Cortex function)",
+  stop: "stop (nothing to run)",
 };
 
 /** The same for a module plugin: the function of its definePlugin object each request calls. */

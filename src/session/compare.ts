@@ -42,7 +42,7 @@ export function allDifferences(sidecar: Manifest, described: Manifest, sides: Si
   const { expected, actual } = sides;
   const found: string[] = [];
   const add = (difference: string) => found.length < limit && found.push(difference);
-  const top = ["pluginContract", "name", "version", "instructions", "spawns", "client"] as const;
+  const top = ["pluginContract", "name", "version", "instructions", "spawns", "client", "secrets", "sandbox"] as const;
   for (const key of top) {
     if (!sameJson(sidecar[key], described[key])) {
       add(`${expected} declares ${key}=${show(sidecar[key])}, ${actual} returned ${key}=${show(described[key])}`);

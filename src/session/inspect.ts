@@ -21,6 +21,7 @@ import type { PluginKind } from "../protocol/host-args.ts";
 import { type CortexManifest, nameFromLibrary, parseCortexManifest, sameFile } from "../discovery/cortex.ts";
 import { isCortexLibrary } from "../discovery/kind.ts";
 import { type KindProfile, profileOf } from "../kinds/index.ts";
+import { type ProcessFacts, processFactsOf } from "./process-facts.ts";
 import { approvedElsewhere, readApprovalsOf, recordApproval, type Trust, trustOf } from "../trust/approvals.ts";
 import type { TrustRequest } from "../trust/check.ts";
 
@@ -82,6 +83,8 @@ export interface Inspection {
   profile: KindProfile;
   /** What is known of a Cortex plugin before it runs, and from where. */
   cortex: CortexFacts | null;
+  /** What a Cortex process plugin's tools run (its manifest.toml). */
+  process: ProcessFacts | null;
   loadSet: LoadSet;
   trust: Trust;
   /** Folders where a plugin of the same name is approved: a different plugin from this one. */
@@ -113,7 +116,8 @@ export function inspectLocation(location: Resolved, context: InspectContext): In
   if (!profile.sidecar) requireCortexLibrary(location);
   // A module plugin imports from the bytes read here, so every file of its folder is kept.
   const loadSet = loadSetHash(location.folder, location.library, { keepAll: profile.keepsAllFiles });
-  const { manifest, cortex } = profile.sidecar ? { manifest: parseSidecar(sidecarText(location, loadSet), location.sidecar, context.checkedSchemas), cortex: null } : cortexFactsOf(location, loadSet);
+  const declared = profile.declaresTools ? processFactsOf(location.library, keptBytes(loadSet, location.library)) : null;
+  const { manifest, cortex } = declared ? { manifest: declared.manifest, cortex: null } : profile.sidecar ? { manifest: parseSidecar(sidecarText(location, loadSet), location.sidecar, context.checkedSchemas), cortex: null } : cortexFactsOf(location, loadSet);
   if (location.configName !== null && location.configName !== manifest.name) {
     const namedBy = cortex ? (cortex.manifest ? `the Cortex manifest ${cortex.manifest}` : `the file name of ${location.library}`) : `the sidecar ${location.sidecar}`;
     throw new CxError("E_CONFIG", `config.json configures plugin '${location.configName}', but ${namedBy} names it '${manifest.name}'`, {
@@ -148,6 +152,7 @@ export function inspectLocation(location: Resolved, context: InspectContext): In
     kind: profile.kind,
     profile,
     cortex,
+    process: declared?.process ?? null,
     loadSet,
     trust: trustOf(approvals, manifest.name, loadSet.realFolder, loadSet.hash, loadSet.files),
     approvedElsewhere: approvedElsewhere(approvals, manifest.name, loadSet.realFolder),
@@ -223,6 +228,7 @@ function cortexFactsOf(location: Resolved, loadSet: LoadSet): { manifest: Manife
     client: false,
     tools: [],
     commands: [],
+    ...(declared?.sandbox ? { sandbox: declared.sandbox } : {}),
   };
   return { manifest, cortex: { manifest: path, description: declared?.description ?? null, versionDeclared: declared !== null } };
 }
@@ -302,6 +308,7 @@ export function trustRequestOf(inspection: Inspection): TrustRequest {
     manifest,
     kind: inspection.kind,
     cortex: inspection.cortex,
+    process: inspection.process,
     library: location.library,
     folder: location.folder,
     realFolder: loadSet.realFolder,

@@ -59,6 +59,8 @@ export interface SessionOptions {
    * 50; host/reply-spin.ts). 0 turns both off.
    */
   spinUs?: number;
+  /** Who calls through this session, as a Cortex plugin's InvocationContext.source says it: "cli", "library" (the default) or "mcp". */
+  source?: "cli" | "library" | "mcp";
   /** At most this many calls of one plugin in native code at once (default 16). */
   poolCap?: number;
   /** When every one of those has run this long, further calls fail at once with E_BUSY (default 1000 ms). */

@@ -12,7 +12,8 @@
 import { CxError } from "../errors.ts";
 import { type AcceptManifest, type GrantStore, Plugin, type PluginEventHooks, type PluginSpec } from "../host/plugin.ts";
 import type { PermissionAnswer, PermissionHandler } from "../host/gate.ts";
-import type { KnownManifest, Manifest } from "../protocol/manifest.ts";
+import type { KnownManifest, Manifest, SecretDeclaration } from "../protocol/manifest.ts";
+import type { SecretAccess } from "../secrets/access.ts";
 import { sidecarJson } from "../discovery/sidecar.ts";
 import type { Resolved } from "../discovery/discover.ts";
 import { addGrant, hasGrant, projectScope } from "../trust/grants.ts";
@@ -21,6 +22,7 @@ import { firstDifference } from "./compare.ts";
 import { hostCommand } from "./host-command.ts";
 import { bytesToLoad, type Inspection, recordInspected, refusalOf, trustRequestOf } from "./inspect.ts";
 import { claimNames } from "./names.ts";
+import { sandboxOf } from "./sandbox.ts";
 import { narrowSelection } from "./selection.ts";
 import type { ToolChoice } from "../discovery/config.ts";
 import { ruleText } from "../host/tool-policy.ts";
@@ -43,14 +45,18 @@ export interface PipelineContext {
   settingsOf(entry: string): unknown;
   /** The "workerFolders" of a config.json entry (a module's Workers may start from these). */
   workerFoldersOf?(entry: string): string[] | undefined;
+  /** The caps on what a call answers, from a config.json entry (issue 41). */
+  outputsOf?(entry: string): PluginSpec["outputs"];
   confirmTrust: ConfirmTrust | undefined;
   stateDir: string;
   cwd: string;
   hooksFor(manifest: Manifest): PluginEventHooks;
+  /** What a plugin's hosts may ask of the session's secrets, by its name and what its approved sidecar declares (issue 40). */
+  secretsFor?(plugin: string, declared: readonly SecretDeclaration[]): SecretAccess;
   /** The session's narrowing of every plugin's tools (checked already). */
   sessionTools: ToolChoice | undefined;
   /** The runtime's settings, the same for every plugin of the session: its hosts' settings, settled once, whole. */
-  runtime: Pick<PluginSpec, "gateMs" | "host"> & {
+  runtime: Pick<PluginSpec, "gateMs" | "host" | "results"> & {
     permission: PermissionHandler | PermissionAnswer | undefined;
   };
 }
@@ -104,10 +110,13 @@ export async function runLoadPipeline(ref: string, options: PipelineOptions, con
 
   const entry = inspection.settings?.entry;
   const narrowing = { session: context.sessionTools, load: options.tools };
+  // A declared sandbox: the host starts through the launcher, or the load is refused (E_SANDBOX) here.
+  const sandbox = sandboxOf(inspection, hostCommand(), { cwd: context.cwd, stateDir: context.stateDir, privateDir: context.runtime.host.snapshotDir });
   const spec: PluginSpec = {
     name: sidecar.name,
     profile: inspection.profile,
-    hostCommand: hostCommand(),
+    hostCommand: sandbox?.command ?? hostCommand(),
+    ...(sandbox ? { sandbox } : {}),
     library: location.library,
     libraryBytes: bytesToLoad(inspection),
     dependencies: inspection.dependencies.plan!.inSet.map((d) => ({ path: d.path, soname: d.soname, bytes: loadSet.kept.get(d.path)! })),
@@ -121,6 +130,9 @@ export async function runLoadPipeline(ref: string, options: PipelineOptions, con
     host: { ...context.runtime.host, workerFolders: (inspection.profile.workers && entry !== undefined ? context.workerFoldersOf?.(entry) : undefined) ?? [] },
     // From the sidecar, which describe must match tool for tool before anything is served.
     policy: narrowSelection(sidecar.tools, inspection.selection, narrowing).policy,
+    // Given only now, after trust: the hosts start from the approved bytes, and may ask for what the approved sidecar declares.
+    secrets: context.secretsFor?.(sidecar.name, sidecar.secrets ?? []),
+    outputs: entry === undefined ? undefined : context.outputsOf?.(entry),
   };
   // A plugin with no sidecar (a Cortex one) declares its tools only when it runs.
   if (!inspection.profile.sidecar) spec.accept = acceptCortex(inspection, spec, context, narrowing);
@@ -135,8 +147,10 @@ export async function runLoadPipeline(ref: string, options: PipelineOptions, con
 /**
  * A Cortex plugin declares its tools only when it runs (no sidecar), so its tool names are claimed
  * and the tool selection decided when it first describes them. It is served under the name it
- * was approved as; when that came from its manifest.toml, plugin_info must say the same name (as
- * the Cortex SDK requires). After a restart it must describe exactly what it did at first.
+ * was approved as: its manifest.toml's is its identity (approval, config, the CLI). A plugin_info
+ * naming it otherwise is a warning on the plugin (Plugin.warnings), not a refusal: the Cortex
+ * SDK's own quick start ships that way, and Cortex loads it. After a restart it must describe
+ * exactly what it did at first.
  */
 function acceptCortex(inspection: Inspection, spec: PluginSpec, context: PipelineContext, narrowing: { session?: ToolChoice; load?: ToolChoice }): AcceptManifest {
   const approved = inspection.manifest;
@@ -145,9 +159,7 @@ function acceptCortex(inspection: Inspection, spec: PluginSpec, context: Pipelin
     if (previous === null) {
       const manifest = inspection.cortex?.manifest;
       if (manifest && described.name !== approved.name) {
-        throw new CxError("E_MISMATCH", `plugin '${approved.name}' was refused: plugin_info names it '${described.name}', but its manifest ${manifest} names it '${approved.name}'`, {
-          hint: "the two must agree (the Cortex SDK requires it too); fix the manifest.toml or the plugin's PluginInfo",
-        });
+        spec.warnings = [...(spec.warnings ?? []), infoNameWarning(described.name, approved.name, manifest)];
       }
       claimNames(served, context.loaded());
       spec.policy = narrowSelection(served.tools, inspection.selection, narrowing).policy;
@@ -159,6 +171,11 @@ function acceptCortex(inspection: Inspection, spec: PluginSpec, context: Pipelin
       hint: "the library changed while the session ran; load it again",
     });
   };
+}
+
+/** The warning for a plugin_info name that differs from the manifest.toml's (the Cortex SDK's quick start ships so). */
+export function infoNameWarning(infoName: string, manifestName: string, manifest: string): string {
+  return `plugin_info names it '${infoName}', but its manifest ${manifest} names it '${manifestName}': cxagent uses the manifest's name (approval, config, the CLI); make PluginInfo's name '${manifestName}' to silence this`;
 }
 
 /** The grants a plugin at `folder` receives and stores, in the project `scope`. */

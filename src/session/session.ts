@@ -2,6 +2,7 @@
  * A session: the plugins loaded together, the names they hold, and their lifetimes. Scripts use
  * it directly (`await using session = await Session.open()`); every CLI command runs inside one.
  */
+import { ResultStore } from "../results/store.ts";
 import { existsSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { CxError } from "../errors.ts";
@@ -13,6 +14,7 @@ import { GATE_MS } from "../host/gate.ts";
 import { unmatchedText } from "../host/tool-policy.ts";
 import { type Resolved, resolveReference, type SearchFolder, searchFolders } from "../discovery/discover.ts";
 import { type Folders, resolveFolders } from "../discovery/paths.ts";
+import { approvedByPath } from "./approved-by-path.ts";
 import { catalog, type CatalogEntry } from "../discovery/catalog.ts";
 import { readApprovals, revokeApproval } from "../trust/approvals.ts";
 import type { ConfirmTrust } from "../trust/check.ts";
@@ -27,6 +29,7 @@ import { type CheckedSchemas, checkedSchemas } from "../json-schema/checked.ts";
 import { type Inspection, inspect, inspectLocation, recordInspected, refusalOf, trustRequestOf } from "./inspect.ts";
 import { composeInstructions } from "./instructions.ts";
 import { pluginHostEnv } from "./host-env.ts";
+import { SecretBroker, withoutBoundEnv } from "../secrets/broker.ts";
 import { type HostSettings, settleHostSettings } from "../protocol/host-settings.ts";
 import { type LoadTimings, runLoadPipeline } from "./pipeline.ts";
 import { checkToolChoice, LOAD_OPTION, SESSION_OPTION } from "./selection.ts";
@@ -47,6 +50,8 @@ export class Session implements AsyncDisposable {
   readonly configFile: string;
   /** The project's `.cxagent/config.json` in `cwd`, which can only narrow `config`; null when there is none. */
   readonly project: ProjectConfig | null;
+  /** Secret bindings, resolved when a plugin asks, and the redactor all plugin text passes through (issue 40). */
+  readonly secrets: SecretBroker;
   private readonly tools: ToolChoice | undefined;
   private readonly options: SessionOptions;
   /** What every plugin host of this session gets as its environment. */
@@ -60,6 +65,8 @@ export class Session implements AsyncDisposable {
   private record: SessionRecord | null = null;
   /** Read at the first sidecar this session checks, then kept (json-schema/checked.ts). */
   private schemas: CheckedSchemas | null = null;
+  /** Whole results over a delivery cap, by reference (issue 41): `<state>/results`. */
+  readonly results: ResultStore;
   /** What reaping found when this session opened. */
   reaped: ReapReport = { entries: [], live: [], corrupt: [], refused: [] };
 
@@ -69,12 +76,14 @@ export class Session implements AsyncDisposable {
     this.logger = options.logger ?? silentLogger;
     this.folders = resolveFolders(options);
     this.config = readConfig(this.folders.configDir);
-    this.hostEnv = pluginHostEnv(process.env, options.env);
+    this.results = new ResultStore(this.folders.stateDir);
+    this.hostEnv = withoutBoundEnv(pluginHostEnv(process.env, options.env), this.config);
     this.snapshotDir = options.snapshotDir ?? snapshotBase(this.folders.stateDir);
     this.host = settleHostSettings({ ...options, env: this.hostEnv, spinUs: options.spinUs ?? spinFromEnv(options.env), sessionId: this.id, snapshotDir: this.snapshotDir });
     this.configFile = configPath(this.folders.configDir);
     this.project = readProjectConfig(this.cwd, { config: this.config, path: this.configFile, gateMs: GATE_MS });
     this.tools = checkToolChoice(options.tools, SESSION_OPTION);
+    this.secrets = new SecretBroker({ config: this.config, configFile: this.configFile, project: this.project });
   }
 
   /**
@@ -141,6 +150,20 @@ export class Session implements AsyncDisposable {
   }
 
   /**
+   * The plugins approved at a folder no search folder reaches (approved by their path), as `list`
+   * shows them after `available()`'s: `ref` is the folder; one whose folder is gone has a problem.
+   */
+  approvedByPath(): AvailablePlugin[] {
+    return approvedByPath(this.folders.stateDir, this.catalog(), (r) => this.locate(r)).map((a) => ({
+      name: a.name,
+      ref: a.location?.library ?? a.directory,
+      configured: false,
+      enabled: (this.config.plugins.get(a.name)?.enabled ?? true) && this.project?.plugins.get(a.name)?.enabled !== false,
+      problem: a.gone ? `its folder ${a.directory} is gone` : a.problem,
+    }));
+  }
+
+  /**
    * Every plugin config.json names, then every one discovery finds, with where it is (or why it
    * is nowhere) and the same-named plugins it shadows; sidecars are read, no plugin code runs.
    */
@@ -199,12 +222,17 @@ export class Session implements AsyncDisposable {
       loaded: () => this.plugins.map((p) => p.manifest),
       settingsOf: (entry) => this.config.plugins.get(entry)?.settings,
       workerFoldersOf: (entry) => this.config.plugins.get(entry)?.workerFolders,
+      outputsOf: (entry) => {
+        const c = this.config.plugins.get(entry);
+        return c && { readCapBytes: c.readCapBytes, maxOutputBytes: c.maxOutputBytes };
+      },
       confirmTrust: this.options.confirmTrust ?? undefined,
       stateDir: this.folders.stateDir,
       cwd: this.cwd,
       hooksFor: (manifest) => this.hooksFor(manifest),
+      secretsFor: (name, declared) => this.secrets.accessFor(name, name, declared),
       sessionTools: this.tools,
-      runtime: { permission: this.options.permission, gateMs: this.options.gateMs, host: this.host },
+      runtime: { permission: this.options.permission, gateMs: this.options.gateMs, host: this.host, results: this.results },
     });
     this.loaded.set(loaded.plugin.name, loaded.plugin);
     for (const r of loaded.plugin.policy.unmatched) {

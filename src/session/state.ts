@@ -7,6 +7,7 @@ import { sweepSnapshots } from "../host/child-transport.ts";
 import { snapshotBase } from "../host/private-folder.ts";
 import { reap, type ReapReport } from "../reaper/reap.ts";
 import { type Grant, projectScope, readGrants, revokeGrant } from "../trust/grants.ts";
+import { ResultStore } from "../results/store.ts";
 
 export interface StateOptions {
   stateDir?: string;
@@ -35,4 +36,9 @@ export async function reapLeftovers(options: StateOptions & { dryRun?: boolean }
   const report = await reap({ stateDir, dryRun: options.dryRun });
   if (!options.dryRun) sweepSnapshots(snapshotBase(stateDir));
   return report;
+}
+
+/** The result store of the state folder (issue 41): `<state>/results`. */
+export function resultStore(options: StateOptions = {}): ResultStore {
+  return new ResultStore(resolveFolders(options).stateDir);
 }

@@ -18,6 +18,8 @@ export interface TrustRequest {
   kind: PluginKind;
   /** A Cortex plugin: where its name came from, and what its manifest.toml says of it. */
   cortex: { manifest: string | null; description: string | null; versionDeclared: boolean } | null;
+  /** A Cortex process plugin's commands, each tool's, and the paths outside its folder it runs. */
+  process?: { manifest: string; runs: { tool: string; command: string; args: string[]; outside: string[] }[] } | null;
   library: string;
   folder: string;
   /** The folder's real path: what the approval is bound to. */

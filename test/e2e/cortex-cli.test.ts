@@ -81,6 +81,24 @@ describe("the trust prompt, then calls", () => {
     const json = (await cli(["describe", "cortex-basic", "--live", "--json"], { env })).json();
     expect(json.live).toMatchObject({ matches: true, difference: null, deadlines: [{ tool: "slow", ms: 1000 }], about: "The Cortex ABI test fixture" });
     expect(json.live.manifest.tools.map((t: { name: string }) => t.name)).toContain("peek");
+    expect(json.live.warnings).toEqual([]);
+    expect(live.stdout).not.toContain("warning:");
+  }, 30_000);
+
+  test("the SDK quick start's shape (plugin_info and manifest.toml name it differently) loads under the manifest's name; the prompt and describe --live say so", async () => {
+    using dir = tempDir();
+    const { env, pkg } = world(dir.path);
+    writeFileSync(join(pkg, "manifest.toml"), 'name = "native-hello"\nversion = "0.1.0"\n[native]\nlibrary = "lib/libcortex_basic.so"\nisolation = "trusted_in_process"\nabi_version = 1\n');
+    const r = await tty(["invoke", "native-hello", "echo", "--args", '{"hi": 2}'], [{ after: "Approve these exact files?", send: "y" }], { env });
+    expect(r.output).toContain("  name          the manifest's; a plugin_info naming it otherwise is warned about once it runs, not refused");
+    expect(r.output).toContain('{"hi":2}');
+    const told = await cli(["invoke", "native-hello", "invocation"], { env });
+    expect(JSON.parse(told.stdout)).toMatchObject({ tool_name: "invocation", actor: null, source: "cli", execution_scope: "foreground" });
+    expect(r.code).toBe(0);
+    const live = await cli(["describe", "native-hello", "--live"], { env });
+    expect(live.code).toBe(0);
+    expect(live.stdout).toContain("live: the running plugin is native-hello 1.0.0");
+    expect(live.stdout).toContain(`warning: plugin_info names it 'cortex-basic', but its manifest ${join(pkg, "manifest.toml")} names it 'native-hello': cxagent uses the manifest's name`);
   }, 30_000);
 
   test("calls: success exits 0, is_error exits 1, a bad reply 5, a gated tool without a terminal 4 unless --allow", async () => {

@@ -240,7 +240,7 @@ describe("cxagent new --lang ts", () => {
 
   test("works through the CLI as it is: approve, describe --live, calls, refusals, its setting", async () => {
     await drive(folder, "hello-ts", "hello_ts_greet", "hello-ts.ts");
-  }, 60_000);
+  }, 180_000);
 });
 
 describe("what cxagent new refuses", () => {

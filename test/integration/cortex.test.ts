@@ -144,13 +144,24 @@ describe("the handshake", () => {
     expect(error.message).toBe("plugin 'twin' was refused: its tool 'echo' is already held by plugin 'cortex-basic'");
   });
 
-  test("with a manifest.toml, plugin_info must give the same name", async () => {
+  test("with a manifest.toml, its name is the plugin's: a plugin_info naming it otherwise loads, with a warning (the Cortex SDK's quick start ships so)", async () => {
     using dir = tempDir();
+    // The quick start's shape: plugin_info says one name ('cortex-basic'), manifest.toml another.
     const folder = packaged(join(dir.path, "pkg"), { manifest: 'name = "basic"\nversion = "1"\n[native]\nlibrary = "cortex-basic.so"\n' });
     await using session = await openSession();
-    const error = await refusal(session.load(folder));
-    expect(error.code).toBe("E_MISMATCH");
-    expect(error.message).toContain(`plugin_info names it 'cortex-basic', but its manifest ${join(folder, "manifest.toml")} names it 'basic'`);
+    const plugin = await session.load(folder);
+    expect(plugin.name).toBe("basic");
+    expect(plugin.manifest.name).toBe("basic");
+    expect(plugin.warnings).toEqual([
+      `plugin_info names it 'cortex-basic', but its manifest ${join(folder, "manifest.toml")} names it 'basic': cxagent uses the manifest's name (approval, config, the CLI); make PluginInfo's name 'basic' to silence this`,
+    ]);
+    const result = await plugin.invoke("echo", { hi: 1 });
+    expect(result.success).toBe(true);
+    // The same names: no warning.
+    using same = tempDir();
+    const agreeing = packaged(join(same.path, "pkg"), { manifest: 'name = "cortex-basic"\nversion = "1"\n[native]\nlibrary = "cortex-basic.so"\n' });
+    await using other = await openSession();
+    expect((await other.load(agreeing)).warnings).toEqual([]);
   });
 
   test("without one, it is served under its file's name whatever plugin_info says", async () => {
@@ -206,7 +217,11 @@ describe("calls", () => {
     const echoed = await plugin.invoke("echo", { text: "héllo \"quoted\"", n: [1, 2] });
     expect(JSON.parse(echoed.output.content as string)).toEqual({ text: "héllo \"quoted\"", n: [1, 2] });
     const invocation = JSON.parse((await plugin.invoke("invocation")).output.content as string);
-    expect(invocation).toEqual({ tool_name: "invocation", session_id: session.id, source: "cxagent", execution_scope: "foreground" });
+    expect(invocation).toEqual({ tool_name: "invocation", session_id: session.id, actor: null, source: "library", execution_scope: "foreground" });
+    // A session says who calls through it (the CLI says "cli", cxagent mcp "mcp": their own tests).
+    await using other = await openSession({ source: "mcp" });
+    const told = JSON.parse((await (await other.load(BASIC)).invoke("invocation")).output.content as string);
+    expect(told).toEqual({ tool_name: "invocation", session_id: other.id, actor: null, source: "mcp", execution_scope: "foreground" });
   });
 
   test("a ToolResult maps to a JobResult: success is !is_error, output.content and output.media, errorMessage when is_error", async () => {

@@ -113,7 +113,7 @@ const CRASHES = {
 } as const;
 
 /** What describes a plugin, as a crash's message names it (a Cortex plugin's is three functions: see rowOf). */
-const DESCRIBE: Record<PluginKind, string> = { native: "cxagent_plugin_describe", cortex: "plugin_info", module: "describe()" };
+const DESCRIBE: Record<PluginKind, string> = { native: "cxagent_plugin_describe", cortex: "plugin_info", module: "describe()", "cortex-process": "manifest.toml" };
 
 /** A crash in `request`, as a kind whose profile names what the request calls (`exports`). */
 function crashCell<F extends string>(kind: PluginKind, request: Export, fault: F, cause: string): Cell<F> {

@@ -20,7 +20,7 @@ test.each([
   expect(r.exitCode).toBe(0);
 });
 
-test("the host table is 48 bytes on this platform, its fields where the shim puts them", () => {
+test("the host table is 56 bytes on this platform (secret appended after register_child), its fields where the shim puts them", () => {
   using dir = tempDir();
   const source = join(dir.path, "layout.c");
   writeFileSync(
@@ -29,15 +29,15 @@ test("the host table is 48 bytes on this platform, its fields where the shim put
 #include <stdio.h>
 #include "cxagent_plugin.h"
 int main(void) {
-  printf("%zu %zu %zu %zu %zu %zu %zu\\n", sizeof(cxagent_host), offsetof(cxagent_host, contract), offsetof(cxagent_host, progress),
-         offsetof(cxagent_host, log), offsetof(cxagent_host, stream), offsetof(cxagent_host, current_call), offsetof(cxagent_host, register_child));
+  printf("%zu %zu %zu %zu %zu %zu %zu %zu\\n", sizeof(cxagent_host), offsetof(cxagent_host, contract), offsetof(cxagent_host, progress),
+         offsetof(cxagent_host, log), offsetof(cxagent_host, stream), offsetof(cxagent_host, current_call), offsetof(cxagent_host, register_child), offsetof(cxagent_host, secret));
   return 0;
 }
 `,
   );
   const exe = join(dir.path, "layout");
   expect(Bun.spawnSync(["cc", "-I", join(ROOT, "ffi"), "-o", exe, source]).exitCode).toBe(0);
-  expect(Bun.spawnSync([exe]).stdout.toString()).toBe("48 4 8 16 24 32 40\n");
+  expect(Bun.spawnSync([exe]).stdout.toString()).toBe("56 4 8 16 24 32 40 48\n");
 });
 
 test("the shim's copy of the host table is held to the header at build time: a moved field stops the build", () => {

@@ -26,7 +26,7 @@ test("attach: the table is handed over once, before start, with its size and con
   const { session, call, logs } = await withReports();
   await using _ = session;
   const { result } = await call("attach_info");
-  expect(result.output).toEqual({ size: 48, contract: 4, attachedBeforeStart: true, currentCall: expect.stringMatching(/^\d+$/) });
+  expect(result.output).toEqual({ size: 56, contract: 4, attachedBeforeStart: true, currentCall: expect.stringMatching(/^\d+$/) });
   expect(logs).toContainEqual([2, "reports: started (a log outside any call)"]);
 });
 

@@ -23,7 +23,7 @@ const text = (result: any) => result.content[0].text as string;
 
 describe("a Cortex plugin under cxagent mcp", () => {
   test("its tools are listed as its descriptors declare them, gated by their effects", async () => {
-    await using server = await connect([BASIC, CALCULATOR], { state });
+    await using server = await connect([BASIC, CALCULATOR, "--verbose"], { state });
     const { tools } = await server.client.listTools();
     const echo = tools.find((t) => t.name === "echo")!;
     expect(echo).toMatchObject({ description: "Returns its input JSON as its output.", inputSchema: { type: "object" }, _meta: { "cxagent/plugin": "cortex-basic", "cxagent/gated": false } });
@@ -37,7 +37,7 @@ describe("a Cortex plugin under cxagent mcp", () => {
     const echoed = await server.client.callTool({ name: "echo", arguments: { via: "mcp" } });
     expect(echoed.isError).toBe(false);
     expect(text(echoed)).toBe('{"via":"mcp"}');
-    expect(echoed.structuredContent).toEqual({ content: '{"via":"mcp"}', media: [] });
+    expect(echoed.structuredContent).toBeUndefined();
 
     const failed = await server.client.callTool({ name: "fail", arguments: {} });
     expect(failed).toMatchObject({ isError: true });
@@ -54,6 +54,7 @@ describe("a Cortex plugin under cxagent mcp", () => {
     const denied = await server.client.callTool({ name: "write_note", arguments: {} });
     expect(denied).toMatchObject({ isError: true, _meta: { "cxagent/decidedBy": "policy", "cxagent/permissionDenied": true } });
 
+    expect(JSON.parse(text(await server.client.callTool({ name: "invocation", arguments: {} })))).toMatchObject({ tool_name: "invocation", actor: null, source: "mcp", execution_scope: "foreground" });
     expect(text(await server.client.callTool({ name: "calc_multiply", arguments: { a: 6, b: 7 } }))).toBe("6 * 7 = 42");
     expect(text(await server.client.callTool({ name: "echo", arguments: { still: "here" } }))).toBe('{"still":"here"}');
   }, 30_000);

@@ -41,7 +41,8 @@ test("tools/list shows the calculator's three tools with their schemas", async (
 
 test("tools/call runs calc_multiply; a gated calc_add is denied by policy (no elicitation)", async () => {
   const multiplied = await inspector(["--method", "tools/call", "--tool-name", "calc_multiply", "--tool-arg", "a=6", "--tool-arg", "b=7"]);
-  expect(multiplied).toMatchObject({ content: [{ type: "text", text: "6 * 7 = 42" }], structuredContent: { answer: 42 }, isError: false });
+  expect(multiplied).toMatchObject({ content: [{ type: "text", text: "6 * 7 = 42" }], isError: false });
+  expect(multiplied).not.toHaveProperty("structuredContent");
   const denied = await inspector(["--method", "tools/call", "--tool-name", "calc_add", "--tool-arg", "a=2", "--tool-arg", "b=3"]);
   expect(denied).toMatchObject({ isError: true, _meta: { "cxagent/decidedBy": "policy", "cxagent/permissionDenied": true } });
   expect(denied.content[0].text).toContain("--allow-tool calculator/calc_add");

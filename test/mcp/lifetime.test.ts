@@ -27,7 +27,7 @@ const hostsUnder = (server: number) => PLUGINS.flatMap((p) => hostsOf(fixtureLib
 const gone = async (pids: number[], what: string) => until(() => pids.every((pid) => !alive(pid)), 5000, what);
 
 async function serving() {
-  const server = raw([fixture("echo"), fixture("slow-invoke")], { state });
+  const server = raw([fixture("echo"), fixture("slow-invoke"), "--verbose"], { state });
   await server.initialize();
   server.send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "echo_this", arguments: {} } });
   server.send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "slow_invoke", arguments: { ms: 1 } } });
@@ -78,7 +78,7 @@ test("EPIPE: the client stops reading stdout; the next frame ends the server", a
 
 async function doomedClient(mode: "sdk" | "fifo", fifo = "") {
   const stderrFile = join(home, `client-${mode}.stderr`);
-  const client = Bun.spawn([process.execPath, join(ROOT, "test/fixtures/mcp-client.ts"), mode, fifo, fixture("echo"), fixture("slow-invoke"), "--state-dir", state, "--config-dir", CONFIG_DIR], {
+  const client = Bun.spawn([process.execPath, join(ROOT, "test/fixtures/mcp-client.ts"), mode, fifo, fixture("echo"), fixture("slow-invoke"), "--verbose", "--state-dir", state, "--config-dir", CONFIG_DIR], {
     cwd: ROOT,
     stdin: "pipe",
     stdout: "pipe",

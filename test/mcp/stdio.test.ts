@@ -109,12 +109,11 @@ describe("tools/list (point 4)", () => {
 });
 
 describe("tools/call (point 5)", () => {
-  test("a result: text content, structuredContent = output, isError = !success, _meta with exit code, duration, decidedBy", async () => {
+  test("a result: text content (no structuredContent: the tool declares no outputSchema), isError = !success, _meta with exit code, duration, decidedBy", async () => {
     await using server = await connect([CALCULATOR, fixture("mcp-conformance")], { state, cwd: project });
     const result = await server.client.callTool({ name: "calc_multiply", arguments: { a: 6, b: 7 } });
     expect(result).toEqual({
       content: [{ type: "text", text: "6 * 7 = 42" }],
-      structuredContent: { content: "6 * 7 = 42", answer: 42 },
       isError: false,
       _meta: {
         "cxagent/plugin": "calculator",
@@ -212,7 +211,7 @@ describe("progress (point 6)", () => {
 
 describe("logging (point 7)", () => {
   test("plugin logs at or above the level set become notifications/message, and always reach stderr", async () => {
-    await using server = await connect([CONFORMANCE], { state });
+    await using server = await connect([CONFORMANCE, "--verbose"], { state });
     const logs: any[] = [];
     server.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
       logs.push(n.params);
@@ -234,7 +233,7 @@ describe("logging (point 7)", () => {
 
 describe("cancellation (point 8)", () => {
   test("notifications/cancelled abandons the call: no response for its id, and later calls work", async () => {
-    const server = raw([fixture("slow-invoke")], { state });
+    const server = raw([fixture("slow-invoke"), "--verbose"], { state });
     await server.initialize();
     server.send({ jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: "slow_invoke", arguments: { ms: 800 } } });
     server.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 5, reason: "the user pressed stop" } });
@@ -249,7 +248,7 @@ describe("cancellation (point 8)", () => {
   });
 
   test("the SDK client's AbortSignal cancels; the same plugin serves the next call", async () => {
-    await using server = await connect([fixture("slow-invoke")], { state });
+    await using server = await connect([fixture("slow-invoke"), "--verbose"], { state });
     const controller = new AbortController();
     const call = server.client.callTool({ name: "slow_invoke", arguments: { ms: 3000 } }, undefined, { signal: controller.signal });
     controller.abort("stop");
@@ -313,7 +312,7 @@ describe("permission (point 9)", () => {
       expect(result).toMatchObject({ isError: true, _meta: { "cxagent/decidedBy": "user", "cxagent/permissionDenied": true } });
       expect(text(result)).toBe("test_elicitation was not run: permission was denied");
     }
-    await using server = await connect([CONFORMANCE], { state, cwd: project, capabilities: { elicitation: {} } });
+    await using server = await connect([CONFORMANCE, "--verbose"], { state, cwd: project, capabilities: { elicitation: {} } });
     server.client.setRequestHandler(ElicitRequestSchema, async () => {
       throw new Error("the form could not be shown");
     });
@@ -345,7 +344,7 @@ describe("permission (point 9)", () => {
 
   test("without elicitation, an --allow-tool rule or a stored grant allows the call", async () => {
     for (const rule of ["mcp-conformance/test_elicitation", "mcp-conformance/*", "plugin mcp-conformance tool test_elicitation"]) {
-      await using server = await connect([CONFORMANCE, "--allow-tool", rule], { state, cwd: project });
+      await using server = await connect([CONFORMANCE, "--verbose", "--allow-tool", rule], { state, cwd: project });
       expect(text(await server.client.callTool({ name: "test_elicitation", arguments: { message: "ok" } }))).toBe("allowed; the message was: ok");
       expect(server.stderr()).toContain(`allowed by --allow-tool ${rule}`);
     }

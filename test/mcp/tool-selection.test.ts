@@ -26,7 +26,7 @@ async function world(dir: string) {
     projectFile,
     configFile: join(configDir, "config.json"),
     calls: () => (existsSync(marker) ? readFileSync(marker, "utf8").trim().split("\n") : []),
-    connect: (capabilities = {}) => connect(["records-calls"], { state, cwd: project, configDir, capabilities, env: { CXAGENT_FX_MARKER: marker } }),
+    connect: (capabilities = {}) => connect(["records-calls", "--verbose"], { state, cwd: project, configDir, capabilities, env: { CXAGENT_FX_MARKER: marker } }),
   };
 }
 

@@ -95,7 +95,7 @@ test("a protocol line over the cap is dropped and logged; a line that is not JSO
   host.write({ id: 1, ok: true, result: { success: true } });
   expect(await call).toEqual({ id: 1, ok: true, result: { success: true } });
   expect(logs).toEqual([
-    `the plugin host wrote a protocol line over the 64 MiB cap (${36 + (70 << 20)} bytes); it was dropped`,
+    `the plugin host wrote a protocol line over its read cap (${36 + (70 << 20)} bytes); it was dropped`,
     "the plugin host wrote a line that is not JSON: not json at all",
   ]);
 });

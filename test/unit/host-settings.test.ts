@@ -19,12 +19,19 @@ test("settling takes each setting given and the table's default for the rest", (
     stuckMs: HOST_DEFAULTS.stuckMs,
     env: {},
     sessionId: null,
+    source: "library",
     snapshotDir: null,
     workerFolders: [],
   });
-  const given = { poolCap: 4, pollMs: 5, spinUs: 0, startupMs: 6, startMs: 7, stopMs: 8, stuckMs: 9, env: { A: "1" }, sessionId: "s", snapshotDir: "/run/x", workerFolders: ["/w"] };
+  const given = { poolCap: 4, pollMs: 5, spinUs: 0, startupMs: 6, startMs: 7, stopMs: 8, stuckMs: 9, env: { A: "1" }, sessionId: "s", source: "mcp" as const, snapshotDir: "/run/x", workerFolders: ["/w"] };
   expect(settleHostSettings(given)).toEqual(given);
   expect(settleHostSettings({ startMs: undefined }).startMs).toBe(HOST_DEFAULTS.startMs);
+});
+
+test("who calls reaches the host's command line, which refuses a source it does not know", () => {
+  expect(readHostArgv(["/p/x.so", "--source", "mcp"])).toMatchObject({ source: "mcp" });
+  expect(readHostArgv(["/p/x.so"])).not.toHaveProperty("source");
+  expect(readHostArgv(["/p/x.so", "--source", "telegram"])).toEqual({ error: "--source takes cli, library, mcp, not 'telegram'" });
 });
 
 test("the plugin host's defaults are the table's, not numbers of its own", () => {

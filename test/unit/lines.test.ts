@@ -123,3 +123,28 @@ test("reading on from the source stops at the cap; the rest of an over-long line
     { text: "ok", cut: 0 },
   ]);
 });
+
+test("limits (issue 41): each line's cap is asked from its head; passing it is told at once, with the head only kept; a runaway line is told once", () => {
+  const told: string[] = [];
+  const lines: Line[] = [];
+  const splitter = new LineSplitter(1 << 20, undefined, {
+    capOf: (head) => (Buffer.from(head).toString().startsWith("{\"id\":7") ? 8192 : 1 << 20),
+    onOverflow: (head, seen, cap) => told.push(`overflow ${Buffer.from(head).toString().slice(0, 7)} ${head.length} ${seen} ${cap}`),
+    runawayAt: 30_000,
+    onRunaway: (seen) => told.push(`runaway ${seen}`),
+  });
+  const chunk = (text: string) => splitter.push(new TextEncoder().encode(text), (l) => lines.push(l));
+  chunk(`{"id":6,"x":"${"a".repeat(9000)}"}\n`); // another call's cap: whole
+  chunk(`{"id":7,"x":"${"a".repeat(5000)}`);
+  expect(told).toEqual([]);
+  chunk("b".repeat(5000)); // 8192 passed: told now, before any line end
+  expect(told).toEqual(["overflow {\"id\":7 256 10013 8192"]);
+  chunk("c".repeat(30_000)); // past 30000 dropped: a runaway, told once
+  chunk("c".repeat(30_000));
+  expect(told).toEqual(["overflow {\"id\":7 256 10013 8192", "runaway 40013"]);
+  chunk("\"}\n{\"id\":7}\n");
+  expect(lines.map((l) => [l.text.length, l.cut])).toEqual([[9015, 0], [256, 70015 - 256], [8, 0]]);
+  chunk(`{"id":7,"x":"${"a".repeat(9000)}"}\n`); // over its cap within one chunk: cut too
+  expect(lines.at(-1)!.cut).toBeGreaterThan(0);
+  expect(told.length).toBe(3);
+});

@@ -37,8 +37,11 @@ describe("tools/list entries", () => {
 });
 
 describe("tools/call results", () => {
-  test("text is output.content; structuredContent is output; isError is !success", () => {
-    expect(callResult("calc", "add", job({ output: { content: "5", answer: 5 } }))).toMatchObject({
+  test("text is output.content; isError is !success; structuredContent (= output) only for a tool with an outputSchema", () => {
+    const plain = callResult("calc", "add", job({ output: { content: "5", answer: 5 } }));
+    expect(plain).toMatchObject({ content: [{ type: "text", text: "5" }], isError: false });
+    expect(plain).not.toHaveProperty("structuredContent");
+    expect(callResult("calc", "add", job({ output: { content: "5", answer: 5 } }), undefined, true)).toMatchObject({
       content: [{ type: "text", text: "5" }],
       structuredContent: { content: "5", answer: 5 },
       isError: false,

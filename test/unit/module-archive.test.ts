@@ -53,6 +53,6 @@ describe("the plugin host's kind", () => {
   });
 
   test("an unknown kind is an error naming the ones there are", () => {
-    expect(readHostArgv(["/p/x", "--kind", "python"])).toEqual({ error: "--kind takes native, cortex or module, not 'python'" });
+    expect(readHostArgv(["/p/x", "--kind", "python"])).toEqual({ error: "--kind takes native, cortex, module or cortex-process, not 'python'" });
   });
 });

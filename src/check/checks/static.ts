@@ -94,6 +94,8 @@ export function checkSidecar(ctx: CheckContext): Verdict {
 
 /** The sidecar's tools as written, read apart from the manifest rules (a bad inputSchema makes the whole sidecar refuse). */
 function rawTools(ctx: CheckContext): { name: string; inputSchema: Record<string, unknown> | null }[] | null {
+  // A manifest declared elsewhere than in a JSON sidecar (a Cortex process plugin's manifest.toml) was read already.
+  if (ctx.inspection?.profile.declaresTools) return ctx.inspection.manifest.tools.map((t) => ({ name: t.name, inputSchema: t.inputSchema }));
   let parsed: unknown;
   try {
     parsed = JSON.parse(readFileSync(ctx.location.sidecar, "utf8"));

@@ -8,7 +8,7 @@ import { inert, inertBlock } from "../../inert.ts";
 import { describeChanges, type Inspection, otherFolderSentence, refusalOf } from "../../session/inspect.ts";
 import { COST_ESTIMATE, contextCost } from "../../session/selection.ts";
 import { askedBecause, hiddenBecause, ruleText, unmatchedText } from "../../host/tool-policy.ts";
-import { describeAsking, describeSettings } from "../_trust-prompt.ts";
+import { describeAsking, describeSecrets, describeSettings } from "../_trust-prompt.ts";
 import { globalOptions, pluginArg } from "../_args.ts";
 import { type CommandResult, indentBlock } from "../_output.ts";
 import { openSession } from "../_session.ts";
@@ -27,13 +27,13 @@ export default defineCommand({
     const { location, manifest, loadSet, trust } = inspected;
     const readme = loadSet.kept.get("README.md")?.toString("utf8") ?? null;
     const refusal = refusalOf(inspected);
-    let live: { manifest: Manifest; matches: boolean; difference: string | null; deadlines?: { tool: string; ms: number }[]; about?: string | null } | null = null;
+    let live: { manifest: Manifest; matches: boolean; difference: string | null; deadlines?: { tool: string; ms: number }[]; about?: string | null; warnings?: readonly string[] } | null = null;
     if (args.live) {
       const plugin = await session.load(args.plugin);
       if (inspected.cortex) {
         // No sidecar to compare with: what a Cortex plugin declares when it runs is what it runs with.
         const deadlines = plugin.manifest.tools.flatMap((t) => (plugin.deadlineOf(t.name) === null ? [] : [{ tool: t.name, ms: plugin.deadlineOf(t.name)! }]));
-        live = { manifest: plugin.manifest, matches: true, difference: null, deadlines, about: plugin.about };
+        live = { manifest: plugin.manifest, matches: true, difference: null, deadlines, about: plugin.about, warnings: plugin.warnings };
       } else {
         const difference = firstDifference(manifest, plugin.manifest);
         live = { manifest: plugin.manifest, matches: difference === null, difference };
@@ -97,6 +97,7 @@ export function renderManifest(m: Manifest, library: string, profile: KindProfil
     ...m.tools.map((t) => `  ${inert(t.name)}  — ${t.description ? inert(t.description) : "(no description)"}\n      permission: ${gate(t.gated)}${t.gated !== false && !t.alwaysAskable ? ", never offers Always" : ""}\n${renderArguments(t)}`),
   ];
   if (m.commands.length) lines.push("", `commands (${m.commands.length}):`, ...m.commands.map((c) => `  /${inert(c.name)}  — ${inert(c.summary ?? "")}`));
+  if (m.secrets?.length) lines.push("", `secrets: ${describeSecrets(m)} (cxagent secrets ${inert(m.name)}: what each is bound to)`);
   if (m.instructions) lines.push("", "instructions for the model:", ...inertBlock(m.instructions).split("\n").map((l) => `  ${l}`));
   return lines.join("\n") + "\n";
 }
@@ -173,7 +174,7 @@ function renderCortex(inspected: Inspection): string {
 }
 
 /** What a running Cortex plugin declares: its tools, how each asks, its default deadlines. */
-function renderLive(live: { manifest: Manifest; deadlines?: { tool: string; ms: number }[]; about?: string | null }): string {
+function renderLive(live: { manifest: Manifest; deadlines?: { tool: string; ms: number }[]; about?: string | null; warnings?: readonly string[] }): string {
   const gate = (g: boolean | "dynamic", always: boolean) => (g === true ? `asks on every call (an effect it declares needs confirmation)${always ? "" : ", never offers Always"}` : "never asks");
   const deadline = (tool: string) => {
     const d = live.deadlines?.find((x) => x.tool === tool);
@@ -183,6 +184,7 @@ function renderLive(live: { manifest: Manifest; deadlines?: { tool: string; ms: 
   return [
     `the running plugin is ${inert(m.name)} ${inert(m.version)}${live.about ? ` — ${inert(live.about)}` : ""}, with ${m.tools.length} tool${m.tools.length === 1 ? "" : "s"}:`,
     ...m.tools.map((t) => `  ${inert(t.name)}  — ${t.description ? inert(t.description) : "(no description)"}\n      permission: ${gate(t.gated, t.alwaysAskable)}${deadline(t.name)}`),
+    ...(live.warnings ?? []).map((w) => `warning: ${inert(w)}`),
   ].join("\n") + "\n";
 }
 

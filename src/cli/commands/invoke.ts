@@ -15,7 +15,8 @@ import type { Session } from "../../session/session.ts";
 import { cliPermission } from "../_permission.ts";
 import { projectScope } from "../../trust/grants.ts";
 import { progressView } from "../_progress.ts";
-import { err, out, stderrOutput } from "../_stdio.ts";
+import { err, isTTY, out, stderrOutput } from "../_stdio.ts";
+import { DELIVERY_CAP_DEFAULT, DELIVERY_CAP_MIN } from "../../results/deliver.ts";
 
 /**
  * The one envelope of invoke, in --json and --jsonl alike: `ok` is false exactly when the exit code
@@ -55,6 +56,7 @@ export default defineCommand({
     allow: { type: "boolean", description: "Allow this one call if it needs permission (no TTY needed)" },
     jsonl: { type: "boolean", description: "Each report of the call as a JSON line, then the envelope as the last line" },
     stream: { type: "boolean", description: "Off a terminal too, write the text the plugin streams and its log reports to stderr" },
+    "max-output": { type: "string", description: "Deliver at most this many bytes of the output's text, the whole kept for `cxagent result` (0: all; default 102400 on a terminal, all in a pipe or with --json)", valueHint: "BYTES" },
   },
   async run({ args, rawArgs }): Promise<CommandResult> {
     const options = globalOptions(args);
@@ -62,6 +64,8 @@ export default defineCommand({
     if (jsonl && options.json) throw new CxError("E_USAGE", "give --json (one document) or --jsonl (lines), not both");
     const input = withPairs(readArguments(args.args, args["args-file"], args.input), repeatedValues(rawArgs, "--field"));
     const timeoutMs = parseTimeout(args.timeout);
+    const maxOutputBytes = parseMaxOutput(args["max-output"]);
+    const defaultMaxOutputBytes = isTTY(1) && !options.json && !jsonl ? DELIVERY_CAP_DEFAULT : undefined;
     await using session = await openSession(options);
     if (args.tool === undefined || args.tool === "") throw missingTool(session, args.plugin);
     const { plugin, timings } = await session.loadTimed(args.plugin);
@@ -80,7 +84,7 @@ export default defineCommand({
     };
     let result: JobResult;
     try {
-      result = await plugin.invoke(args.tool, input, { timeoutMs, signal: interrupted.signal, onEvent, permission: cliPermission(args.allow === true, { stateDir: session.folders.stateDir, project: projectScope(session.cwd) }) });
+      result = await plugin.invoke(args.tool, input, { timeoutMs, maxOutputBytes, defaultMaxOutputBytes, signal: interrupted.signal, onEvent, permission: cliPermission(args.allow === true, { stateDir: session.folders.stateDir, project: projectScope(session.cwd) }) });
     } catch (error) {
       if (interrupted.signal.aborted) throw new CxError("E_INTERRUPTED", `the call to ${args.tool} was interrupted`);
       throw error;
@@ -154,6 +158,13 @@ function readArguments(inline: unknown, file: unknown, marker: unknown): unknown
       hint: `quote the object for the shell: --args '{"a": 2, "b": 3}'`,
     });
   }
+}
+
+function parseMaxOutput(value: unknown): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || (n > 0 && n < DELIVERY_CAP_MIN)) throw new CxError("E_USAGE", `--max-output takes a number of bytes, at least ${DELIVERY_CAP_MIN}, or 0 for all, not '${String(value)}'`);
+  return n;
 }
 
 function parseTimeout(value: unknown): number | undefined {

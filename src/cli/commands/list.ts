@@ -1,6 +1,5 @@
 import { defineCommand } from "citty";
 import { commandMeta } from "../_meta.ts";
-import { existsSync } from "node:fs";
 import { hintCommand, shellWord } from "../_hints.ts";
 import type { Manifest } from "../../protocol/manifest.ts";
 import { collisionsOf } from "../../session/names.ts";
@@ -15,7 +14,7 @@ import { openSession } from "../_session.ts";
 import { pluginsFolder } from "../_installed.ts";
 import type { CatalogEntry } from "../../discovery/catalog.ts";
 import type { Session } from "../../session/session.ts";
-import { readApprovals } from "../../trust/approvals.ts";
+import { approvedByPath as approvedOutside } from "../../session/approved-by-path.ts";
 
 export default defineCommand({
   meta: commandMeta({ name: "list", description: "Every configured or discovered plugin, with its trust state (no plugin code runs)", summary: "Discovered, configured, installed and approved plugins, with their trust status" }),
@@ -104,26 +103,14 @@ export default defineCommand({
  * folder is gone is listed with that problem.
  */
 function approvedByPath(session: Session, listed: readonly CatalogEntry[]): (CatalogEntry & { source: string })[] {
-  const seen = new Set(listed.map((e) => e.location?.folder).filter((f) => f !== undefined));
-  const extra: (CatalogEntry & { source: string })[] = [];
-  for (const approval of readApprovals(session.folders.stateDir)) {
-    if (seen.has(approval.directory)) continue;
-    seen.add(approval.directory);
-    let location: CatalogEntry["location"] = null;
-    let problem: string | null = null;
-    if (!existsSync(approval.directory)) problem = `its folder ${approval.directory} is gone; '${hintCommand(`revoke ${shellWord(approval.plugin)} --all-folders`)}' withdraws its approvals`;
-    else {
-      try {
-        location = session.locate(approval.directory);
-      } catch (error) {
-        if (!isCxError(error)) throw error;
-        problem = error.message;
-      }
-    }
-    if (location && listed.some((e) => e.location?.library === location.library)) continue;
-    extra.push({ name: approval.plugin, configured: false, location, problem, shadows: [], source: "approved by path" });
-  }
-  return extra;
+  return approvedOutside(session.folders.stateDir, listed, (r) => session.locate(r)).map((a) => ({
+    name: a.name,
+    configured: false,
+    location: a.location,
+    problem: a.gone ? `its folder ${a.directory} is gone; '${hintCommand(`revoke ${shellWord(a.name)} --all-folders`)}' withdraws its approvals` : a.problem,
+    shadows: [],
+    source: "approved by path",
+  }));
 }
 
 // --- tool selection (issue 20): who disabled a plugin, which tools are hidden or ask, which patterns match nothing ---

@@ -1,11 +1,11 @@
 import { defineCommand } from "citty";
 import { commandMeta } from "../_meta.ts";
-import { reapLeftovers } from "../../session/state.ts";
+import { reapLeftovers, resultStore } from "../../session/state.ts";
 import { globalOptions } from "../_args.ts";
 import type { CommandResult } from "../_output.ts";
 
 export default defineCommand({
-  meta: commandMeta({ name: "reap", description: "End processes left behind by sessions that died (every run does this first)", summary: "End processes left behind by sessions that died" }),
+  meta: commandMeta({ name: "reap", description: "End processes left behind by sessions that died (every run does this first), and remove stored results unused for 7 days", summary: "End processes left behind by sessions that died" }),
   args: {
     "dry-run": { type: "boolean", description: "Report what would be ended, signal nothing" },
   },
@@ -24,8 +24,11 @@ export default defineCommand({
     for (const r of report.refused) lines.push(`refused, nothing in it was signalled: ${r.problem}`);
     for (const c of report.corrupt) lines.push(`kept for inspection: ${c.problem}`);
     if (report.live.length) lines.push(`left ${report.live.length} record${report.live.length === 1 ? "" : "s"} of running sessions alone`);
+    const results = resultStore(options).reap({ dryRun });
+    for (const ref of results.removed) lines.push(`${dryRun ? "would remove" : "removed"}: expired result ${ref}`);
+    for (const path of results.foreign) lines.push(`not a result the store wrote, left alone and never read: ${path}`);
     return {
-      json: { dryRun, ...report },
+      json: { dryRun, ...report, results },
       text: lines.length ? lines.join("\n") : "nothing to reap",
     };
   },

@@ -1,0 +1,107 @@
+/**
+ * `cxagent mcp` against a hand-written MCP server (issue 42 point 1): the compiled binary serving
+ * the calculator over stdio, and a minimal @modelcontextprotocol/sdk server doing calc_multiply in
+ * JS (mcp-minimal.mjs) under Node and under Bun, all three driven by the SDK's Client over stdio,
+ * fresh processes every round, in interleaved rounds. Figures: sequential mean and median µs, and
+ * calls/s with 16 in flight; the targets take their ratios within one run (targets.ts).
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Context, Figures } from "./context.ts";
+import { inFlight, inTurn, median, sampleAdder, sectionFigures, sequential } from "./measure.ts";
+import { ROOT } from "./setup.ts";
+
+export const MCP_SERVERS = ["cxagent-mcp", "minimal-node", "minimal-bun"] as const;
+const LABELS: Record<(typeof MCP_SERVERS)[number], string> = {
+  "cxagent-mcp": "`cxagent mcp` (compiled), the calculator's calc_multiply",
+  "minimal-node": "minimal SDK server, multiplication in JS, Node",
+  "minimal-bun": "minimal SDK server, multiplication in JS, Bun",
+};
+
+interface Served {
+  client: Client;
+  pid: number;
+}
+
+async function open(ctx: Context, name: (typeof MCP_SERVERS)[number]): Promise<Served> {
+  const { ws } = ctx;
+  const minimal = join(import.meta.dir, "mcp-minimal.mjs");
+  const command =
+    name === "cxagent-mcp"
+      ? { command: ws.binary, args: ["mcp", ws.calculator, "--state-dir", ws.stateDir, "--config-dir", ws.configDir] }
+      : name === "minimal-node"
+        ? { command: "node", args: [minimal] }
+        : { command: process.execPath, args: [minimal] };
+  const transport = new StdioClientTransport({ ...command, cwd: ROOT, stderr: "inherit" });
+  const client = new Client({ name: "bench", version: "1.0.0" });
+  await client.connect(transport);
+  return { client, pid: transport.pid! };
+}
+
+export async function mcpServeSection(ctx: Context, fig: Figures) {
+  const seqN = ctx.quick ? 500 : 3000;
+  const flightN = ctx.quick ? 2000 : 10_000;
+  const samples = new Map<string, number[]>();
+  const add = sampleAdder(samples);
+  for (let round = 0; round < ctx.rounds; round++) {
+    const opened: { name: (typeof MCP_SERVERS)[number]; s: Served }[] = [];
+    try {
+      // Without Node on PATH its contender (and its targets' rows: "no figures") is left out.
+      const servers = MCP_SERVERS.filter((name) => name !== "minimal-node" || Bun.which("node") !== null);
+      for (const name of inTurn(servers, round)) opened.push({ name, s: await open(ctx, name) });
+      for (const { name, s } of opened) {
+        const call = (i: number) =>
+          s.client.callTool({ name: "calc_multiply", arguments: { a: i, b: 7 } }).then((r) => {
+            if (r.isError) throw new Error(`${name}: calc_multiply failed: ${JSON.stringify(r.content)}`);
+          });
+        await call(0); // a plugin host started lazily is up before the processes are counted
+        const pids = [s.pid, ...childrenOf(s.pid)];
+        const q = await sequential(call, seqN, pids);
+        add(`mcpserve.seq.${name}.mean_us`, q.meanUs);
+        add(`mcpserve.seq.${name}.median_us`, q.medianUs);
+        add(`mcpserve.seq.${name}.cpu_server_us`, q.childCpuUs);
+        const t = await inFlight(call, flightN, 16, pids);
+        add(`mcpserve.w16.${name}.calls_s`, t.callsPerSec);
+        add(`mcpserve.w16.${name}.cpu_server_us`, t.childCpuUs);
+      }
+    } finally {
+      for (const { s } of opened) await s.client.close();
+    }
+    const m = (key: string) => median(samples.get(key)!).toFixed(0);
+    ctx.log(`  round ${round + 1}/${ctx.rounds}: seq mean cxagent mcp ${m("mcpserve.seq.cxagent-mcp.mean_us")} µs, minimal Bun ${m("mcpserve.seq.minimal-bun.mean_us")} µs`);
+  }
+  sectionFigures(samples, fig, "", ctx.samples);
+}
+
+/** A process's children (for `cxagent mcp`, its plugin hosts). */
+function childrenOf(pid: number): number[] {
+  const found: number[] = [];
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      found.push(...readFileSync(`/proc/${pid}/task/${tid}/children`, "utf8").split(" ").filter(Boolean).map(Number));
+    }
+  } catch {
+    // it ended: no children to count
+  }
+  return found;
+}
+
+/** The section's table for BENCHMARKS.md. */
+export function mcpServeTable(spread: (key: string) => string): string[] {
+  const out = [
+    "## `cxagent mcp` against a hand-written MCP server (issue 42)",
+    "",
+    "Each driven by the MCP SDK's Client over stdio; the server's CPU per call includes, for `cxagent mcp`, its plugin host's.",
+    "",
+    "| server | sequential mean µs | median µs | server CPU/call µs | 16 in flight, calls/s | server CPU/call µs |",
+    "| --- | --- | --- | --- | --- | --- |",
+  ];
+  for (const name of MCP_SERVERS) {
+    const k = (what: string) => spread(`mcpserve.${what.replace("%", name)}`);
+    out.push(`| ${LABELS[name]} | ${k("seq.%.mean_us")} | ${k("seq.%.median_us")} | ${k("seq.%.cpu_server_us")} | ${k("w16.%.calls_s")} | ${k("w16.%.cpu_server_us")} |`);
+  }
+  out.push("");
+  return out;
+}

@@ -1,0 +1,286 @@
+/**
+ * The result store (issue 41): whole results too long to deliver, kept by their content's SHA-256
+ * in `<state>/results/sha256-<hex>` (0600, in a 0700 folder, written to a temp file and renamed),
+ * each with `sha256-<hex>.json` saying which plugin and tool made it and when. A reference
+ * `cxref:sha256-<hex>` names one; it is read only through the state folder that made it (there is
+ * no other index), and its hash is checked on every read: a file whose bytes do not match, that is
+ * not a plain 0600 file of this user, or that the store did not name, is reported and never
+ * trusted. Last use is the file's modification time (touched on each read); past the store's cap
+ * (default 1 GiB) the least recently used go first; `reap` removes those unused for maxAgeMs.
+ */
+import { createHash, type Hash } from "node:crypto";
+import { closeSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, utimesSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import { CxError } from "../errors.ts";
+import { writeJsonAtomic } from "../files.ts";
+
+export const RESULT_DEFAULTS = { capBytes: 1 << 30, maxAgeMs: 7 * 24 * 3_600_000 };
+export const REF_PREFIX = "cxref:sha256-";
+const REF = /^cxref:sha256-([0-9a-f]{64})$/;
+const DATA = /^sha256-[0-9a-f]{64}$/;
+const META = /^sha256-[0-9a-f]{64}\.json$/;
+const TEMP = /^\.\d+\.[0-9a-z.]+\.tmp$/;
+
+/** Who made a result. */
+export interface ResultOrigin {
+  plugin: string;
+  tool: string;
+}
+
+/** A stored result, as a caller is told of it. */
+export interface StoredResult {
+  ref: string;
+  sha256: string;
+  bytes: number;
+}
+
+export interface ResultInfo extends StoredResult, Partial<ResultOrigin> {
+  createdAt?: string;
+  /** Last read or written (ms since the epoch). */
+  usedAt: number;
+}
+
+export interface StoreOptions {
+  capBytes?: number;
+  maxAgeMs?: number;
+}
+
+/** The hex of a reference that is exactly `cxref:sha256-<64 hex>`; null for anything else. */
+export function refHex(text: string): string | null {
+  return REF.exec(text)?.[1] ?? null;
+}
+
+export class ResultStore {
+  readonly folder: string;
+  readonly capBytes: number;
+  readonly maxAgeMs: number;
+
+  constructor(stateDir: string, options: StoreOptions = {}) {
+    this.folder = join(stateDir, "results");
+    this.capBytes = options.capBytes ?? RESULT_DEFAULTS.capBytes;
+    this.maxAgeMs = options.maxAgeMs ?? RESULT_DEFAULTS.maxAgeMs;
+  }
+
+  /** Starts writing a result piece by piece (spilled while it is read); `finish` stores it. */
+  begin(): ResultWriter {
+    mkdirSync(this.folder, { recursive: true, mode: 0o700 });
+    return new ResultWriter(this);
+  }
+
+  /** Stores `content` whole (UTF-8) and evicts what the cap no longer holds. */
+  put(content: string | Uint8Array, origin: ResultOrigin): StoredResult {
+    const writer = this.begin();
+    writer.write(typeof content === "string" ? Buffer.from(content, "utf8") : content);
+    return writer.finish(origin);
+  }
+
+  pathOf(hex: string): string {
+    return join(this.folder, `sha256-${hex}`);
+  }
+
+  /** What a reference names, checked (the whole file is hashed): its info; E_NOT_FOUND or E_STATE otherwise. */
+  info(ref: string): ResultInfo {
+    return this.open(ref, 0, 0).info;
+  }
+
+  /** The stored text of a reference, whole and checked. */
+  text(ref: string): string {
+    return this.read(ref).bytes.toString("utf8");
+  }
+
+  /**
+   * Reads `length` bytes from `offset` (clamped to the result), hashing the whole file as it goes:
+   * a file whose bytes are not its name's is refused. Touches its last use.
+   */
+  read(ref: string, offset = 0, length?: number): { bytes: Buffer; info: ResultInfo } {
+    const hex = this.hexOf(ref);
+    const size = this.checkedFile(hex, ref).size;
+    const from = Math.min(Math.max(0, offset), size);
+    return this.open(ref, from, Math.min(length ?? size - from, size - from));
+  }
+
+  private hexOf(ref: string): string {
+    const hex = refHex(ref);
+    if (!hex) throw new CxError("E_INVALID_INPUT", `${JSON.stringify(ref.slice(0, 100))} is not a result reference; one reads cxref:sha256- and 64 hexadecimal digits`);
+    return hex;
+  }
+
+  /** The file of a reference: a plain file of this user's, 0600, or a refusal naming what is wrong. */
+  private checkedFile(hex: string, ref: string): { size: number; mtimeMs: number } {
+    const path = this.pathOf(hex);
+    let stat;
+    try {
+      stat = lstatSync(path);
+    } catch {
+      throw new CxError("E_NOT_FOUND", `result ${ref} is not in ${this.folder}: it was never stored through this state folder, or it expired or was evicted`, {
+        hint: "run the tool again for a fresh result; a reference is read only through the state folder that made it",
+      });
+    }
+    if (!stat.isFile() || (stat.mode & 0o777) !== 0o600 || (process.getuid && stat.uid !== process.getuid())) {
+      throw untrusted(path, `it is not a plain file of this user's with mode 0600 (mode ${(stat.mode & 0o777).toString(8)})`);
+    }
+    if (Date.now() - stat.mtimeMs > this.maxAgeMs) {
+      throw new CxError("E_NOT_FOUND", `result ${ref} has expired: unused for over ${Math.round(this.maxAgeMs / 3_600_000)} hours`, {
+        hint: "run the tool again for a fresh result; reap removes expired results",
+      });
+    }
+    return { size: stat.size, mtimeMs: stat.mtimeMs };
+  }
+
+  private open(ref: string, offset: number, length: number): { bytes: Buffer; info: ResultInfo } {
+    const hex = this.hexOf(ref);
+    this.checkedFile(hex, ref);
+    const path = this.pathOf(hex);
+    const fd = openSync(path, "r");
+    const out = Buffer.allocUnsafe(length);
+    const hash = createHash("sha256");
+    let size = 0;
+    try {
+      const chunk = Buffer.allocUnsafe(1 << 20);
+      for (;;) {
+        const got = readSync(fd, chunk, 0, chunk.length, size);
+        if (got <= 0) break;
+        hash.update(chunk.subarray(0, got));
+        // The part of [offset, offset + length) in this chunk.
+        const from = Math.max(offset, size);
+        const to = Math.min(offset + length, size + got);
+        if (to > from) chunk.copy(out, from - offset, from - size, to - size);
+        size += got;
+      }
+      if (fstatSync(fd).size !== size) throw untrusted(path, "it changed while it was read");
+    } finally {
+      closeSync(fd);
+    }
+    if (hash.digest("hex") !== hex) throw untrusted(path, "its bytes do not hash to its name");
+    const now = new Date();
+    utimesSync(path, now, now);
+    return { bytes: out, info: { ref, sha256: hex, bytes: size, usedAt: now.getTime(), ...this.originOf(hex) } };
+  }
+
+  private originOf(hex: string): Partial<ResultOrigin> & { createdAt?: string } {
+    try {
+      const meta = JSON.parse(readFileSync(`${this.pathOf(hex)}.json`, "utf8")) as Record<string, unknown>;
+      const str = (x: unknown) => (typeof x === "string" ? x : undefined);
+      return { plugin: str(meta.plugin), tool: str(meta.tool), createdAt: str(meta.createdAt) };
+    } catch {
+      return {};
+    }
+  }
+
+  /**
+   * The folder's results, least recently used first, and what in it is not the store's: files it
+   * did not name, results not 0600, and leftovers of writes that were cut short (reported, never read).
+   */
+  scan(): { results: { hex: string; bytes: number; usedAt: number }[]; foreign: string[] } {
+    let names: string[];
+    try {
+      names = readdirSync(this.folder);
+    } catch {
+      return { results: [], foreign: [] };
+    }
+    const results: { hex: string; bytes: number; usedAt: number }[] = [];
+    const foreign: string[] = [];
+    for (const name of names) {
+      const path = join(this.folder, name);
+      if (META.test(name)) continue;
+      let stat;
+      try {
+        stat = lstatSync(path);
+      } catch {
+        continue;
+      }
+      if (DATA.test(name) && stat.isFile() && (stat.mode & 0o777) === 0o600) results.push({ hex: name.slice(7), bytes: stat.size, usedAt: stat.mtimeMs });
+      else if (!(TEMP.test(name) && Date.now() - stat.mtimeMs < 3_600_000)) foreign.push(path);
+    }
+    results.sort((a, b) => a.usedAt - b.usedAt);
+    return { results, foreign };
+  }
+
+  /** Removes the least recently used results until the rest fit the cap (`keep` is removed last). */
+  evict(keep?: string): string[] {
+    const { results } = this.scan();
+    let total = results.reduce((sum, r) => sum + r.bytes, 0);
+    const removed: string[] = [];
+    for (const r of results) {
+      if (total <= this.capBytes) break;
+      if (r.hex === keep) continue; // the result just stored stays, even alone over the cap
+      this.remove(r.hex);
+      removed.push(`${REF_PREFIX}${r.hex}`);
+      total -= r.bytes;
+    }
+    return removed;
+  }
+
+  /** Removes results unused for maxAgeMs (`dryRun`: only says which); reports what is not the store's. */
+  reap(options: { dryRun?: boolean } = {}): { removed: string[]; foreign: string[] } {
+    const { results, foreign } = this.scan();
+    const removed: string[] = [];
+    for (const r of results) {
+      if (Date.now() - r.usedAt <= this.maxAgeMs) continue;
+      if (!options.dryRun) this.remove(r.hex);
+      removed.push(`${REF_PREFIX}${r.hex}`);
+    }
+    return { removed, foreign };
+  }
+
+  private remove(hex: string) {
+    rmSync(this.pathOf(hex), { force: true });
+    rmSync(`${this.pathOf(hex)}.json`, { force: true });
+  }
+}
+
+function untrusted(path: string, why: string): CxError {
+  return new CxError("E_STATE", `the stored result ${path} is not trusted: ${why}`, {
+    hint: `cxagent did not write it so, or it was changed since; remove it (the tool can be run again for a fresh result)`,
+    details: { path },
+  });
+}
+
+/** A result being written: bytes go to a temp file and into the hash; finish names it by the hash. */
+export class ResultWriter {
+  private readonly temp: string;
+  private fd: number | null;
+  private readonly hash: Hash = createHash("sha256");
+  private size = 0;
+
+  constructor(private readonly store: ResultStore) {
+    this.temp = join(store.folder, `.${process.pid}.${Date.now()}.${Math.random().toString(36).slice(2)}.tmp`);
+    this.fd = openSync(this.temp, "wx", 0o600);
+  }
+
+  get bytes(): number {
+    return this.size;
+  }
+
+  write(bytes: Uint8Array): void {
+    if (this.fd === null) throw new CxError("E_INTERNAL", "a result was written after it was finished");
+    this.hash.update(bytes);
+    let at = 0;
+    while (at < bytes.length) at += writeSync(this.fd, bytes, at, bytes.length - at);
+    this.size += bytes.length;
+  }
+
+  finish(origin: ResultOrigin): StoredResult {
+    if (this.fd === null) throw new CxError("E_INTERNAL", "a result was finished twice");
+    closeSync(this.fd);
+    this.fd = null;
+    const hex = this.hash.digest("hex");
+    const path = this.store.pathOf(hex);
+    try {
+      writeJsonAtomic(`${path}.json`, { plugin: origin.plugin, tool: origin.tool, bytes: this.size, createdAt: new Date().toISOString() });
+      renameSync(this.temp, path);
+    } catch (error) {
+      rmSync(this.temp, { force: true });
+      throw error instanceof CxError ? error : new CxError("E_STATE", `cannot store a result in ${this.store.folder}: ${(error as Error).message}`, { cause: error });
+    }
+    this.store.evict(hex);
+    return { ref: `${REF_PREFIX}${hex}`, sha256: hex, bytes: this.size };
+  }
+
+  /** Gives up: the temp file goes. */
+  abort(): void {
+    if (this.fd !== null) closeSync(this.fd);
+    this.fd = null;
+    rmSync(this.temp, { force: true });
+  }
+}

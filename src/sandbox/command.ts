@@ -1,0 +1,87 @@
+/**
+ * The parent's side of the sandbox: from a plugin's declaration (and the user's floor) to the
+ * command that starts its host through the launcher, the layers that will hold, and, once the
+ * host has ended, what a limit did to it. `sandboxedCommand` is the one entry another kind of
+ * plugin host (a per-call process, say) calls with a declaration to be started the same way.
+ */
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { CxError } from "../errors.ts";
+import type { SandboxDeclaration, SandboxLayer, SandboxPolicy } from "../protocol/sandbox.ts";
+import { endPidsCgroup } from "./cgroup.ts";
+import { tmpOf } from "./launch.ts";
+import { type KernelOffer, planSandbox, probeKernel } from "./plan.ts";
+
+export interface SandboxContext {
+  plugin: string;
+  /** The working directory: ${project}. */
+  project: string;
+  /** The plugin's folder: ${plugin}. */
+  folder: string;
+  /** The state folder: ${cache} is `<state>/cache/<plugin>`. */
+  stateDir: string;
+  /** A private folder of this user's, where each host's ${tmp} is made. */
+  tmpBase: string;
+  /** Layers the user accepts missing for this plugin. */
+  accepts?: SandboxLayer[];
+}
+
+/** The declaration with ${project}, ${plugin} and ${cache} resolved (${tmp} is the launcher's), and the plugin's folder readable. */
+export function policyOf(declaration: SandboxDeclaration, c: SandboxContext): SandboxPolicy {
+  const values: Record<string, string> = { project: c.project, plugin: c.folder, cache: join(c.stateDir, "cache", c.plugin) };
+  const expand = (path: string) => path.replace(/^\$\{(project|plugin|cache)\}/, (_m, name: string) => values[name]!);
+  return {
+    plugin: c.plugin,
+    read: [c.folder, ...declaration.fs.read.map(expand)],
+    // ${plugin} is read-only, whatever a write names.
+    write: declaration.fs.write.filter((p) => !p.startsWith("${plugin}")).map(expand),
+    net: declaration.net,
+    ...(declaration.processes !== undefined ? { processes: declaration.processes } : {}),
+    ...(declaration.memoryMiB !== undefined ? { memoryMiB: declaration.memoryMiB } : {}),
+    ...(declaration.openFiles !== undefined ? { openFiles: declaration.openFiles } : {}),
+    tmpBase: c.tmpBase,
+    accepts: c.accepts ?? [],
+  };
+}
+
+export interface Sandboxed {
+  /** The command that starts the host through the launcher. */
+  command: string[];
+  /** The layers that will be applied ("landlock+seccomp+…" in reports). */
+  layers: SandboxLayer[];
+  policy: SandboxPolicy;
+  /** After the host `pid` ended: removes its ${tmp} and cgroup; the limit it was stopped by, if any. */
+  ended(pid: number, exit: { code: number | null; signal: string | null }, stderr: readonly string[]): { limit: string; value: string } | null;
+}
+
+/**
+ * The launcher's command around `hostCommand` (session/host-command.ts: `... __host [--shim=…]`),
+ * or E_SANDBOX naming the first layer the declaration needs and this kernel cannot give.
+ */
+export function sandboxedCommand(hostCommand: readonly string[], policy: SandboxPolicy, offer: KernelOffer = probeKernel()): Sandboxed {
+  const plan = planSandbox(policy, offer);
+  const first = plan.missing[0];
+  if (first) {
+    throw new CxError("E_SANDBOX", `plugin '${policy.plugin}' was not loaded: its sandbox needs the ${first.layer} layer, and ${first.why}`, {
+      hint: `run it where the kernel offers ${first.layer}, or, to run it without that layer, add "${first.layer}" to "sandboxAccepts" of its entry in config.json`,
+      details: { plugin: policy.plugin, layer: first.layer, missing: plan.missing },
+    });
+  }
+  const at = hostCommand.indexOf("__host");
+  const command = [...hostCommand.slice(0, at), "__sandbox", JSON.stringify(policy), ...hostCommand];
+  return {
+    command,
+    layers: plan.layers,
+    policy,
+    ended(pid, exit, stderr) {
+      rmSync(tmpOf(policy.tmpBase, pid), { recursive: true, force: true });
+      const forkRefused = plan.layers.includes("pids") && endPidsCgroup(plan.pidsBase!, pid);
+      if (exit.code === 0 && exit.signal === null) return null;
+      if (forkRefused) return { limit: "processes", value: String(policy.processes) };
+      if (policy.memoryMiB !== undefined && stderr.some((l) => /out of memory|RangeError: Out of memory|std::bad_alloc|Cannot allocate memory|ENOMEM/i.test(l))) {
+        return { limit: "memory", value: `${policy.memoryMiB} MiB` };
+      }
+      return null;
+    },
+  };
+}

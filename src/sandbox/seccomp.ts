@@ -1,0 +1,68 @@
+/**
+ * The seccomp filter of a sandboxed plugin host, built as classic BPF here (no libseccomp): on
+ * another architecture than the one the filter was built for, the process is killed; the calls
+ * that reach past a plugin's own process fail with EPERM (ptrace, process_vm_*, bpf, mount and
+ * the new mount API, kexec, modules, keyrings, perf, userfaultfd, io_uring — whose operations
+ * seccomp cannot see —, setns, unshare and a clone that asks for a namespace); clone3, whose flags
+ * a filter cannot read, answers ENOSYS so that the C library falls back to clone; and, unless the
+ * network is declared, socket and socketpair accept AF_UNIX only.
+ *
+ * Installed on the calling thread (no TSYNC), which then execve's the host: the filter is inherited.
+ */
+import { ptr } from "bun:ffi";
+import { lastError, sys, type Syscalls } from "./kernel.ts";
+
+const LD_W_ABS = 0x20, JEQ_K = 0x15, JSET_K = 0x45, RET_K = 0x06;
+const ALLOW = 0x7fff0000, KILL_PROCESS = 0x80000000, ERRNO = 0x00050000;
+const EPERM = 1, ENOSYS = 38, AF_UNIX = 1;
+/** CLONE_NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET. */
+const NAMESPACE_FLAGS = 0x7e020000;
+
+type Insn = [code: number, jt: number, jf: number, k: number];
+
+const DENIED = [
+  "ptrace", "process_vm_readv", "process_vm_writev", "bpf", "mount", "umount2", "kexec_load", "kexec_file_load",
+  "unshare", "setns", "pivot_root", "chroot", "init_module", "finit_module", "delete_module", "swapon", "swapoff",
+  "reboot", "perf_event_open", "userfaultfd", "keyctl", "add_key", "request_key", "open_by_handle_at", "open_tree",
+  "move_mount", "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr", "io_uring_setup", "io_uring_enter",
+  "io_uring_register",
+] as const;
+
+/** The filter's instructions; `unixOnly`: socket families other than AF_UNIX are refused. */
+export function filterProgram(nr: Syscalls, unixOnly: boolean): Insn[] {
+  const p: Insn[] = [];
+  const nrAt = 0, archAt = 4, arg0 = 16;
+  p.push([LD_W_ABS, 0, 0, archAt], [JEQ_K, 1, 0, nr.auditArch], [RET_K, 0, 0, KILL_PROCESS], [LD_W_ABS, 0, 0, nrAt]);
+  for (const name of DENIED) p.push([JEQ_K, 0, 1, nr[name]], [RET_K, 0, 0, ERRNO | EPERM]);
+  p.push([JEQ_K, 0, 1, nr.clone3], [RET_K, 0, 0, ERRNO | ENOSYS]);
+  // clone: look at its flags; a namespace asked for is refused, anything else allowed.
+  p.push([JEQ_K, 0, 4, nr.clone], [LD_W_ABS, 0, 0, arg0], [JSET_K, 0, 1, NAMESPACE_FLAGS], [RET_K, 0, 0, ERRNO | EPERM], [RET_K, 0, 0, ALLOW]);
+  if (unixOnly) {
+    for (const call of [nr.socket, nr.socketpair]) {
+      p.push([JEQ_K, 0, 4, call], [LD_W_ABS, 0, 0, arg0], [JEQ_K, 1, 0, AF_UNIX], [RET_K, 0, 0, ERRNO | EPERM], [RET_K, 0, 0, ALLOW]);
+    }
+  }
+  p.push([RET_K, 0, 0, ALLOW]);
+  return p;
+}
+
+/** Installs the filter on this thread (no_new_privs must be set). Throws naming why it failed. */
+export function installFilter(nr: Syscalls, unixOnly: boolean): number {
+  const program = filterProgram(nr, unixOnly);
+  const bytes = new ArrayBuffer(program.length * 8);
+  const view = new DataView(bytes);
+  program.forEach(([code, jt, jf, k], i) => {
+    view.setUint16(i * 8, code, true);
+    view.setUint8(i * 8 + 2, jt);
+    view.setUint8(i * 8 + 3, jf);
+    view.setUint32(i * 8 + 4, k >>> 0, true);
+  });
+  const filter = new Uint8Array(bytes);
+  const fprog = new ArrayBuffer(16); // struct sock_fprog: unsigned short len; (padding); struct sock_filter *filter
+  const fview = new DataView(fprog);
+  fview.setUint16(0, program.length, true);
+  fview.setBigUint64(8, BigInt(ptr(filter)), true);
+  if (sys(nr.seccomp, 1 /* SECCOMP_SET_MODE_FILTER */, 0, ptr(new Uint8Array(fprog))) < 0) throw new Error(`seccomp(SET_MODE_FILTER) failed: ${lastError().text}`);
+  void filter;
+  return program.length;
+}

@@ -1,0 +1,27 @@
+/**
+ * A plugin's sandbox at load (issue 39): its declaration (the sidecar's `sandbox`, or a Cortex
+ * manifest.toml's `[cxagent.sandbox]`), resolved for this session, to the launcher's command.
+ * No declaration: the host starts as before, unconfined, and says so (describe, list, the prompt).
+ */
+import { ensurePrivateFolder } from "../host/private-folder.ts";
+import type { SandboxLayer } from "../protocol/sandbox.ts";
+import { policyOf, type Sandboxed, sandboxedCommand } from "../sandbox/command.ts";
+import type { Inspection } from "./inspect.ts";
+
+export interface SandboxSetting {
+  cwd: string;
+  stateDir: string;
+  /** The session's private folder (its snapshots'): each host's ${tmp} is made in it. */
+  privateDir: string | null;
+  accepts?: SandboxLayer[];
+}
+
+/** The launcher's command and layers for the plugin `inspection` found, or null when it declares no sandbox. */
+export function sandboxOf(inspection: Inspection, hostCommand: readonly string[], s: SandboxSetting): Sandboxed | null {
+  const declared = inspection.manifest.sandbox;
+  if (declared === undefined) return null;
+  const name = inspection.manifest.name;
+  const tmpBase = ensurePrivateFolder(s.privateDir ?? `${s.stateDir}/run`, "sandboxed plugin hosts' private folders are made");
+  const policy = policyOf(declared, { plugin: name, project: s.cwd, folder: inspection.loadSet.realFolder, stateDir: s.stateDir, tmpBase, ...(s.accepts ? { accepts: s.accepts } : {}) });
+  return sandboxedCommand(hostCommand, policy);
+}

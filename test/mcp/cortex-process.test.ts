@@ -1,0 +1,38 @@
+/**
+ * `cxagent mcp` serving a Cortex process plugin (examples/cortex-process, and the project's
+ * fixture) to the MCP SDK's Client over stdio: its tools from its manifest.toml, a call run as a
+ * process, and a malformed answer as an isError result while the server goes on.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ROOT } from "../helpers.ts";
+import { approvedState, connect } from "./_mcp.ts";
+
+const EXAMPLE = join(ROOT, "examples/cortex-process");
+const FIXTURE = join(ROOT, "test/fixtures/cortex-process");
+let home = "";
+let state = "";
+beforeAll(async () => {
+  home = mkdtempSync(join(tmpdir(), "cxagent-mcp-process-"));
+  state = await approvedState(home, [EXAMPLE, FIXTURE]);
+});
+afterAll(() => rmSync(home, { recursive: true, force: true }));
+
+const text = (result: any) => result.content[0].text as string;
+
+test("a Cortex process plugin's tools are served, each call a process; a malformed answer is an error result and the server goes on", async () => {
+  await using server = await connect([EXAMPLE, FIXTURE], { state });
+  const { tools } = await server.client.listTools();
+  expect(tools.find((t) => t.name === "shell_word_count")).toMatchObject({ inputSchema: { required: ["text"] }, _meta: { "cxagent/plugin": "shell-tools", "cxagent/gated": false } });
+  const counted = await server.client.callTool({ name: "shell_word_count", arguments: { text: "one two three" } });
+  expect(counted.isError).toBe(false);
+  expect(text(counted)).toBe("3 words, 1 lines, 13 characters");
+  const bad = await server.client.callTool({ name: "act", arguments: { fault: "not_json" } });
+  expect(bad.isError).toBe(true);
+  expect(text(bad)).toContain("wrote on stdout what is not JSON");
+  const denied = await server.client.callTool({ name: "careful", arguments: {} });
+  expect(denied).toMatchObject({ isError: true, _meta: { "cxagent/permissionDenied": true } });
+  expect(text(await server.client.callTool({ name: "act", arguments: { fault: "ok" } }))).toBe('{"tool":"act","input":{"fault":"ok"}}');
+}, 30_000);

@@ -1,0 +1,73 @@
+/**
+ * The sandbox's declaration and plan (issue 39), without a kernel: which paths a manifest may
+ * name, how placeholders resolve, and which layers a declaration needs on a kernel that offers
+ * less — refused with E_SANDBOX naming the layer, unless the user accepts that layer's absence.
+ */
+import { expect, test } from "bun:test";
+import { checkManifest } from "../../src/protocol/manifest.ts";
+import { sandboxPathProblem, type SandboxPolicy } from "../../src/protocol/sandbox.ts";
+import { policyOf, sandboxedCommand } from "../../src/sandbox/command.ts";
+import { type KernelOffer, planSandbox } from "../../src/sandbox/plan.ts";
+import { CxError } from "../../src/errors.ts";
+
+const FULL: KernelOffer = { landlockAbi: 7, seccomp: true, root: true, pidsBase: "/sys/fs/cgroup/pids/cxagent" };
+const policy = (over: Partial<SandboxPolicy> = {}): SandboxPolicy => ({ plugin: "p", read: [], write: [], net: "none", tmpBase: "/run/x", accepts: [], ...over });
+
+test("sandbox paths: absolute or a known placeholder first; no .., no placeholder inside", () => {
+  for (const ok of ["/etc/ssl/certs", "${project}", "${project}/out/report.md", "${plugin}", "${cache}/db", "${tmp}"]) expect(sandboxPathProblem(ok)).toBeNull();
+  expect(sandboxPathProblem("relative/path")).toContain("neither absolute nor begins with a placeholder");
+  expect(sandboxPathProblem("${home}/x")).toContain("not a placeholder");
+  expect(sandboxPathProblem("${project}/../x")).toContain('contains ".."');
+  expect(sandboxPathProblem("/a/../b")).toContain('contains ".."');
+  expect(sandboxPathProblem("${project}x")).toContain('after the placeholder comes nothing or "/"');
+  expect(sandboxPathProblem("/a/${project}")).toContain("a placeholder may only begin a path");
+});
+
+test("the manifest's sandbox is checked with the rest of the manifest, every problem named", () => {
+  const base = { pluginContract: 4, name: "p", version: "1", tools: [] };
+  const ok = checkManifest({ ...base, sandbox: { fs: { read: ["${project}"] }, net: { connect: [{ port: 443 }] }, processes: 8, memoryMiB: 512, openFiles: 256 } });
+  expect(ok.ok).toBe(true);
+  const defaults = checkManifest({ ...base, sandbox: {} });
+  expect(defaults.ok && defaults.manifest.sandbox).toEqual({ fs: { read: [], write: [] }, net: "none" });
+  const bad = checkManifest({ ...base, sandbox: { net: "some", processes: 0, fs: { write: ["out"] }, cpu: 1 } });
+  expect(bad.ok).toBe(false);
+  const text = bad.ok ? "" : bad.problems.map((p) => p.message).join("\n");
+  expect(text).toContain('must be "none", "any" or');
+  expect(text).toContain("processes must be at least 1");
+  expect(text).toContain("neither absolute nor begins with a placeholder");
+});
+
+test("placeholders resolve; the plugin's own folder is readable and never writable", () => {
+  const p = policyOf({ fs: { read: ["${project}/src"], write: ["${cache}", "${plugin}/x", "${tmp}/a"] }, net: "none" }, { plugin: "p", project: "/work", folder: "/plugins/p", stateDir: "/state", tmpBase: "/run/x" });
+  expect(p.read).toEqual(["/plugins/p", "/work/src"]);
+  expect(p.write).toEqual(["/state/cache/p", "${tmp}/a"]);
+});
+
+test("the plan on a full kernel has every layer; on a lesser one, each missing layer is named", () => {
+  expect(planSandbox(policy({ processes: 8 }), FULL)).toMatchObject({ layers: ["no_new_privs", "netns", "landlock", "landlock-net", "seccomp", "rlimits", "pids"], missing: [] });
+  expect(planSandbox(policy(), { ...FULL, landlockAbi: 0 }).missing.map((m) => m.layer)).toEqual(["landlock"]);
+  expect(planSandbox(policy({ net: { connect: [{ port: 443 }], bind: [] } }), { ...FULL, landlockAbi: 3 }).missing.map((m) => m.layer)).toEqual(["landlock-net"]);
+  // "none" on ABI 3 still holds: seccomp refuses every socket but AF_UNIX.
+  expect(planSandbox(policy(), { ...FULL, landlockAbi: 3 }).missing).toEqual([]);
+  expect(planSandbox(policy(), { ...FULL, seccomp: false }).missing.map((m) => m.layer)).toEqual(["seccomp"]);
+  expect(planSandbox(policy({ processes: 8 }), { ...FULL, pidsBase: null }).missing.map((m) => m.layer)).toEqual(["pids"]);
+  expect(planSandbox(policy({ net: "any" }), FULL).layers).not.toContain("landlock-net");
+});
+
+test("a layer the kernel lacks refuses the load with E_SANDBOX naming it, unless the user accepts its absence", () => {
+  const lesser = { ...FULL, landlockAbi: 0 };
+  let error: unknown;
+  try {
+    sandboxedCommand(["bun", "main.ts", "__host"], policy(), lesser);
+  } catch (e) {
+    error = e;
+  }
+  expect(error).toBeInstanceOf(CxError);
+  expect((error as CxError).code).toBe("E_SANDBOX");
+  expect((error as CxError).message).toContain("the landlock layer");
+  expect((error as CxError).hint).toContain('"sandboxAccepts"');
+  const accepted = sandboxedCommand(["bun", "main.ts", "__host"], policy({ accepts: ["landlock"] }), lesser);
+  expect(accepted.layers).not.toContain("landlock");
+  expect(accepted.command.slice(0, 3)).toEqual(["bun", "main.ts", "__sandbox"]);
+  expect(accepted.command.slice(-3)).toEqual(["bun", "main.ts", "__host"]);
+});
