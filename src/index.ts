@@ -14,7 +14,6 @@ export {
 } from "./session/session.ts";
 export type { LoadStep, LoadTimings } from "./session/pipeline.ts";
 export type { CortexFacts, Inspection, SettingsSource, Shadowing } from "./session/inspect.ts";
-export type { ProcessFacts } from "./session/process-facts.ts";
 export type { PluginKind } from "./protocol/host-args.ts";
 export type { KeptFiles, KindProfile, KindWords } from "./kinds/index.ts";
 export type { TrustRequest, ConfirmTrust } from "./trust/check.ts";
