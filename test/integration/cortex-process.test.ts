@@ -152,6 +152,14 @@ describe("each call, one process", () => {
     expect(results.map((r) => r.output.content)).toEqual(Array.from({ length: 8 }, (_, i) => `{"tool":"act","input":{"fault":"n${i}"}}`));
   });
 
+  test("tool selection narrows its tools as any plugin's: a hidden tool is neither listed nor run", async () => {
+    await using session = await openSession();
+    const plugin = await session.load(FIXTURE, { tools: { deny: ["hungry", "linger"] } });
+    expect(plugin.tools.map((t) => t.name)).toEqual(["act", "careful"]);
+    const error = await refusal(plugin.invoke("hungry", { what: "limits" }));
+    expect(error.message).toContain("hungry");
+  });
+
   test("a tool whose effects need confirmation asks, as a Cortex native tool's do", async () => {
     await using session = await openSession();
     const plugin = await session.load(FIXTURE);
