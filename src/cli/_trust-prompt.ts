@@ -3,6 +3,7 @@
  * every string from the plugin or its folder made inert, and the question, default No (Ctrl-C
  * interrupts: exit 130, nothing approved). The library never asks by itself: the CLI passes this as its ConfirmTrust.
  */
+import { sandboxWords } from "../session/sandbox-facts.ts";
 import { inert } from "../inert.ts";
 import type { Manifest } from "../protocol/manifest.ts";
 import { join } from "node:path";
@@ -76,7 +77,8 @@ export function describeTrustRequest(request: TrustRequest): string {
     `  settings      ${cortex ? "none (a Cortex plugin takes no settings)" : describeSettings(request.settings)}`,
     ...(request.ships.length ? [`  ships         ${request.ships.map(inert).join(", ")} (loaded from the approved copies)`] : []),
     `  shares folder ${request.sharesWith.length ? `with ${request.sharesWith.map(inert).join(", ")}` : "with no other plugin"}`,
-    "Loading it runs its code with your permissions.",
+    `  may touch     ${inert(sandboxWords(m.sandbox ?? null))}`,
+    m.sandbox ? "Loading it runs its code with your permissions, confined by the kernel to what it may touch." : "Loading it runs its code with your permissions.",
   ];
   return lines.join("\n");
 }

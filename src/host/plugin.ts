@@ -205,7 +205,7 @@ export class Plugin {
   async gate(tool: string, args: unknown = {}): Promise<GateDecision> {
     const declared = this.tool(tool);
     refuseEchoedMarker(this.name, `tool '${tool}'`, args);
-    return this.decideGate(declared, this.arguments.check(declared, args));
+    return this.decideGate(declared, this.arguments.check(declared, this.outputs.substitute(args)));
   }
 
   /** The decision for arguments checked already (ArgumentsCheck): they are not checked twice. */

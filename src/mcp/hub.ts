@@ -21,6 +21,7 @@ import { callParamsProblem, toolsPage } from "./call-params.ts";
 import { LazyPlugin, type Served } from "./lazy.ts";
 import { getPrompt, listedPrompts } from "./prompts.ts";
 import { type AllowRule, permissionFor, policyHint } from "./permission.ts";
+import { deliveryOptions, READ_RESULT_TOOL, readResultCall, ResultToolListing, withSpill } from "./results.ts";
 import { callResult, failedCall, hasOutputSchema, isAtLeast, type ListedTool, listedTool, mcpLevel, type McpLevel, ProgressCounter, visible } from "./tools.ts";
 
 /** How long a person may take to answer a permission question. */
@@ -53,6 +54,7 @@ export class McpHub {
   private readonly levels = new WeakMap<Server, McpLevel>();
   private readonly quarantined = new Map<string, CxError>();
   private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly resultTool = new ResultToolListing();
 
   constructor(private readonly options: HubOptions) {
     for (const plugin of options.plugins) {
@@ -72,7 +74,7 @@ export class McpHub {
 
   /** The tools served now: every tool the library shows (none hidden) of every plugin that is not quarantined. */
   tools(): ListedTool[] {
-    return this.options.plugins.filter((p) => !this.quarantined.has(p.name)).flatMap((p) => p.tools.map((t) => listedTool(p.manifest, t)));
+    return [...this.options.plugins.filter((p) => !this.quarantined.has(p.name)).flatMap((p) => p.tools.map((t) => listedTool(p.manifest, t))), ...this.resultTool.tools()];
   }
 
   /**
@@ -173,6 +175,7 @@ export class McpHub {
 
   private async call(server: Server, params: CallToolRequest["params"], extra: CallExtra, authenticated: boolean) {
     const { name } = params;
+    if (name === READ_RESULT_TOOL) return readResultCall(this.options.session, params.arguments, params._meta);
     // Found among every tool the plugins declare, hidden ones included, so that a call to a hidden
     // tool is refused by the library (E_TOOL_HIDDEN, naming the rule), as everywhere else.
     const plugin = this.options.plugins.find((p) => p.tools.some((t) => t.name === name)) ?? this.options.plugins.find((p) => p.manifest.tools.some((t) => t.name === name));
@@ -214,10 +217,11 @@ export class McpHub {
       mayStore: authenticated,
     });
     try {
-      const result = await plugin.invoke(name, params.arguments ?? {}, { signal: extra.signal, onEvent, permission, timeoutMs: this.options.timeoutMs });
+      const result = await plugin.invoke(name, params.arguments ?? {}, { signal: extra.signal, onEvent, permission, timeoutMs: this.options.timeoutMs, ...deliveryOptions(params._meta) });
       await Promise.all(sent);
+      this.resultTool.saw(result, () => this.ready.forEach((s) => s.sendToolListChanged().catch(() => {})));
       const declared = plugin.manifest.tools.find((t) => t.name === name);
-      return callResult(plugin.name, name, result, result.decidedBy === "policy" ? policyHint(plugin.name, name) : undefined, hasOutputSchema(declared));
+      return withSpill(callResult(plugin.name, name, result, result.decidedBy === "policy" ? policyHint(plugin.name, name) : undefined, hasOutputSchema(declared), plugin.sandboxLayers), result);
     } catch (error) {
       await Promise.all(sent);
       if (extra.signal.aborted) {

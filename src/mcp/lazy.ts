@@ -21,6 +21,8 @@ export interface Served {
   command(name: string, text?: string, options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<CommandResult>;
   onChange(listener: (change: PluginChange) => void): () => void;
   onSubmit(listener: (submit: Submit) => void): () => void;
+  /** The kernel layers its host runs under (issue 39), null when unconfined or not started. */
+  readonly sandboxLayers: readonly string[] | null;
 }
 
 /** The default idle time before a lazily started host is stopped: 10 minutes. */
@@ -66,6 +68,11 @@ export class LazyPlugin implements Served {
 
   get manifest(): Manifest {
     return this.inspection.manifest;
+  }
+
+  /** Its host's kernel layers, once a call started it (Plugin.sandboxLayers). */
+  get sandboxLayers(): readonly string[] | null {
+    return this.plugin?.sandboxLayers ?? null;
   }
 
   /** The tools the model sees: none while its changed files wait for approval. */

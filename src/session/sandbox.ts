@@ -4,7 +4,6 @@
  * No declaration: the host starts as before, unconfined, and says so (describe, list, the prompt).
  */
 import { ensurePrivateFolder } from "../host/private-folder.ts";
-import type { SandboxLayer } from "../protocol/sandbox.ts";
 import { policyOf, type Sandboxed, sandboxedCommand } from "../sandbox/command.ts";
 import type { Inspection } from "./inspect.ts";
 
@@ -13,15 +12,14 @@ export interface SandboxSetting {
   stateDir: string;
   /** The session's private folder (its snapshots'): each host's ${tmp} is made in it. */
   privateDir: string | null;
-  accepts?: SandboxLayer[];
 }
 
 /** The launcher's command and layers for the plugin `inspection` found, or null when it declares no sandbox. */
 export function sandboxOf(inspection: Inspection, hostCommand: readonly string[], s: SandboxSetting): Sandboxed | null {
-  const declared = inspection.manifest.sandbox;
-  if (declared === undefined) return null;
+  const declared = inspection.sandbox.effective;
+  if (declared === null) return null;
   const name = inspection.manifest.name;
   const tmpBase = ensurePrivateFolder(s.privateDir ?? `${s.stateDir}/run`, "sandboxed plugin hosts' private folders are made");
-  const policy = policyOf(declared, { plugin: name, project: s.cwd, folder: inspection.loadSet.realFolder, stateDir: s.stateDir, tmpBase, ...(s.accepts ? { accepts: s.accepts } : {}) });
+  const policy = policyOf(declared, { plugin: name, project: s.cwd, folder: inspection.loadSet.realFolder, stateDir: s.stateDir, tmpBase, accepts: inspection.sandbox.accepts });
   return sandboxedCommand(hostCommand, policy);
 }

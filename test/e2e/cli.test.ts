@@ -46,6 +46,7 @@ describe("describe", () => {
       shadowing: null,
       ships: [],
       refused: null,
+      sandbox: { effective: null, declared: null, imposed: null, words: expect.stringMatching(/^unconfined: /), layers: null, missing: [] },
       files: ["README.md", "calculator.c", "calculator.plugin.json", "calculator.so"].map((path) => ({ path, size: expect.any(Number), sha256: expect.stringMatching(/^[0-9a-f]{64}$/) })),
       manifest: calculatorManifest(),
       readme: readFileSync(join(CALCULATOR, "README.md"), "utf8"),

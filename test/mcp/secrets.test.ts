@@ -84,7 +84,7 @@ test("tools/call results, progress and log notifications, and stderr never hold 
   expect(thrown!.content[0]!.text).toContain(`no luck with ${MARKER}`);
   expect(crashed!.isError).toBe(true);
   expect(crashed!.content[0]!.text).toContain(MARKER);
-  await until(() => server.stderr().includes(`ts-leaker: my token is ${MARKER}`), 5000, "the TypeScript plugin's stderr line");
+  await until(() => server.stderr().includes(`ts-leaker: my token is ${MARKER}`), 5000, `the TypeScript plugin's stderr line in:\n${server.stderr()}`);
   expect(JSON.stringify(notifications)).toContain(MARKER);
   expect(leaks(JSON.stringify({ results, notifications }))).toEqual([]);
   expect(leaks(server.stderr())).toEqual([]);

@@ -1,4 +1,5 @@
 import { defineCommand } from "citty";
+import { sandboxWords } from "../../session/sandbox-facts.ts";
 import { commandMeta } from "../_meta.ts";
 import { hintCommand, shellWord } from "../_hints.ts";
 import type { Manifest } from "../../protocol/manifest.ts";
@@ -67,6 +68,7 @@ export default defineCommand({
         tools,
         collisions,
         problem,
+        sandbox: inspected ? sandboxWords(inspected.sandbox.effective) : null,
         ...selectionJson(inspected),
       };
     });
@@ -84,6 +86,7 @@ export default defineCommand({
             for (const folder of p.shadows) lines.push(`  shadows  another plugin named ${inert(p.name)} at ${inert(folder)}, which loads only by its path`);
             if (p.ships.length) lines.push(`  ships    ${p.ships.map(inert).join(", ")}`);
             if (p.tools.length) lines.push(`  tools    ${p.tools.map(inert).join(", ")}`);
+            if (p.sandbox) lines.push(`  touches  ${inert(p.sandbox)}`);
             const note = p.kind === null ? null : profileOf(p.kind).words.listNote;
             if (note) lines.push(`  kind     ${note}`);
             lines.push(...selectionLines(p));
