@@ -2,6 +2,7 @@
  * BENCHMARKS.md: every target as min / median / max of its ratio over the runs ("met" only if met
  * in every run), then the figures behind them, each as the median over runs [min–max].
  */
+import { mcpLazyTable } from "./mcp-lazy.ts";
 import { mcpServeTable } from "./mcp-serve.ts";
 import { cpus, totalmem } from "node:os";
 import { readFileSync } from "node:fs";
@@ -211,6 +212,7 @@ export function render(runs: RunRecord[], options: ReportOptions): string {
     out.push("");
   }
   if (has(runs, "mcpserve.")) out.push(...mcpServeTable((key) => spread(runs, key)));
+  out.push(...mcpLazyTable((key, scale) => spread(runs, key, scale), (prefix) => has(runs, prefix)));
   if (has(runs, "cold.") || has(runs, "oneshot.")) {
     out.push("## Start-up", "", "| measurement | cxagent | baseline |", "| --- | --- | --- |");
     if (has(runs, "cold.1.")) out.push(`| cold load, spawn → ready → started, ms | ${spread(runs, "cold.1.cxagent_ms")} (with sidecar, hash, approval: ${spread(runs, "cold.1.with_trust_ms")}) | bare Bun child answering a line: ${spread(runs, "cold.1.bare_ms")} |`);
