@@ -16,6 +16,7 @@ import { mcpServeSection } from "./bench/mcp-serve.ts";
 import { payloadSection } from "./bench/payload.ts";
 import { contendedPluginsSection, idleSection, pluginsSection } from "./bench/plugins.ts";
 import { render, type RunRecord, targetTable } from "./bench/report.ts";
+import { sandboxSection } from "./bench/sandbox.ts";
 import { prepare, ROOT, run } from "./bench/setup.ts";
 import { coldLoadSection, oneShotSection } from "./bench/startup.ts";
 
@@ -32,6 +33,7 @@ const SECTIONS: Record<string, (ctx: Context, fig: Figures) => unknown> = {
   soak: (ctx, fig) => soakSection(ctx, fig),
   crash: crashSection,
   "mcp-serve": mcpServeSection,
+  sandbox: sandboxSection,
 };
 
 const USAGE = `Usage: npm run bench [-- options]

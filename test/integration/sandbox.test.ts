@@ -185,3 +185,16 @@ test("a Cortex plugin declares its sandbox as [cxagent.sandbox] in manifest.toml
   expect(readFileSync(`/proc/${plugin.pid}/status`, "utf8")).toMatch(/^Seccomp:\s+2$/m);
   expect(plugin.sandboxLayers).toContain("landlock");
 });
+
+test("${cache} is a folder of the plugin's own under the state folder, made for it, where it may write", async () => {
+  using dir = tempDir();
+  const code = `import { writeFileSync } from "node:fs";
+export default { start() {}, stop() {}, invoke(_t: string, a: { path: string }) { writeFileSync(a.path, "cached"); return { success: true }; } };`;
+  const folder = writeModule(dir.path, "cacher", code, { sandbox: { fs: { write: ["${cache}"] } } });
+  await approve(folder);
+  await using session = await openSession({ cwd: project.path });
+  const plugin = await session.load(folder);
+  const cache = join(session.folders.stateDir, "cache", "cacher");
+  expect((await plugin.invoke("work", { path: join(cache, "x") })).success).toBe(true);
+  expect(readFileSync(join(cache, "x"), "utf8")).toBe("cached");
+});
