@@ -198,3 +198,12 @@ export default { start() {}, stop() {}, invoke(_t: string, a: { path: string }) 
   expect((await plugin.invoke("work", { path: join(cache, "x") })).success).toBe(true);
   expect(readFileSync(join(cache, "x"), "utf8")).toBe("cached");
 });
+
+test("any process started through the launcher is confined: /bin/cat cannot read a file it was not given", () => {
+  const policy = { plugin: "p", read: [], write: [], net: "none", tmpBase: project.path, accepts: [] };
+  const run = Bun.spawnSync([process.execPath, join(ROOT, "src/main.ts"), "__sandbox", JSON.stringify(policy), "/bin/cat", secret]);
+  expect(run.exitCode).toBe(1);
+  expect(run.stderr.toString()).toContain("Permission denied");
+  const allowed = Bun.spawnSync([process.execPath, join(ROOT, "src/main.ts"), "__sandbox", JSON.stringify({ ...policy, read: [secret] }), "/bin/cat", secret]);
+  expect(allowed.stdout.toString()).toBe("secret\n");
+});

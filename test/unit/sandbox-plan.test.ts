@@ -87,3 +87,10 @@ test("intersection only narrows: paths within the other side's, the smaller netw
   expect(narrowerOrEqual(own, both)).toBe(false);
   expect(narrowerOrEqual({ fs: { read: [], write: [] }, net: "none" }, { fs: { read: [], write: [] }, net: "none", memoryMiB: 64 })).toBe(false);
 });
+
+test("another kind's process starts through the same launcher: its command after the policy, an absolute path first", () => {
+  const wrapped = sandboxedCommand(["/usr/bin/wc", "-l"], policy(), FULL, ["/opt/cxagent"]);
+  expect(wrapped.command).toEqual(["/opt/cxagent", "__sandbox", JSON.stringify(policy()), "/usr/bin/wc", "-l"]);
+  expect(() => sandboxedCommand(["wc", "-l"], policy(), FULL, ["/opt/cxagent"])).toThrow("its path must be absolute");
+  expect(() => sandboxedCommand(["/usr/bin/wc"], policy(), FULL)).toThrow("no cxagent command to run the launcher was given");
+});
