@@ -14,6 +14,8 @@ import type { Build, Context, Figures } from "./bench/context.ts";
 import { crashSection, idleMemorySection, soakSection } from "./bench/memory.ts";
 import { mcpServeSection } from "./bench/mcp-serve.ts";
 import { payloadSection } from "./bench/payload.ts";
+import { redactionSection } from "./bench/redaction.ts";
+import { outputsSection } from "./bench/outputs.ts";
 import { contendedPluginsSection, idleSection, pluginsSection } from "./bench/plugins.ts";
 import { render, type RunRecord, targetTable } from "./bench/report.ts";
 import { sandboxSection } from "./bench/sandbox.ts";
@@ -23,6 +25,8 @@ import { coldLoadSection, oneShotSection } from "./bench/startup.ts";
 const SECTIONS: Record<string, (ctx: Context, fig: Figures) => unknown> = {
   calls: callSection,
   payload: payloadSection,
+  redaction: redactionSection,
+  outputs: outputsSection,
   plugins: pluginsSection,
   idle: idleSection,
   "contended-calls": contendedCallSection,

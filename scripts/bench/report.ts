@@ -8,6 +8,8 @@ import { readFileSync } from "node:fs";
 import type { Figures } from "./context.ts";
 import { median } from "./measure.ts";
 import { SIZES } from "./payload.ts";
+import { REDACTION_SIZES } from "./redaction.ts";
+import { OUTPUT_SIZES } from "./outputs.ts";
 import { isMet, TARGETS } from "./targets.ts";
 
 export interface RunRecord {
@@ -150,6 +152,37 @@ export function render(runs: RunRecord[], options: ReportOptions): string {
       }
       out.push("");
     }
+  }
+  if (has(runs, "redaction.")) {
+    out.push(
+      "## Redaction of secrets (scripts/bench/redaction.ts), one call at a time",
+      "",
+      "The payload plugin's replies through two sessions of this build, in the same rounds: one knowing no secret, one that resolved a secret (every reply scanned for each of its forms).",
+      "",
+      "| reply | mean µs, no secret | mean µs, one secret | ratio | parent CPU µs, no secret / one secret |",
+      "| --- | --- | --- | --- | --- |",
+    );
+    for (const s of REDACTION_SIZES) {
+      const k = (name: string, what: string) => `redaction.${s.label}.${name}.${what}`;
+      out.push(`| ${s.label.replace("k", " KiB").replace("m", " MiB")} | ${spread(runs, k("off", "mean_us"))} | ${spread(runs, k("on", "mean_us"))} | ${ratioSpread(runs, k("on", "mean_us"), k("off", "mean_us"))} | ${spread(runs, k("off", "cpu_parent_us"))} / ${spread(runs, k("on", "cpu_parent_us"))} |`);
+    }
+    out.push("");
+  }
+  if (has(runs, "outputs.")) {
+    out.push("## Large results through `cxagent invoke` into a pipe (issue 41)", "");
+    out.push(
+      `Uncapped (a pipe's default) and with \`--max-output 100000\` (spilled while read: a preview and a reference); the process's whole time and its peak RSS. A 10-byte reply in the same rounds: ${spread(runs, "outputs.base.ms")} ms, ${spread(runs, "outputs.base.rss_mb")} MiB.`,
+      "",
+      "| size | mode | time to the caller, ms | parent peak RSS, MiB | above the 10-byte baseline, MiB |",
+      "| --- | --- | --- | --- | --- |",
+    );
+    for (const size of OUTPUT_SIZES) {
+      for (const mode of ["uncapped", "capped"]) {
+        const key = `outputs.${size.label}.${mode}`;
+        out.push(`| ${size.label.replace("m", " MiB").replace(" MiBb", " MB")} | ${mode} | ${spread(runs, `${key}.ms`)} | ${spread(runs, `${key}.rss_mb`)} | ${spread(runs, `${key}.rss_above_mb`)} |`);
+      }
+    }
+    out.push("");
   }
   const pluginTable = (prefix: string, counts: number[]) => {
     out.push(`| contender | ${counts.map((n) => `${n} busy: calls/s | CPU/call µs (parent + hosts)`).join(" | ")} |`, `| --- |${counts.map(() => " --- | --- |").join("")}`);

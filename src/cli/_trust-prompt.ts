@@ -69,7 +69,7 @@ export function describeTrustRequest(request: TrustRequest): string {
           "  asks          a tool asks on every call when it declares an effect whose confirmation is",
           "                \"on_risk\" or \"always\" (\"always\": never offers Always)",
         ]
-      : [`  tools         ${m.tools.length}${m.tools.length ? `: ${m.tools.map((t) => inert(t.name)).join(", ")}` : ""}`, `  asks          ${describeAsking(m)}`]),
+      : [`  tools         ${m.tools.length}${m.tools.length ? `: ${m.tools.map((t) => inert(t.name)).join(", ")}` : ""}`, `  asks          ${describeAsking(m)}`, ...claimLines(m)]),
     `  instructions  ${m.instructions ? "adds instructions for the model" : "none"}`,
     `  processes     ${cortex ? "not declared by Cortex plugins; what it starts ends with its plugin host" : m.spawns ? "starts processes of its own" : "starts none"}`,
     `  secrets       ${describeSecrets(m)}`,
@@ -108,5 +108,18 @@ function cortexLines(cortex: NonNullable<TrustRequest["cortex"]>): string[] {
     ...(cortex.description ? [`  about         ${inert(cortex.description)}`] : []),
     // plugin_info is the running code's: unknown before approval, so only what a difference means.
     ...(cortex.manifest ? ["  name          the manifest's; a plugin_info naming it otherwise is warned about once it runs, not refused"] : []),
+  ];
+}
+
+/**
+ * What the plugin claims of its tools (issue 42: title, annotations, outputSchema): shown as its
+ * claims, since cxagent enforces none of them but the outputSchema (checked on every result).
+ */
+function claimLines(m: Manifest): string[] {
+  const claimed = m.tools.filter((t) => t.annotations && Object.keys(t.annotations).length);
+  const typed = m.tools.filter((t) => t.outputSchema).map((t) => inert(t.name));
+  return [
+    ...claimed.map((t, i) => `${i === 0 ? "  claims        " : "                "}${inert(t.name)}: ${Object.entries(t.annotations!).map(([k, v]) => `${k.replace(/Hint$/, "")} ${v ? "yes" : "no"}`).join(", ")} (the plugin's word, not enforced)`),
+    ...(typed.length ? [`  output        ${typed.join(", ")} declare the shape of their output (checked on every result)`] : []),
   ];
 }

@@ -56,6 +56,10 @@ export const PluginConfigSchema = v.strictObject({
   readCapBytes: v.optional(v.pipe(v.number(), v.integer("must be a whole number of bytes"), v.minValue(4096, "must be at least 4096 bytes"), v.maxValue(64 << 20, "must be at most 67108864 bytes (64 MiB)"))),
   /** The most bytes of output.content a caller gets before the rest is spilled to the result store (issue 41). */
   maxOutputBytes: v.optional(v.pipe(v.number(), v.integer("must be a whole number of bytes"), v.minValue(1024, "must be at least 1024 bytes"))),
+  /** `cxagent mcp`: stop its plugin host after this long without a call (default: the server's, 10 minutes). */
+  idleMs: v.optional(MillisecondsSchema),
+  /** `cxagent mcp`: once started, keep its plugin host until the server stops. */
+  keepAlive: v.optional(v.boolean()),
 });
 export type PluginConfig = v.InferOutput<typeof PluginConfigSchema>;
 
@@ -117,5 +121,5 @@ export function parseConfig(raw: unknown, path: string): Config {
 }
 
 function invalid(path: string, message: string, details: Record<string, unknown> | undefined): CxError {
-  return new CxError("E_CONFIG", message, { hint: `fix ${path}: it holds "pluginPaths" (folders to search), "plugins" (per plugin: file, path, enabled, settings, tools, invokeTimeoutMs, gateTimeoutMs, workerFolders, secrets, readCapBytes, maxOutputBytes, sandbox, sandboxAccepts) and "sandbox": "required"`, details });
+  return new CxError("E_CONFIG", message, { hint: `fix ${path}: it holds "pluginPaths" (folders to search), "plugins" (per plugin: file, path, enabled, settings, tools, invokeTimeoutMs, gateTimeoutMs, workerFolders, secrets, readCapBytes, maxOutputBytes, idleMs, keepAlive, sandbox, sandboxAccepts) and "sandbox": "required"`, details });
 }

@@ -125,6 +125,26 @@ describe("each call, one process", () => {
     await until(() => !alive(shell) && !alive(sleeper), 5000, "the call's group to be ended");
   }, 20_000);
 
+  test("its plugin host killed mid-call: the call fails E_CRASHED, and the call's recorded group is ended with the host", async () => {
+    using dir = tempDir();
+    await using session = await openSession();
+    const plugin = await session.load(FIXTURE);
+    const at = join(dir.path, "pids");
+    const call = refusal(plugin.invoke("linger", { fault: "hang", at }));
+    await until(() => readFileSync(at, { encoding: "utf8", flag: "a+" }).trim().split(" ").length === 2, 5000, "the pids");
+    const [shell, sleeper] = readFileSync(at, "utf8").trim().split(" ").map(Number) as [number, number];
+    // the call's shell is the plugin host's child
+    const host = Number(readFileSync(`/proc/${shell}/stat`, "utf8").split(") ")[1]!.split(" ")[1]);
+    expect(host).toBeGreaterThan(1);
+    expect(host).not.toBe(process.pid);
+    process.kill(host, "SIGKILL");
+    const error = await call;
+    expect(error.code).toBe("E_CRASHED");
+    await until(() => !alive(shell) && !alive(sleeper), 5000, "the call's group to be ended after its host died");
+    // the next call starts a fresh plugin host
+    expect((await plugin.invoke("act", { fault: "ok" })).success).toBe(true);
+  }, 20_000);
+
   test("calls run at once, each its own process", async () => {
     await using session = await openSession();
     const plugin = await session.load(FIXTURE);
