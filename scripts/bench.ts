@@ -19,6 +19,7 @@ import { redactionSection } from "./bench/redaction.ts";
 import { outputsSection } from "./bench/outputs.ts";
 import { contendedPluginsSection, idleSection, pluginsSection } from "./bench/plugins.ts";
 import { render, type RunRecord, targetTable } from "./bench/report.ts";
+import { sandboxSection } from "./bench/sandbox.ts";
 import { prepare, ROOT, run } from "./bench/setup.ts";
 import { coldLoadSection, oneShotSection } from "./bench/startup.ts";
 
@@ -38,6 +39,7 @@ const SECTIONS: Record<string, (ctx: Context, fig: Figures) => unknown> = {
   crash: crashSection,
   "mcp-serve": mcpServeSection,
   "mcp-lazy": mcpLazySection,
+  sandbox: sandboxSection,
 };
 
 const USAGE = `Usage: npm run bench [-- options]

@@ -85,6 +85,7 @@ const WORKERS = "test/integration/module-workers.test.ts";
 const CORTEX_HOSTILE = "test/integration/cortex-hostile.test.ts";
 const SANDBOX = "test/integration/sandbox.test.ts";
 const SANDBOX_PLAN = "test/unit/sandbox-plan.test.ts";
+const SANDBOX_CONFIG = "test/integration/sandbox-config.test.ts";
 const PROCESS = "test/integration/cortex-process.test.ts";
 const SECRETS = "test/integration/secrets.test.ts";
 
@@ -2180,6 +2181,33 @@ export const GUARDS: Guard[] = [
     replace: `"secrets"]`,
     tests: [SANDBOX],
     why: "describe declares the sandbox its sidecar does (what was approved)",
+  },
+  {
+    id: "sbx-required",
+    area: "isolation",
+    file: "src/session/sandbox-facts.ts",
+    find: "  if (!facts.required || facts.effective !== null) return null;",
+    replace: "  return null;",
+    tests: [SANDBOX_CONFIG],
+    why: "\"sandbox\": \"required\" refuses a plugin with no sandbox",
+  },
+  {
+    id: "sbx-config-narrows",
+    area: "isolation",
+    file: "src/sandbox/intersect.ts",
+    find: "write: paths(a.fs.write, b.fs.write)",
+    replace: "write: [...a.fs.write, ...b.fs.write]",
+    tests: [SANDBOX_CONFIG, SANDBOX_PLAN],
+    why: "config.json's sandbox only narrows what a plugin declares: the intersection is enforced",
+  },
+  {
+    id: "sbx-config-imposed",
+    area: "isolation",
+    file: "src/session/sandbox-facts.ts",
+    find: "const effective = own && imposed ? intersect(own, imposed) : (own ?? imposed);",
+    replace: "const effective = own && imposed ? intersect(own, imposed) : own;",
+    tests: [SANDBOX_CONFIG],
+    why: "config.json's sandbox confines a plugin that declares none",
   },
   // ---- Cortex process plugins (issue 43): each call one process, held to what the manifest allows ----
   {
