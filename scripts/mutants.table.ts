@@ -24,7 +24,7 @@ export const MUTANT_TARGETS: Record<string, MutantTarget> = {
   "src/session/selection.ts": { tests: ["test/unit/tool-selection.test.ts"] },
   "src/session/compare.ts": { tests: ["test/unit/compare.test.ts", "test/unit/check-rules.test.ts", "test/unit/manifest.test.ts"] },
   "src/trust/hash.ts": { tests: ["test/unit/hash.test.ts"] },
-  "src/trust/approvals.ts": { tests: ["test/unit/approvals-plain.test.ts", "test/e2e/approvals-cli.test.ts"], fixtures: true },
+  "src/trust/approvals.ts": { tests: ["test/unit/approvals-plain.test.ts", "test/unit/approvals.test.ts"] },
   "src/elf/elf.ts": { tests: ["test/unit/elf.test.ts", "test/integration/dependency-edges.test.ts"], fixtures: true },
   "src/elf/symbols.ts": { tests: ["test/unit/elf.test.ts", "test/unit/check-rules.test.ts"], fixtures: true },
   "src/trust/dependencies.ts": { tests: ["test/integration/dependency-edges.test.ts", "test/integration/dependencies.test.ts"], fixtures: true },

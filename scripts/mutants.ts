@@ -24,7 +24,7 @@
  * output goes to stderr; its JSON reports to .mutants/. Minutes per file (the integration ones
  * run real plugin hosts per mutant), so not part of `npm test`.
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { MUTANT_TARGETS } from "./mutants.table.ts";
 
@@ -79,10 +79,26 @@ function originalOf(source: string, m: ReportMutant): string {
   return source.slice(offset(start), offset(end));
 }
 
+/** Ends the processes still running from Stryker's sandbox (their command line names it), by pid. */
+function endLeftInSandbox(): void {
+  const sandbox = join(root, ".stryker-tmp", "sandbox-");
+  for (const pid of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
+    try {
+      const args = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+      if (args.some((a) => a.startsWith(sandbox)) && !args.some((a) => a.includes("@stryker-mutator"))) {
+        console.error(`mutants: ending process ${pid} left by a test in Stryker's sandbox (${args.join(" ").trim()})`);
+        process.kill(Number(pid), "SIGKILL");
+      }
+    } catch {
+      // gone meanwhile
+    }
+  }
+}
+
 const out = join(root, ".mutants");
 mkdirSync(out, { recursive: true });
 const bun = process.execPath;
-const results: { file: string; total: number; killed: number; survived: string[]; acceptedCount: number; unexplained: string[]; seconds: number }[] = [];
+const results: { file: string; total: number; ignored: number; killed: number; survived: string[]; acceptedCount: number; unexplained: string[]; seconds: number }[] = [];
 let failed = false;
 const strykerFailed: string[] = [];
 
@@ -147,7 +163,17 @@ for (const file of files) {
       stdout: "pipe",
       stderr: "inherit",
     });
-    for await (const chunk of proc.stdout) process.stderr.write(chunk); // Stryker's report: stderr, not stdout
+    let reaper: Timer | undefined;
+    for await (const chunk of proc.stdout) {
+      process.stderr.write(chunk); // Stryker's report: stderr, not stdout
+      // A test Stryker stopped at its timeout can leave a child of its own (a lock holder, say)
+      // with Stryker's pipe open, and Stryker waits for it after its report: end those.
+      const text = new TextDecoder().decode(chunk);
+      if (!reaper && text.includes("MutationTestExecutor") && text.includes("Done in")) {
+        reaper = setTimeout(() => endLeftInSandbox(), 10_000);
+      }
+    }
+    clearTimeout(reaper);
     const code = await proc.exited;
     seconds = Math.round((performance.now() - began) / 1000);
     if (code !== 0 || !existsSync(report)) {
@@ -159,6 +185,7 @@ for (const file of files) {
   const data = JSON.parse(readFileSync(report, "utf8")) as { files: Record<string, { source: string; mutants: ReportMutant[] }> };
   const entry = data.files[file] ?? Object.values(data.files)[0]!;
   const valid = entry.mutants.filter((m) => !["CompileError", "RuntimeError", "Ignored", "Pending"].includes(m.status));
+  const ignored = entry.mutants.filter((m) => m.status === "Ignored").length;
   const killed = valid.filter((m) => m.status === "Killed" || m.status === "Timeout").length;
   const survivors = valid.filter((m) => m.status === "Survived" || m.status === "NoCoverage");
   const known = accepted[file] ?? [];
@@ -171,14 +198,14 @@ for (const file of files) {
     if (known.some((a) => a.mutator === m.mutatorName && a.original === original && a.replacement === m.replacement && (a.line === undefined || a.line === line))) acceptedCount++;
     else unexplained.push(describe(m, original));
   }
-  results.push({ file, total: valid.length, killed, survived: survivors.map((m) => describe(m, originalOf(entry.source, m))), acceptedCount, unexplained, seconds });
+  results.push({ file, total: valid.length, ignored, killed, survived: survivors.map((m) => describe(m, originalOf(entry.source, m))), acceptedCount, unexplained, seconds });
   if (unexplained.length || (valid.length && killed / valid.length < 0.9)) failed = true;
 }
 
 const pct = (n: number, d: number) => (d === 0 ? "—" : `${((100 * n) / d).toFixed(1)} %`);
 console.log("mutants: file, mutants (compiling), killed, survived (of them accepted), score, score with the accepted, minutes");
 for (const r of results) {
-  console.log(`  ${r.file}: ${r.total} mutants, ${r.killed} killed, ${r.survived.length} survived (${r.acceptedCount} accepted), ${pct(r.killed, r.total)}, ${pct(r.killed + r.acceptedCount, r.total)}, ${(r.seconds / 60).toFixed(1)} min`);
+  console.log(`  ${r.file}: ${r.total} mutants${r.ignored ? ` (and ${r.ignored} left out by a "Stryker disable" comment)` : ""}, ${r.killed} killed, ${r.survived.length} survived (${r.acceptedCount} accepted), ${pct(r.killed, r.total)}, ${pct(r.killed + r.acceptedCount, r.total)}, ${(r.seconds / 60).toFixed(1)} min`);
   for (const u of r.unexplained) console.log(`    not accepted: ${u}`);
 }
 for (const file of strykerFailed) console.log(`  ${file}: Stryker failed (its initial test run, say): see stderr`);

@@ -140,6 +140,33 @@ describe("the lock's edges (mutants of src/lock.ts)", () => {
     expect(cannot.next).toEqual({ do: "choose-folder", which: "state", path: join(dir.path, "plain") });
   });
 
+  test("a holder in no process the waiter can see (another pid namespace) is not named: the hint says only to try again", async () => {
+    // /proc/locks, read from a pid namespace the holder is outside of, leaves its lock out.
+    using dir = tempDir();
+    const file = join(dir.path, "approvals.json");
+    const waiter = join(dir.path, "waiter.ts");
+    writeFileSync(
+      waiter,
+      `import { withFileLock } from ${JSON.stringify(join(ROOT, "src/lock.ts"))};\n` +
+        `try { withFileLock(process.argv[2], () => "never", 100); } catch (e) { console.log(JSON.stringify({ message: e.message, hint: e.hint, details: e.details })); }\n`,
+    );
+    const holder = Bun.spawn([process.execPath, join(ROOT, "test/fixtures/hold-lock.ts"), file], { stdout: "pipe", stderr: "inherit" });
+    try {
+      expect(new TextDecoder().decode((await holder.stdout.getReader().read()).value)).toBe(`locked ${holder.pid}\n`);
+      const run = Bun.spawn(["unshare", "--pid", "--fork", "--mount-proc", process.execPath, waiter, file], { stdout: "pipe", stderr: "pipe" });
+      const [out, err, code] = await Promise.all([new Response(run.stdout).text(), new Response(run.stderr).text(), run.exited]);
+      expect({ code, err }).toEqual({ code: 0, err: "" });
+      expect(JSON.parse(out)).toEqual({
+        message: `${file} stayed locked for 0.1 s, so it was not changed`,
+        hint: "another cxagent is writing it; try again",
+        details: { path: file, holder: null },
+      });
+    } finally {
+      holder.kill("SIGKILL");
+      await holder.exited;
+    }
+  });
+
   test("the holder named is the one holding this lock, not another file's", async () => {
     using dir = tempDir();
     const other = join(dir.path, "other.json");

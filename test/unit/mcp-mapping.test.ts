@@ -101,12 +101,15 @@ describe("--allow-tool rules", () => {
 
   test("the stored rule's text with any spacing, and either form with spaces around it", () => {
     expect(parseAllowRule("plugin  calc   tool\tadd").matches("calc", "add")).toBe(true);
+    expect(parseAllowRule("plugin calc tool \t add").matches("calc", "add")).toBe(true);
     expect(parseAllowRule("  calc/add \n").text).toBe("calc/add");
     expect(parseAllowRule(" plugin calc tool add ").text).toBe("plugin calc tool add");
   });
 
   test.each(["", "calc", "calc/", "/add", "a/b/c", "plugin calc tool", "calc/add tool", "ca(lc/add", "xplugin calc tool add", "plugin calc tool add more", "plugin calc tool add/x"])("'%s' is a usage error", (text) => {
-    expect(() => parseAllowRule(text)).toThrow(expect.objectContaining({ code: "E_USAGE" }));
+    expect(() => parseAllowRule(text)).toThrow(
+      expect.objectContaining({ code: "E_USAGE", message: `--allow-tool '${text}' is not a rule`, hint: "write <plugin>/<tool> (e.g. calculator/calc_add, calculator/*) or 'plugin <plugin> tool <tool>'" }),
+    );
   });
 });
 
@@ -159,6 +162,36 @@ describe("elicitation", () => {
     const cancelled = permissionFor({ ...base, rules: [], canElicit: true, elicit: async () => Promise.reject(new Error("cancelled")), signal: controller.signal })!;
     expect(await Promise.resolve(cancelled(request(true) as never)).then(() => "answered", (e: Error) => e.message)).toBe("cancelled");
     expect(notes).toEqual([]);
+  });
+
+  test("a rule that makes a tool ask on every call is named in the question, made visible", () => {
+    const forced = { ...request(false), decision: { ...request(false).decision, forcedBy: { source: "/p/.cxagent/config.json", rule: "plugins.calc.tools.ask[0]", pattern: "d\x1biv", kind: "ask" } } };
+    expect(elicitation(forced as never, "/p").message).toBe(
+      'cxagent: plugin \'calc\' wants to run its tool \'div\'.\ndivide 1 by zero\nThis tool asks on every call because of /p/.cxagent/config.json: plugins.calc.tools.ask[0] ("d\\u001biv").\nAllow always is not offered for this call.',
+    );
+  });
+
+  test("permissionFor: a client that may not store a grant is never offered Allow always, and its allow_always is a denial", async () => {
+    for (const mayStore of [false, true]) {
+      const asked: ReturnType<typeof elicitation>[] = [];
+      const handler = permissionFor({
+        plugin: "calc",
+        tool: "div",
+        project: "/p",
+        note: () => {},
+        mayStore,
+        rules: [],
+        canElicit: true,
+        elicit: async (params) => (asked.push(params), { action: "accept", content: { decision: "allow_always" } }),
+        signal: new AbortController().signal,
+      })!;
+      expect(await handler(request(true) as never)).toBe(mayStore ? "always" : "deny");
+      expect(asked[0]!.requestedSchema.properties.decision.enum).toEqual(mayStore ? ["allow_once", "allow_always", "deny"] : ["allow_once", "deny"]);
+      // a decision that offers no Always is asked as it is, either way
+      asked.length = 0;
+      expect(await handler(request(false) as never)).toBe("deny");
+      expect(asked[0]!.requestedSchema.properties.decision.enum).toEqual(["allow_once", "deny"]);
+    }
   });
 
   test("only an accepted allow allows; allow_always counts only when offered", () => {

@@ -5,9 +5,10 @@
  * on them, is at the end here with real children.
  */
 import { describe, expect, test } from "bun:test";
-import { forbiddenGroup, forbiddenPid, type Lineage, type Owned, provenGroup } from "../../src/reaper/ours.ts";
+import { readFileSync } from "node:fs";
+import { forbiddenGroup, forbiddenPid, type Lineage, ownLineage, type Owned, proveDescent, provenGroup } from "../../src/reaper/ours.ts";
 import { endProcesses } from "../../src/reaper/escalate.ts";
-import { type ProcStat, startTimeOf } from "../../src/reaper/proc.ts";
+import { type ProcStat, readStat, startTimeOf } from "../../src/reaper/proc.ts";
 
 /** This process (its real pid), its parent 50 and grandparent 40; its group 70, its session 60. */
 const lineage: Lineage = { pids: new Set([process.pid, 50, 40]), pgid: 70, sid: 60 };
@@ -95,3 +96,84 @@ describe("endProcesses with real processes", () => {
     expect(await sleeper.exited).not.toBe(0);
   });
 });
+
+describe("proveDescent with real processes", () => {
+  /** A plugin host stand-in: a shell in a session of its own, running `script`, whose first line of output is a pid (and another). */
+  async function host(script: string) {
+    const proc = Bun.spawn(["sh", "-c", script], { detached: true, stdout: "pipe" });
+    const reader = proc.stdout.getReader();
+    let text = "";
+    while (!text.includes("\n")) text += new TextDecoder().decode((await reader.read()).value);
+    const stat = readStat(proc.pid)!;
+    const record: Owned = { pid: proc.pid, startTime: stat.startTime, pgid: stat.pgid, sid: stat.sid };
+    const [pid, other] = text.trim().split("\n")[0]!.split(" ").map(Number);
+    return {
+      record,
+      pid: pid!,
+      other: other ?? 0,
+      [Symbol.asyncDispose]: async () => {
+        process.kill(-proc.pid, "SIGKILL");
+        await proc.exited;
+      },
+    };
+  }
+  const until = async (check: () => boolean) => {
+    for (let i = 0; i < 500 && !check(); i++) await Bun.sleep(10);
+    expect(check()).toBe(true);
+  };
+
+  test("this process's own lineage is read from /proc: itself, its parent, its group and session", () => {
+    const own = ownLineage();
+    const self = readStat(process.pid)!;
+    expect(own.pids.has(process.pid)).toBe(true);
+    expect(own.pids.has(self.ppid)).toBe(true);
+    expect({ pgid: own.pgid, sid: own.sid }).toEqual({ pgid: self.pgid, sid: self.sid });
+  });
+
+  test("a child, and a grandchild in a session of its own (its parent between them alive): descendants, recorded with start time, group and session", async () => {
+    await using h = await host("( setsid sleep 60 & echo $!; wait ) & wait");
+    await until(() => readStat(h.pid)?.sid === h.pid && readStat(h.pid)?.ppid !== h.record.pid); // its own session, not the host's child: only the chain of parents proves it
+    const stat = readStat(h.pid)!;
+    expect(proveDescent(h.pid, h.record)).toEqual({ ok: true, process: { pid: h.pid, startTime: stat.startTime, pgid: stat.pgid, sid: stat.sid } });
+    expect(proveDescent(stat.ppid, h.record)).toEqual({ ok: true, process: expect.objectContaining({ pid: stat.ppid }) });
+  });
+
+  test("a grandchild whose parent has exited is a descendant by the host's session, and only if the host led it when recorded", async () => {
+    await using h = await host("sh -c 'sleep 60 & echo $! $$'; sleep 60");
+    await until(() => readStat(h.other) === null); // the parent between them has exited (and was reaped)
+    expect(readStat(h.pid)!.ppid).not.toBe(h.record.pid);
+    expect(readStat(h.pid)!.sid).toBe(h.record.pid);
+    expect(proveDescent(h.pid, h.record).ok).toBe(true);
+    expect(proveDescent(h.pid, { ...h.record, sid: h.record.sid! + 1 })).toEqual({ ok: false, reason: `it is not a descendant of the plugin host (pid ${h.record.pid})` });
+  });
+
+  test("refused: the host itself, a host whose start time is not the recorded one, no such process, a zombie, this process", async () => {
+    await using h = await host("sleep 60 & echo $!; (exit 0) & exec sleep 60");
+    expect(proveDescent(h.record.pid, h.record)).toEqual({ ok: false, reason: "it is the plugin host itself, which is recorded already" });
+    expect(proveDescent(h.pid, { ...h.record, startTime: String(Number(h.record.startTime) + 1) })).toEqual({ ok: false, reason: "the plugin host has already ended" });
+    expect(proveDescent(process.pid, h.record)).toEqual({ ok: false, reason: `pid ${process.pid} is this cxagent process itself` });
+    const gone = Bun.spawn(["true"]);
+    await gone.exited;
+    expect(proveDescent(gone.pid, h.record)).toEqual({ ok: false, reason: "there is no such process (it may have exited already)" });
+    const zombie = () => zombieOf(h.record.pid);
+    await until(() => zombie() !== null);
+    expect(proveDescent(zombie()!, h.record)).toEqual({ ok: false, reason: "it has already exited" });
+  });
+
+  test("a process of another session that is not the host's descendant", async () => {
+    await using h = await host("echo 0; sleep 60");
+    const other = Bun.spawn(["sleep", "60"], { detached: true });
+    try {
+      expect(proveDescent(other.pid, h.record)).toEqual({ ok: false, reason: `it is not a descendant of the plugin host (pid ${h.record.pid})` });
+    } finally {
+      other.kill("SIGKILL");
+      await other.exited;
+    }
+  });
+});
+
+/** A zombie child of `parent`, by /proc, or null. */
+function zombieOf(parent: number): number | null {
+  const children = readFileSync(`/proc/${parent}/task/${parent}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
+  return children.find((pid) => readStat(pid)?.state === "Z") ?? null;
+}
