@@ -30,12 +30,10 @@ export { composeInstructions, type InstructionsSource } from "./session/instruct
 export { CxError, EXIT_CODES, type ErrorCode, type NextStep, isCxError, resultExitCode, commandExitCode } from "./errors.ts";
 export type { Manifest, Tool, Command } from "./protocol/manifest.ts";
 export type { JobResult, CommandResult, Submit, DecidedBy, Spilled } from "./protocol/result.ts";
-export { ResultStore, ResultWriter, refHex, REF_PREFIX, RESULT_DEFAULTS, type ResultInfo, type ResultOrigin, type StoredResult, type StoreOptions } from "./results/store.ts";
+export { ResultStore, refHex, REF_PREFIX, RESULT_DEFAULTS, type ResultInfo, type ResultOrigin, type StoredResult } from "./results/store.ts";
 export { DELIVERY_CAP_DEFAULT, DELIVERY_CAP_MIN } from "./results/deliver.ts";
 export { readPage, type ResultPage } from "./results/page.ts";
 export type { GivenReference } from "./results/refs.ts";
-// Named by Inspection (issue 43): exported so a consumer can name it too.
-export type { ProcessFacts } from "./session/process-facts.ts";
 export { createLogger, type Logger } from "./log.ts";
 export type { CxErrorOptions } from "./errors.ts";
 export type { Config, PluginConfig } from "./discovery/config.ts";
