@@ -12,6 +12,7 @@ import { Session } from "../src/index.ts";
 import { callSection, contendedCallSection } from "./bench/calls.ts";
 import type { Build, Context, Figures } from "./bench/context.ts";
 import { crashSection, idleMemorySection, soakSection } from "./bench/memory.ts";
+import { processSection } from "./bench/process.ts";
 import { mcpServeSection } from "./bench/mcp-serve.ts";
 import { payloadSection } from "./bench/payload.ts";
 import { redactionSection } from "./bench/redaction.ts";
@@ -35,6 +36,7 @@ const SECTIONS: Record<string, (ctx: Context, fig: Figures) => unknown> = {
   memory: idleMemorySection,
   soak: (ctx, fig) => soakSection(ctx, fig),
   crash: crashSection,
+  process: processSection,
   "mcp-serve": mcpServeSection,
 };
 
