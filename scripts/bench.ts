@@ -13,12 +13,14 @@ import { callSection, contendedCallSection } from "./bench/calls.ts";
 import type { Build, Context, Figures } from "./bench/context.ts";
 import { crashSection, idleMemorySection, soakSection } from "./bench/memory.ts";
 import { processSection } from "./bench/process.ts";
+import { mcpLazySection } from "./bench/mcp-lazy.ts";
 import { mcpServeSection } from "./bench/mcp-serve.ts";
 import { payloadSection } from "./bench/payload.ts";
 import { redactionSection } from "./bench/redaction.ts";
 import { outputsSection } from "./bench/outputs.ts";
 import { contendedPluginsSection, idleSection, pluginsSection } from "./bench/plugins.ts";
 import { render, type RunRecord, targetTable } from "./bench/report.ts";
+import { sandboxSection } from "./bench/sandbox.ts";
 import { prepare, ROOT, run } from "./bench/setup.ts";
 import { coldLoadSection, oneShotSection } from "./bench/startup.ts";
 
@@ -38,6 +40,8 @@ const SECTIONS: Record<string, (ctx: Context, fig: Figures) => unknown> = {
   crash: crashSection,
   process: processSection,
   "mcp-serve": mcpServeSection,
+  "mcp-lazy": mcpLazySection,
+  sandbox: sandboxSection,
 };
 
 const USAGE = `Usage: npm run bench [-- options]

@@ -85,6 +85,7 @@ const WORKERS = "test/integration/module-workers.test.ts";
 const CORTEX_HOSTILE = "test/integration/cortex-hostile.test.ts";
 const SANDBOX = "test/integration/sandbox.test.ts";
 const SANDBOX_PLAN = "test/unit/sandbox-plan.test.ts";
+const SANDBOX_CONFIG = "test/integration/sandbox-config.test.ts";
 const PROCESS = "test/integration/cortex-process.test.ts";
 const SECRETS = "test/integration/secrets.test.ts";
 
@@ -1754,6 +1755,33 @@ export const GUARDS: Guard[] = [
     why: "a quarantined plugin's tools are no longer listed",
   },
   {
+    id: "mcp-http-body-cap",
+    area: "mcp",
+    file: "src/mcp/http.ts",
+    find: `    maxRequestBodySize: bodyCap,\n    fetch: handle,`,
+    replace: `    maxRequestBodySize: 1 << 40,\n    fetch: handle,`,
+    tests: ["test/mcp/http-limits.test.ts"],
+    why: "over HTTP a request body over cxagent's cap (64 MiB, or --max-body) is 413, never read whole",
+  },
+  {
+    id: "mcp-http-drop-cancels",
+    area: "mcp",
+    file: "src/mcp/http.ts",
+    find: `      cancelOnDrop(request, transport, posted);`,
+    replace: ``,
+    tests: ["test/mcp/http-limits.test.ts"],
+    why: "a client that drops its connection cancels its calls",
+  },
+  {
+    id: "protocol-output-schema-checked",
+    area: "protocol",
+    file: "src/host/output-schema.ts",
+    find: `    if (!tool.outputSchema || !result.success) return result;`,
+    replace: `    return result;`,
+    tests: ["test/mcp/claims.test.ts"],
+    why: "a successful result whose output breaks its tool's outputSchema is E_BAD_REPLY, never passed on as structuredContent",
+  },
+  {
     id: "mcp-parent-death",
     area: "mcp",
     file: "src/mcp/serve.ts",
@@ -2153,6 +2181,33 @@ export const GUARDS: Guard[] = [
     replace: `"secrets"]`,
     tests: [SANDBOX],
     why: "describe declares the sandbox its sidecar does (what was approved)",
+  },
+  {
+    id: "sbx-required",
+    area: "isolation",
+    file: "src/session/sandbox-facts.ts",
+    find: "  if (!facts.required || facts.effective !== null) return null;",
+    replace: "  return null;",
+    tests: [SANDBOX_CONFIG],
+    why: "\"sandbox\": \"required\" refuses a plugin with no sandbox",
+  },
+  {
+    id: "sbx-config-narrows",
+    area: "isolation",
+    file: "src/sandbox/intersect.ts",
+    find: "write: paths(a.fs.write, b.fs.write)",
+    replace: "write: [...a.fs.write, ...b.fs.write]",
+    tests: [SANDBOX_CONFIG, SANDBOX_PLAN],
+    why: "config.json's sandbox only narrows what a plugin declares: the intersection is enforced",
+  },
+  {
+    id: "sbx-config-imposed",
+    area: "isolation",
+    file: "src/session/sandbox-facts.ts",
+    find: "const effective = own && imposed ? intersect(own, imposed) : (own ?? imposed);",
+    replace: "const effective = own && imposed ? intersect(own, imposed) : own;",
+    tests: [SANDBOX_CONFIG],
+    why: "config.json's sandbox confines a plugin that declares none",
   },
   // ---- Cortex process plugins (issue 43): each call one process, held to what the manifest allows ----
   {

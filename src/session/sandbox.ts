@@ -3,6 +3,8 @@
  * manifest.toml's `[cxagent.sandbox]`), resolved for this session, to the launcher's command.
  * No declaration: the host starts as before, unconfined, and says so (describe, list, the prompt).
  */
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
 import { ensurePrivateFolder } from "../host/private-folder.ts";
 import { policyOf, type Sandboxed, sandboxedCommand } from "../sandbox/command.ts";
 import type { Inspection } from "./inspect.ts";
@@ -20,6 +22,8 @@ export function sandboxOf(inspection: Inspection, hostCommand: readonly string[]
   if (declared === null) return null;
   const name = inspection.manifest.name;
   const tmpBase = ensurePrivateFolder(s.privateDir ?? `${s.stateDir}/run`, "sandboxed plugin hosts' private folders are made");
+  // ${cache} is cxagent's to make: a folder of the plugin's own under the state folder.
+  if ([...declared.fs.read, ...declared.fs.write].some((p) => p.startsWith("${cache}"))) mkdirSync(join(s.stateDir, "cache", name), { recursive: true, mode: 0o700 });
   const policy = policyOf(declared, { plugin: name, project: s.cwd, folder: inspection.loadSet.realFolder, stateDir: s.stateDir, tmpBase, accepts: inspection.sandbox.accepts });
   return sandboxedCommand(hostCommand, policy);
 }

@@ -86,10 +86,10 @@ export default defineCommand({
             for (const folder of p.shadows) lines.push(`  shadows  another plugin named ${inert(p.name)} at ${inert(folder)}, which loads only by its path`);
             if (p.ships.length) lines.push(`  ships    ${p.ships.map(inert).join(", ")}`);
             if (p.tools.length) lines.push(`  tools    ${p.tools.map(inert).join(", ")}`);
-            if (p.sandbox) lines.push(`  touches  ${inert(p.sandbox)}`);
             const note = p.kind === null ? null : profileOf(p.kind).words.listNote;
             if (note) lines.push(`  kind     ${note}`);
             lines.push(...selectionLines(p));
+            if (p.sandbox) lines.push(`  touches  ${inert(p.sandbox)}`);
             for (const c of p.collisions) lines.push(`  collides ${c.kind} '${inert(c.name)}' is already held by ${c.holder === "built-in" ? "a built-in tool" : `plugin '${inert(c.holder)}'`}`);
             if (p.problem) lines.push(`  problem  ${indentBlock(p.problem, "           ")}`);
             return lines.join("\n");
