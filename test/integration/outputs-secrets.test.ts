@@ -37,7 +37,7 @@ test("a 3 MiB answer spilled while it is read: the store, the head and the tail 
   await using session = await Session.open({ configDir, stateDir, cwd: dir.path, confirmTrust: async () => true });
   const plugin = await session.load(folder);
   const bytes = 3 << 20;
-  const result = await plugin.invoke("leak_huge", { bytes }, { maxOutputBytes: 100_000 });
+  const result = await plugin.invoke("leak_big", { bytes }, { maxOutputBytes: 100_000 });
   expect(result.spilled?.truncated).toBe(true);
   const content = result.output.content as string;
   expect(leaks(content)).toEqual([]);
@@ -54,7 +54,7 @@ test("a 3 MiB answer spilled while it is read: the store, the head and the tail 
 test("an answer read in one piece and capped after it was parsed: redacted before it is stored too", async () => {
   await using session = await Session.open({ configDir, stateDir, cwd: dir.path, confirmTrust: async () => true });
   const plugin = await session.load(folder);
-  const result = await plugin.invoke("leak_huge", { bytes: 3000 }, { maxOutputBytes: 1024 });
+  const result = await plugin.invoke("leak_big", { bytes: 3000 }, { maxOutputBytes: 1024 });
   expect(result.spilled?.truncated).toBe(true);
   expect(leaks(session.results.text(result.spilled!.ref))).toEqual([]);
   expect(session.results.text(result.spilled!.ref).endsWith(MARKER)).toBe(true);
