@@ -32,6 +32,8 @@ export const ACCESS = {
   /** Everything but REFER (so a hard link or rename never moves a file across rules) and devices. */
   write: FS.READ_FILE | FS.READ_DIR | FS.WRITE_FILE | FS.REMOVE_DIR | FS.REMOVE_FILE | FS.MAKE_DIR | FS.MAKE_REG |
     FS.MAKE_SOCK | FS.MAKE_FIFO | FS.MAKE_SYM | FS.TRUNCATE,
+  /** A folder's names only (no file in it, no folder under it, is read): where a package resolver looks. */
+  list: FS.READ_DIR,
   /** /dev/null and its like: read, write, and their ioctls. */
   device: FS.READ_FILE | FS.WRITE_FILE | FS.IOCTL_DEV,
 } as const;

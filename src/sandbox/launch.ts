@@ -66,6 +66,7 @@ export function runLauncher(argv: readonly string[]): never {
     const runtime = runtimeFiles(command[0]!.startsWith("/") ? command[0]! : process.execPath, checkoutRoot());
     for (const p of runtime.execute) grant(p, ACCESS.execute);
     for (const p of runtime.read) grant(p, ACCESS.read);
+    for (const p of runtime.list) grant(p, ACCESS.list);
     for (const p of runtime.device) grant(p, ACCESS.device);
     for (const p of policy.read) grant(expand(p), ACCESS.read);
     for (const p of policy.write) grant(expand(p), ACCESS.write);

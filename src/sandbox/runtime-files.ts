@@ -10,16 +10,20 @@
  * - read: /proc (the host reads its own /proc/self: fds, maps, its sealed copies through
  *   /proc/self/fd/N) and the CPU facts under /sys the runtime sizes its threads by; the dynamic
  *   loader's cache; the time zone.
+ * - list (names only): for a package installed in a project, the folder holding each enclosing
+ *   node_modules, which Bun's resolver lists before it reads the hoisted dependencies inside.
  * - device: /dev/null, /dev/zero, /dev/urandom, /dev/random (read, write, ioctl).
  * - write: the host's private ${tmp} (TMPDIR: the compiled binary unpacks its embedded shim there)
  *   and, for a module plugin, the snapshot folder its host writes the approved files into.
  */
 import { realpathSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 
 export interface RuntimeFiles {
   execute: string[];
   read: string[];
+  /** Folders whose names the runtime lists and nothing more (around an installed package's node_modules). */
+  list: string[];
   device: string[];
 }
 
@@ -48,7 +52,9 @@ export const RUNTIME_TASKS = 24;
 /** `executable`: the runtime's own file (process.execPath); `checkout`: the source tree when run from one. */
 export function runtimeFiles(executable: string, checkout: string | null): RuntimeFiles {
   return {
-    execute: ["/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", dirname(executable), ...(checkout ? [checkout, ...linkedPackages(checkout)] : [])],
+    execute: ["/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", dirname(executable), ...(checkout ? [checkout, ...linkedPackages(checkout), ...enclosingPackages(checkout)] : [])],
+    // Bun's resolver lists the folder holding a node_modules before it looks inside (an installed package's hoisted dependencies).
+    list: checkout ? enclosingPackages(checkout).map((d) => dirname(d)) : [],
     read: ["/proc", "/sys/devices/system/cpu", "/sys/fs/cgroup", "/etc/ld.so.cache", "/etc/localtime"],
     device: ["/dev/null", "/dev/zero", "/dev/urandom", "/dev/random"],
   };
@@ -58,6 +64,24 @@ export function runtimeFiles(executable: string, checkout: string | null): Runti
 export function checkoutRoot(): string | null {
   if (import.meta.url.includes("$bunfs") || Bun.main.startsWith("/$bunfs/")) return null;
   return join(import.meta.dir, "../..");
+}
+
+/**
+ * The node_modules folders around a checkout installed as a package (project/node_modules/cxagent):
+ * npm hoists its dependencies (valibot, ...) there, and the host resolves them by walking up. Without
+ * them a sandboxed host of an npm-installed cxagent could not start ("Cannot find package 'valibot'").
+ */
+function enclosingPackages(checkout: string): string[] {
+  const found: string[] = [];
+  for (let d = dirname(checkout); d !== dirname(d); d = dirname(d)) {
+    if (basename(d) !== "node_modules") continue;
+    try {
+      found.push(realpathSync(d));
+    } catch {
+      // a folder that is gone grants nothing
+    }
+  }
+  return found;
 }
 
 /** A checkout's node_modules where it is a link to another folder (a scratch copy's): Landlock sees the real path. */
