@@ -716,6 +716,16 @@ CXAGENT_PLUGIN_EXPORT int32_t cxagent_plugin_abi_version(void);
  *                    {"name": 1-64 of a-z 0-9 _ . - starting with a letter or
  *                    digit, "description": string, optional}. The user binds
  *                    each to a value in config.json; never put a value here.
+ *   "sandbox"        object, optional. What the plugin may touch once it runs,
+ *                    enforced by the kernel before any of its code runs
+ *                    (README, "What a plugin may do"); absent: unconfined.
+ *                    {"fs": {"read": [path...], "write": [path...]},
+ *                     "net": "none" (default) | "any" |
+ *                            {"connect": [{"port": N}], "bind": [{"port": N}]},
+ *                     "processes": N, "memoryMiB": N, "openFiles": N}. A path
+ *                    is absolute or begins with ${project}, ${plugin},
+ *                    ${cache} or ${tmp}; no "..". A denied access fails with
+ *                    EACCES or EPERM; describe must return the same sandbox.
  *   "tools"          array, required, may be empty (a plugin that only adds
  *                    instructions). Each element:
  *       "name"          string, required, 1 to 64 of A-Z a-z 0-9 _ - (the form

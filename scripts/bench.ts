@@ -12,16 +12,22 @@ import { Session } from "../src/index.ts";
 import { callSection, contendedCallSection } from "./bench/calls.ts";
 import type { Build, Context, Figures } from "./bench/context.ts";
 import { crashSection, idleMemorySection, soakSection } from "./bench/memory.ts";
+import { mcpLazySection } from "./bench/mcp-lazy.ts";
 import { mcpServeSection } from "./bench/mcp-serve.ts";
 import { payloadSection } from "./bench/payload.ts";
+import { redactionSection } from "./bench/redaction.ts";
+import { outputsSection } from "./bench/outputs.ts";
 import { contendedPluginsSection, idleSection, pluginsSection } from "./bench/plugins.ts";
 import { render, type RunRecord, targetTable } from "./bench/report.ts";
+import { sandboxSection } from "./bench/sandbox.ts";
 import { prepare, ROOT, run } from "./bench/setup.ts";
 import { coldLoadSection, oneShotSection } from "./bench/startup.ts";
 
 const SECTIONS: Record<string, (ctx: Context, fig: Figures) => unknown> = {
   calls: callSection,
   payload: payloadSection,
+  redaction: redactionSection,
+  outputs: outputsSection,
   plugins: pluginsSection,
   idle: idleSection,
   "contended-calls": contendedCallSection,
@@ -32,6 +38,8 @@ const SECTIONS: Record<string, (ctx: Context, fig: Figures) => unknown> = {
   soak: (ctx, fig) => soakSection(ctx, fig),
   crash: crashSection,
   "mcp-serve": mcpServeSection,
+  "mcp-lazy": mcpLazySection,
+  sandbox: sandboxSection,
 };
 
 const USAGE = `Usage: npm run bench [-- options]

@@ -56,6 +56,7 @@ static const char MANIFEST[] =
     "operands as JSON numbers in a and b. The text of each answer is rounded "
     "to a configured number of decimal places.\",\n"
     "  \"spawns\": false,\n"
+    "  \"sandbox\": { \"fs\": { \"read\": [], \"write\": [] }, \"net\": \"none\" },\n"
     "  \"tools\": [\n"
     "    {\n"
     "      \"name\": \"calc_add\",\n"

@@ -25,6 +25,7 @@ extern char **environ;
 
 static const char MANIFEST[] =
     "{\"pluginContract\":4,\"name\":\"spawner\",\"version\":\"1.0.0\",\"spawns\":true,"
+    "\"sandbox\":{\"net\":\"none\",\"processes\":4},"
     "\"tools\":["
     "{\"name\":\"spawner_ping\",\"description\":\"Sends text to the helper process and returns what it echoes.\","
     "\"inputSchema\":{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\"}},\"required\":[\"text\"]}},"

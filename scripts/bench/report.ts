@@ -2,12 +2,15 @@
  * BENCHMARKS.md: every target as min / median / max of its ratio over the runs ("met" only if met
  * in every run), then the figures behind them, each as the median over runs [min–max].
  */
+import { mcpLazyTable } from "./mcp-lazy.ts";
 import { mcpServeTable } from "./mcp-serve.ts";
 import { cpus, totalmem } from "node:os";
 import { readFileSync } from "node:fs";
 import type { Figures } from "./context.ts";
 import { median } from "./measure.ts";
 import { SIZES } from "./payload.ts";
+import { REDACTION_SIZES } from "./redaction.ts";
+import { OUTPUT_SIZES } from "./outputs.ts";
 import { isMet, TARGETS } from "./targets.ts";
 
 export interface RunRecord {
@@ -151,6 +154,37 @@ export function render(runs: RunRecord[], options: ReportOptions): string {
       out.push("");
     }
   }
+  if (has(runs, "redaction.")) {
+    out.push(
+      "## Redaction of secrets (scripts/bench/redaction.ts), one call at a time",
+      "",
+      "The payload plugin's replies through two sessions of this build, in the same rounds: one knowing no secret, one that resolved a secret (every reply scanned for each of its forms).",
+      "",
+      "| reply | mean µs, no secret | mean µs, one secret | ratio | parent CPU µs, no secret / one secret |",
+      "| --- | --- | --- | --- | --- |",
+    );
+    for (const s of REDACTION_SIZES) {
+      const k = (name: string, what: string) => `redaction.${s.label}.${name}.${what}`;
+      out.push(`| ${s.label.replace("k", " KiB").replace("m", " MiB")} | ${spread(runs, k("off", "mean_us"))} | ${spread(runs, k("on", "mean_us"))} | ${ratioSpread(runs, k("on", "mean_us"), k("off", "mean_us"))} | ${spread(runs, k("off", "cpu_parent_us"))} / ${spread(runs, k("on", "cpu_parent_us"))} |`);
+    }
+    out.push("");
+  }
+  if (has(runs, "outputs.")) {
+    out.push("## Large results through `cxagent invoke` into a pipe (issue 41)", "");
+    out.push(
+      `Uncapped (a pipe's default) and with \`--max-output 100000\` (spilled while read: a preview and a reference); the process's whole time and its peak RSS. A 10-byte reply in the same rounds: ${spread(runs, "outputs.base.ms")} ms, ${spread(runs, "outputs.base.rss_mb")} MiB.`,
+      "",
+      "| size | mode | time to the caller, ms | parent peak RSS, MiB | above the 10-byte baseline, MiB |",
+      "| --- | --- | --- | --- | --- |",
+    );
+    for (const size of OUTPUT_SIZES) {
+      for (const mode of ["uncapped", "capped"]) {
+        const key = `outputs.${size.label}.${mode}`;
+        out.push(`| ${size.label.replace("m", " MiB").replace(" MiBb", " MB")} | ${mode} | ${spread(runs, `${key}.ms`)} | ${spread(runs, `${key}.rss_mb`)} | ${spread(runs, `${key}.rss_above_mb`)} |`);
+      }
+    }
+    out.push("");
+  }
   const pluginTable = (prefix: string, counts: number[]) => {
     out.push(`| contender | ${counts.map((n) => `${n} busy: calls/s | CPU/call µs (parent + hosts)`).join(" | ")} |`, `| --- |${counts.map(() => " --- | --- |").join("")}`);
     for (const c of contenders) {
@@ -178,11 +212,14 @@ export function render(runs: RunRecord[], options: ReportOptions): string {
     out.push("");
   }
   if (has(runs, "mcpserve.")) out.push(...mcpServeTable((key) => spread(runs, key)));
-  if (has(runs, "cold.") || has(runs, "oneshot.")) {
+  out.push(...mcpLazyTable((key, scale) => spread(runs, key, scale), (prefix) => has(runs, prefix)));
+  if (has(runs, "cold.") || has(runs, "oneshot.") || has(runs, "sandbox.")) {
     out.push("## Start-up", "", "| measurement | cxagent | baseline |", "| --- | --- | --- |");
     if (has(runs, "cold.1.")) out.push(`| cold load, spawn → ready → started, ms | ${spread(runs, "cold.1.cxagent_ms")} (with sidecar, hash, approval: ${spread(runs, "cold.1.with_trust_ms")}) | bare Bun child answering a line: ${spread(runs, "cold.1.bare_ms")} |`);
     if (has(runs, "cold.1.ts_ms")) out.push(`| cold load of a TypeScript plugin, ms | ${spread(runs, "cold.1.ts_ms")} (with sidecar, hash, approval: ${spread(runs, "cold.1.ts_with_trust_ms")}) | the native plugin above: ${spread(runs, "cold.1.cxagent_ms")} |`);
     if (has(runs, "cold.32.")) out.push(`| 32 plugins, ms: one after another / all at once | ${spread(runs, "cold.32.serial_ms")} / ${spread(runs, "cold.32.parallel_ms")} | 32 bare Bun children${has(runs, "cold.32.bare_serial_ms") ? `, one after another / all at once: ${spread(runs, "cold.32.bare_serial_ms")} /` : " at once:"} ${spread(runs, "cold.32.bare_ms")}${has(runs, "cold.32.ideal_serial_ms") ? `; 32 ideal starts: ${spread(runs, "cold.32.ideal_serial_ms")} / ${spread(runs, "cold.32.ideal_ms")}` : ""} |`);
+    if (has(runs, "sandbox.cold.")) out.push(`| cold load, confined by the kernel sandbox (issue 39), ms; ratio to unconfined in the same run | ${spread(runs, "sandbox.cold.confined_ms")}; ×${ratioSpread(runs, "sandbox.cold.confined_ms", "sandbox.cold.unconfined_ms")} | unconfined: ${spread(runs, "sandbox.cold.unconfined_ms")} |`);
+    if (has(runs, "sandbox.warm.")) out.push(`| warm call on a confined host, median µs; ratio to unconfined | ${spread(runs, "sandbox.warm.confined_us")}; ×${ratioSpread(runs, "sandbox.warm.confined_us", "sandbox.warm.unconfined_us")} | unconfined: ${spread(runs, "sandbox.warm.unconfined_us")} |`);
     if (has(runs, "oneshot.")) out.push(`| one-shot compiled \`cxagent invoke\` of calc_multiply, ms | ${spread(runs, "oneshot.invoke_ms")} | \`cxagent --version\`: ${spread(runs, "oneshot.version_ms")} |`);
     out.push("");
   }

@@ -61,6 +61,20 @@ export const TARGETS: Target[] = [
       better: "higher",
     },
   ]),
+  ...([1, 5, 20] as const).flatMap((n): Target[] =>
+    (["listed", "called"] as const).map((when) => {
+      const key = (s: string) => `mcplazy.${n}.${s}.pss_${when}_kib`;
+      return {
+        text: `\`cxagent mcp\`, ${n} plugin${n === 1 ? "" : "s"}: tree PSS after ${when === "listed" ? "tools/list" : "one call each"} below the best of N minimal SDK servers (issue 42)`,
+        needs: [key("cxagent-mcp"), key("minimal-bun")],
+        ratio: (f: Figures) => f[key("cxagent-mcp")]! / Math.min(f[key("minimal-bun")]!, f[key("minimal-node")] ?? Infinity),
+        limit: 1,
+        better: "lower" as const,
+      };
+    }),
+  ),
+  { text: "`cxagent mcp`: 10 plugins' tools all listed ≤ 50 ms (issue 42)", needs: ["mcplazy.10.cxagent-mcp.listed_ms"], ratio: (f) => f["mcplazy.10.cxagent-mcp.listed_ms"]!, limit: 50, better: "lower", unit: " ms" },
+  { text: "`cxagent mcp`: 10 plugins idle ≤ 0.05 % of one CPU (issue 42)", needs: ["mcplazy.idle.cxagent-mcp.cpu_pct"], ratio: (f) => f["mcplazy.idle.cxagent-mcp.cpu_pct"]!, limit: 0.05, better: "lower", unit: " %" },
   { text: "crash detection ≤ 10 ms (SPEC §2)", needs: ["crash.detect_ms"], ratio: (f) => f["crash.detect_ms"]!, limit: 10, better: "lower", unit: " ms" },
 ];
 

@@ -5,7 +5,7 @@
  */
 import type { CxError } from "../errors.ts";
 import type { Resolved } from "../discovery/discover.ts";
-import type { Manifest, Tool } from "../protocol/manifest.ts";
+import { checkManifest, type Manifest, type Tool } from "../protocol/manifest.ts";
 import type { Inspection } from "../session/inspect.ts";
 import type { ElfSymbols } from "../elf/symbols.ts";
 import { type Answer, CheckHost, type Observations, type SpawnCheckHost } from "./host.ts";
@@ -52,6 +52,8 @@ export class CheckContext {
   private mainHost: Promise<MainHost | CxError> | null = null;
   private firstMain: MainHost | CxError | null = null;
   private mainStopped = false;
+  /** What the first plugin host described, for a kind without a sidecar (a Cortex plugin's tools). */
+  private describedValue: Manifest | null = null;
   private readonly memos = new Map<string, Promise<unknown>>();
   /** What every start and stop answered, and in which situation. */
   readonly starts: { situation: string; settings: unknown; answer: Answer }[] = [];
@@ -94,9 +96,14 @@ export class CheckContext {
     return this.inspection?.manifest ?? null;
   }
 
-  /** The tools to call: the sidecar's, which describe must match. */
+  /** The tools to call: the sidecar's, which describe must match; without a sidecar (Cortex), what the plugin described. */
   get tools(): readonly Tool[] {
-    return this.sidecar?.tools ?? [];
+    return profileOf(this.kind).sidecar ? (this.sidecar?.tools ?? []) : (this.describedValue?.tools ?? []);
+  }
+
+  /** The manifest the first plugin host described (valid), once it did; null before, or when it did not load. */
+  get described(): Manifest | null {
+    return this.describedValue;
   }
 
   /** Opens a plugin host in check mode (not started); the refusal when it does not become ready. */
@@ -129,6 +136,10 @@ export class CheckContext {
   private async startMain(): Promise<MainHost | CxError> {
     const host = await this.open();
     if (!(host instanceof CheckHost)) return (this.firstMain ??= host);
+    if (!this.describedValue) {
+      const described = checkManifest(host.ready.manifest);
+      if (described.ok) this.describedValue = described.manifest;
+    }
     const start = await host.start({}, this.scratch, this.timeouts.startMs);
     const started = start.kind === "reply" && start.reply.ok;
     this.starts.push({ situation: this.firstMain ? "a fresh plugin host, after a crash" : "empty settings", settings: {}, answer: start });

@@ -2,9 +2,10 @@
  * `cxagent check`: every check of one plugin, in order. The checks that read only files run
  * first; then, once trust is settled, the ones that run the plugin, each in plugin hosts of their
  * own in check mode (plugin-host --check), in a scratch working folder; last, the ones that judge
- * what every host saw. A check applies to some kinds of plugin (CHECKS[].kinds): this build runs
- * native plugins of the cxagent ABI and module plugins; a kind it cannot run yet (Cortex) gets its
- * live checks skipped.
+ * what every host saw. A check applies to some kinds of plugin (CHECKS[].kinds): every kind whose
+ * profile says `checkable` is run (a Cortex native plugin's tools are those its first host
+ * described; a Cortex process plugin's, its manifest.toml's); another kind gets its live checks
+ * skipped.
  */
 import { cpSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -27,6 +28,7 @@ import { checkGateAnswers, checkGateSpeed } from "./checks/gate.ts";
 import { checkBadSettings, checkDescribe, checkHandshake, checkStart, checkStop } from "./checks/lifecycle.ts";
 import { checkDescriptions, checkExports, checkLibrary, checkNames, checkSchemas, checkSidecar } from "./checks/static.ts";
 import { CheckContext } from "./context.ts";
+import { checkCortexDescriptors, checkCortexLoad } from "./checks/cortex.ts";
 import { newObservations, type SpawnCheckHost } from "./host.ts";
 import { type CheckOutcome, type CheckReport, countOutcomes, type PluginKind, type Verdict } from "./report.ts";
 import { profileOf } from "../kinds/index.ts";
@@ -48,6 +50,7 @@ const ALL: readonly PluginKind[] = ["native", "cortex", "module", "cortex-proces
 const SIDECARS: readonly PluginKind[] = ["native", "module", "cortex-process"];
 const NATIVE: readonly PluginKind[] = ["native"];
 const LIBRARIES: readonly PluginKind[] = ["native", "cortex"];
+const CORTEX: readonly PluginKind[] = ["cortex"];
 
 /** Every check, in the order they run and are reported. */
 export const CHECKS: readonly Check[] = [
@@ -57,8 +60,10 @@ export const CHECKS: readonly Check[] = [
   { id: "schemas", title: "each inputSchema is a valid JSON Schema", kinds: SIDECARS, live: false, run: checkSchemas },
   { id: "descriptions", title: "each tool has a description", kinds: SIDECARS, live: false, run: checkDescriptions },
   { id: "names", title: "tool names are the plugin's own", kinds: SIDECARS, live: false, run: checkNames },
-  { id: "handshake", title: "the handshake is in range and equals the manifest", kinds: NATIVE, live: true, run: checkHandshake },
-  { id: "describe", title: "describe returns the sidecar's manifest", kinds: SIDECARS, live: true, run: checkDescribe },
+  // A Cortex plugin's handshake is cortex_plugin_init with its table, plugin_info and descriptors;
+  // its describe, what those declare (each schema, description and name): checks/cortex.ts.
+  { id: "handshake", title: "the handshake is in range and equals the manifest", kinds: LIBRARIES, live: true, run: (ctx) => (ctx.inspection?.cortex ? checkCortexLoad(ctx) : checkHandshake(ctx)) },
+  { id: "describe", title: "describe returns the sidecar's manifest", kinds: [...SIDECARS, ...CORTEX], live: true, run: (ctx) => (ctx.inspection?.cortex ? checkCortexDescriptors(ctx) : checkDescribe(ctx)) },
   { id: "start", title: "start works with empty settings", kinds: ALL, live: true, run: checkStart },
   { id: "results", title: "calls return a valid result envelope", kinds: ALL, live: true, run: checkResults },
   { id: "content", title: "results carry output.content", kinds: ALL, live: true, run: checkContent },
@@ -174,6 +179,8 @@ export async function checkPlugin(session: Session, ref: string, options: CheckO
     const live = selected.filter((c) => c.live);
     if (live.length) {
       ctx.runnable = await whyNotRunnable(ctx, ref, session, options);
+      // A plugin without a sidecar declares its tools only when it runs: its first host says them.
+      if (ctx.runnable === null && !profileOf(kind).sidecar) await ctx.first();
       for (const check of live) {
         outcomes.push(applies(check) ? { id: check.id, title: check.title, ...(await check.run(ctx)) } : notFor(check, kind));
       }

@@ -3,6 +3,7 @@
  * every string from the plugin or its folder made inert, and the question, default No (Ctrl-C
  * interrupts: exit 130, nothing approved). The library never asks by itself: the CLI passes this as its ConfirmTrust.
  */
+import { sandboxWords } from "../session/sandbox-facts.ts";
 import { inert } from "../inert.ts";
 import type { Manifest } from "../protocol/manifest.ts";
 import { join } from "node:path";
@@ -68,7 +69,7 @@ export function describeTrustRequest(request: TrustRequest): string {
           "  asks          a tool asks on every call when it declares an effect whose confirmation is",
           "                \"on_risk\" or \"always\" (\"always\": never offers Always)",
         ]
-      : [`  tools         ${m.tools.length}${m.tools.length ? `: ${m.tools.map((t) => inert(t.name)).join(", ")}` : ""}`, `  asks          ${describeAsking(m)}`]),
+      : [`  tools         ${m.tools.length}${m.tools.length ? `: ${m.tools.map((t) => inert(t.name)).join(", ")}` : ""}`, `  asks          ${describeAsking(m)}`, ...claimLines(m)]),
     `  instructions  ${m.instructions ? "adds instructions for the model" : "none"}`,
     `  processes     ${cortex ? "not declared by Cortex plugins; what it starts ends with its plugin host" : m.spawns ? "starts processes of its own" : "starts none"}`,
     `  secrets       ${describeSecrets(m)}`,
@@ -76,7 +77,8 @@ export function describeTrustRequest(request: TrustRequest): string {
     `  settings      ${cortex ? "none (a Cortex plugin takes no settings)" : describeSettings(request.settings)}`,
     ...(request.ships.length ? [`  ships         ${request.ships.map(inert).join(", ")} (loaded from the approved copies)`] : []),
     `  shares folder ${request.sharesWith.length ? `with ${request.sharesWith.map(inert).join(", ")}` : "with no other plugin"}`,
-    "Loading it runs its code with your permissions.",
+    `  may touch     ${inert(sandboxWords(m.sandbox ?? null))}`,
+    m.sandbox ? "Loading it runs its code with your permissions, confined by the kernel to what it may touch." : "Loading it runs its code with your permissions.",
   ];
   return lines.join("\n");
 }
@@ -106,5 +108,18 @@ function cortexLines(cortex: NonNullable<TrustRequest["cortex"]>): string[] {
     ...(cortex.description ? [`  about         ${inert(cortex.description)}`] : []),
     // plugin_info is the running code's: unknown before approval, so only what a difference means.
     ...(cortex.manifest ? ["  name          the manifest's; a plugin_info naming it otherwise is warned about once it runs, not refused"] : []),
+  ];
+}
+
+/**
+ * What the plugin claims of its tools (issue 42: title, annotations, outputSchema): shown as its
+ * claims, since cxagent enforces none of them but the outputSchema (checked on every result).
+ */
+function claimLines(m: Manifest): string[] {
+  const claimed = m.tools.filter((t) => t.annotations && Object.keys(t.annotations).length);
+  const typed = m.tools.filter((t) => t.outputSchema).map((t) => inert(t.name));
+  return [
+    ...claimed.map((t, i) => `${i === 0 ? "  claims        " : "                "}${inert(t.name)}: ${Object.entries(t.annotations!).map(([k, v]) => `${k.replace(/Hint$/, "")} ${v ? "yes" : "no"}`).join(", ")} (the plugin's word, not enforced)`),
+    ...(typed.length ? [`  output        ${typed.join(", ")} declare the shape of their output (checked on every result)`] : []),
   ];
 }

@@ -11,6 +11,7 @@ import { readJsonStrict } from "../files.ts";
 import { isCxError, CxError } from "../errors.ts";
 import { describeProblems } from "../protocol/manifest.ts";
 import { toProblems } from "../protocol/issues.ts";
+import { SANDBOX_LAYERS, SandboxSchema } from "../protocol/sandbox.ts";
 import { ToolPatternsSchema } from "./globs.ts";
 import { SecretBindingsSchema } from "./secret-bindings.ts";
 
@@ -45,12 +46,20 @@ export const PluginConfigSchema = v.strictObject({
    * import), read from disk as they are then, not approved. Never in a project's config.
    */
   workerFolders: v.optional(v.array(v.pipe(v.string(), v.check((p) => p.startsWith("/"), "must be an absolute folder")))),
+  /** A sandbox the user imposes on it, or narrows its own to (issue 39): the effective one is the intersection. */
+  sandbox: v.optional(SandboxSchema),
+  /** Layers of its sandbox the user accepts missing where the kernel cannot give them (else E_SANDBOX). */
+  sandboxAccepts: v.optional(v.array(v.picklist(SANDBOX_LAYERS, (i) => `${JSON.stringify(i.input)} is not a sandbox layer (${SANDBOX_LAYERS.join(", ")})`))),
   /** What its declared secrets are bound to (issue 40; secret-bindings.ts). Never in a project's config. */
   secrets: v.optional(SecretBindingsSchema),
   /** The most bytes of one answer the parent reads (issue 41; default and most 64 MiB): past it, E_LIMIT. */
   readCapBytes: v.optional(v.pipe(v.number(), v.integer("must be a whole number of bytes"), v.minValue(4096, "must be at least 4096 bytes"), v.maxValue(64 << 20, "must be at most 67108864 bytes (64 MiB)"))),
   /** The most bytes of output.content a caller gets before the rest is spilled to the result store (issue 41). */
   maxOutputBytes: v.optional(v.pipe(v.number(), v.integer("must be a whole number of bytes"), v.minValue(1024, "must be at least 1024 bytes"))),
+  /** `cxagent mcp`: stop its plugin host after this long without a call (default: the server's, 10 minutes). */
+  idleMs: v.optional(MillisecondsSchema),
+  /** `cxagent mcp`: once started, keep its plugin host until the server stops. */
+  keepAlive: v.optional(v.boolean()),
 });
 export type PluginConfig = v.InferOutput<typeof PluginConfigSchema>;
 
@@ -60,11 +69,15 @@ export const isPlainObject = (x: unknown): x is Record<string, unknown> => x !==
 const ConfigShapeSchema = v.strictObject({
   pluginPaths: v.optional(v.array(v.string()), () => []),
   plugins: v.optional(v.custom<Record<string, unknown>>(isPlainObject, "must be an object of plugin entries"), () => ({})),
+  /** "required": a plugin with no sandbox (its own or its entry's) is refused. */
+  sandbox: v.optional(v.literal("required", 'must be "required" (a plugin with no sandbox is then refused) or left out')),
 });
 
 export interface Config {
   pluginPaths: string[];
   plugins: ReadonlyMap<string, PluginConfig>;
+  /** `"sandbox": "required"`: every plugin must run under a sandbox, its own or its entry's. */
+  sandboxRequired?: boolean;
 }
 
 export const EMPTY_CONFIG: Config = { pluginPaths: [], plugins: new Map() };
@@ -104,9 +117,9 @@ export function parseConfig(raw: unknown, path: string): Config {
     const problems = toProblems(issues, "config file");
     throw invalid(path, `the config file ${path} is invalid: it does not have the expected shape:\n${describeProblems(problems)}`, { path });
   }
-  return { pluginPaths: shape.output.pluginPaths, plugins };
+  return { pluginPaths: shape.output.pluginPaths, plugins, ...(shape.output.sandbox === "required" ? { sandboxRequired: true } : {}) };
 }
 
 function invalid(path: string, message: string, details: Record<string, unknown> | undefined): CxError {
-  return new CxError("E_CONFIG", message, { hint: `fix ${path}: it holds "pluginPaths" (folders to search) and "plugins" (per plugin: file, path, enabled, settings, tools, invokeTimeoutMs, gateTimeoutMs, workerFolders, secrets, readCapBytes, maxOutputBytes)`, details });
+  return new CxError("E_CONFIG", message, { hint: `fix ${path}: it holds "pluginPaths" (folders to search), "plugins" (per plugin: file, path, enabled, settings, tools, invokeTimeoutMs, gateTimeoutMs, workerFolders, secrets, readCapBytes, maxOutputBytes, idleMs, keepAlive, sandbox, sandboxAccepts) and "sandbox": "required"`, details });
 }

@@ -10,7 +10,8 @@
  *   [native]
  *   library = "lib/libnative_hello.so"   relative to the manifest's folder, inside it
  *   abi_version = 1                       must be 1 when given
- *   isolation = "trusted_in_process"      "process" (a process-isolated plugin) is not loaded here
+ *   isolation = "trusted_in_process"      "process": a process plugin, whose [[native.tools]] are read by
+ *                                         protocol/cortex-process.ts (a library here is refused)
  *
  *   [cxagent.sandbox]                     what it may touch, enforced by the kernel (protocol/sandbox.ts)
  *
@@ -85,8 +86,8 @@ export function parseCortexManifest(bytes: Uint8Array, path: string): CortexMani
   const { name, version, description, native, cxagent } = checked.output;
   if (native?.isolation !== undefined && native.isolation !== "trusted_in_process") {
     throw invalid(
-      `[native] isolation is ${JSON.stringify(native.isolation)}: a process-isolated Cortex plugin, whose tools are commands Cortex runs one process per call`,
-      "cxagent loads only trusted native Cortex plugins: a library that exports cortex_plugin_init",
+      `[native] isolation is ${JSON.stringify(native.isolation)}: a process-isolated Cortex plugin, whose tools are commands Cortex runs one process per call, but it lists no [[native.tools]]`,
+      "a Cortex process plugin lists its tools as [[native.tools]] (name, description, command); a native one says isolation = \"trusted_in_process\" and names its library",
     );
   }
   if (native?.abi_version !== undefined && native.abi_version !== CORTEX_ABI) {

@@ -98,15 +98,18 @@ export function parseSidecar(text: string, path: string, known?: CheckedSchemas)
  * `$schema`): arguments are checked against it before the plugin sees them.
  */
 function inputSchemaProblems(manifest: Manifest, known: CheckedSchemas | undefined): Problem[] {
-  const problems = manifest.tools.flatMap((tool, i) => {
-    if (known?.has(tool.inputSchema)) return [];
-    const found = schemaProblems(tool.inputSchema);
-    if (!found.length) known?.remember(tool.inputSchema);
-    return found.map((p) => {
-      const at = `tools[${i}].inputSchema${p.path ? (p.path.startsWith("[") ? p.path : `.${p.path}`) : ""}`;
-      return { path: at, message: `${at}: ${p.message.replace(/^[^:]*: /, "")} — not a valid JSON Schema (tool '${tool.name}')` };
-    });
-  });
+  const problems = manifest.tools.flatMap((tool, i) =>
+    (["inputSchema", "outputSchema"] as const).flatMap((key) => {
+      const schema = tool[key];
+      if (schema === undefined || known?.has(schema)) return [];
+      const found = schemaProblems(schema);
+      if (!found.length) known?.remember(schema);
+      return found.map((p) => {
+        const at = `tools[${i}].${key}${p.path ? (p.path.startsWith("[") ? p.path : `.${p.path}`) : ""}`;
+        return { path: at, message: `${at}: ${p.message.replace(/^[^:]*: /, "")} — not a valid JSON Schema (tool '${tool.name}')` };
+      });
+    }),
+  );
   known?.save();
   return problems;
 }

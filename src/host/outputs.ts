@@ -32,8 +32,16 @@ export class CallOutputs {
     const readCap = checkedReadCap(options.readCapBytes ?? this.spec.outputs?.readCapBytes, "the read cap (readCapBytes)");
     const deliveryCap = this.deliveryCap(options);
     const given = this.spec.results ? substituteRefs(args, this.spec.results) : { args, references: [] };
-    const spill = this.spec.results && deliveryCap ? new ContentSpill(this.spec.results, deliveryCap) : undefined;
+    // A plugin given secrets has what it spills redacted as it streams, before anything is written
+    // (issue 40): by the redactor its other text passes, which knows a secret once it is resolved.
+    const redact = this.spec.secrets?.redactor.stream();
+    const spill = this.spec.results && deliveryCap ? new ContentSpill(this.spec.results, deliveryCap, redact) : undefined;
     return { readCap, deliveryCap, ...given, spill };
+  }
+
+  /** The arguments with every reference replaced (a gate's decision sees what a call would). */
+  substitute(args: unknown): unknown {
+    return this.spec.results ? substituteRefs(args, this.spec.results).args : args;
   }
 
   /**

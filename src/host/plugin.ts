@@ -19,6 +19,7 @@ import { type KindProfile, profileOf } from "../kinds/index.ts";
 import { Connection, type ProcessHooks, type RequestOptions } from "./connection.ts";
 import { gateDeadline, gateLateWords, invokeDeadline } from "./deadline.ts";
 import { ArgumentsCheck } from "./arguments.ts";
+import { OutputCheck } from "./output-schema.ts";
 import { CallOutputs, withReferences } from "./outputs.ts";
 import type { GivenReference } from "../results/refs.ts";
 import { commandResult, invokeResult } from "./replies.ts";
@@ -43,6 +44,7 @@ export class Plugin {
   private quarantine: CxError | null = null;
   private readonly changeListeners = new Set<(change: PluginChange) => void>();
   private readonly arguments: ArgumentsCheck;
+  private readonly outputCheck = new OutputCheck();
   private readonly outputs: CallOutputs;
   private commandTurn: Promise<void> = Promise.resolve();
   private stopped = false;
@@ -203,7 +205,7 @@ export class Plugin {
   async gate(tool: string, args: unknown = {}): Promise<GateDecision> {
     const declared = this.tool(tool);
     refuseEchoedMarker(this.name, `tool '${tool}'`, args);
-    return this.decideGate(declared, this.arguments.check(declared, args));
+    return this.decideGate(declared, this.arguments.check(declared, this.outputs.substitute(args)));
   }
 
   /** The decision for arguments checked already (ArgumentsCheck): they are not checked twice. */
@@ -242,7 +244,7 @@ export class Plugin {
     const request: RequestOptions = { ...deadline, signal: options.signal, onEvent: options.onEvent, readCap: given.readCap, spill: given.spill };
     const reply = await this.outputs.guard(given, this.call((connection) => connection.request({ kind: "invoke", tool, arguments: argumentsObject }, request)));
     const elapsed = performance.now() - started;
-    return this.outputs.deliver(invokeResult(this.name, this.profile, reply, tool, elapsed), tool, given);
+    return this.outputs.deliver(this.outputCheck.check(this.name, declared, invokeResult(this.name, this.profile, reply, tool, elapsed)), tool, given);
   }
 
   /** Settles permission for a gated call; returns the denied result, or null to go ahead. */

@@ -36,7 +36,7 @@ export const CORTEX: KindProfile = {
   workers: false,
   sidecar: false,
   handshake: true,
-  checkable: false,
+  checkable: true,
   words: {
     source: (path) => `library: ${path}`,
     listNote: "Cortex native plugin: its tools are declared only when it runs (describe --live)",

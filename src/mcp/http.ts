@@ -144,7 +144,10 @@ export interface HttpServer {
   close(): Promise<void>;
 }
 
-export function serveHttp(hub: McpHub, listen: Listen, token: string | null): HttpServer {
+/** The default cap on an HTTP request's body: the plugin protocol's line cap (SPEC §12), not the SDK's 4 MiB. */
+export const HTTP_BODY_CAP = BODY_CAP;
+
+export function serveHttp(hub: McpHub, listen: Listen, token: string | null, bodyCap = BODY_CAP): HttpServer {
   const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
   let policy: RequestPolicy = { hosts: null, token };
 
@@ -158,7 +161,15 @@ export function serveHttp(hub: McpHub, listen: Listen, token: string | null): Ht
       if (!transport) return jsonError(404, "Session not found: initialize a new one");
       sessions.delete(id); // most recently used goes last
       sessions.set(id, transport);
-      return transport.handleRequest(request);
+      if (request.method !== "POST") return transport.handleRequest(request);
+      let posted: unknown;
+      try {
+        posted = await request.json();
+      } catch {
+        return jsonError(400, "Parse error: the body is not JSON");
+      }
+      cancelOnDrop(request, transport, posted);
+      return transport.handleRequest(request, { parsedBody: posted });
     }
     if (request.method !== "POST") return jsonError(400, "Bad request: no session; POST an initialize request first");
     let body: unknown;
@@ -175,6 +186,7 @@ export function serveHttp(hub: McpHub, listen: Listen, token: string | null): Ht
     }
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => crypto.randomUUID(),
+      maxRequestBodySize: bodyCap,
       onsessioninitialized: (sessionId) => {
         sessions.set(sessionId, transport);
         while (token !== null && sessions.size > SESSION_CAP) {
@@ -196,7 +208,7 @@ export function serveHttp(hub: McpHub, listen: Listen, token: string | null): Ht
     port: listen.port,
     // SSE streams stay open through long calls; the transport sends a keep-alive every 15 s.
     idleTimeout: 60,
-    maxRequestBodySize: BODY_CAP,
+    maxRequestBodySize: bodyCap,
     fetch: handle,
   });
   const port = server.port!;
@@ -210,4 +222,24 @@ export function serveHttp(hub: McpHub, listen: Listen, token: string | null): Ht
       await server.stop(true);
     },
   };
+}
+
+/**
+ * A client that drops its connection while its requests run cancels them (issue 42 point 5), as
+ * `notifications/cancelled` would: the plugin's call is abandoned and nothing is answered.
+ */
+function cancelOnDrop(request: Request, transport: WebStandardStreamableHTTPServerTransport, body: unknown) {
+  const ids = (Array.isArray(body) ? body : [body]).flatMap((m) =>
+    m !== null && typeof m === "object" && "method" in m && "id" in m && (typeof m.id === "string" || typeof m.id === "number") ? [m.id] : [],
+  );
+  if (ids.length === 0) return;
+  request.signal.addEventListener(
+    "abort",
+    () => {
+      for (const requestId of ids) {
+        transport.onmessage?.({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId, reason: "the client dropped its connection" } });
+      }
+    },
+    { once: true },
+  );
 }

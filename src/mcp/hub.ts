@@ -6,17 +6,22 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import {
-  CallToolRequestSchema,
   type CallToolRequest,
   ElicitResultSchema,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
   ErrorCode,
   ListToolsRequestSchema,
   type ServerNotification,
   type ServerRequest,
   SetLevelRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import { type CallEvent, CxError, isCxError, type Plugin, type PluginChange, type Session } from "../index.ts";
+import { type CallEvent, composeInstructions, CxError, isCxError, type PluginChange, type Session } from "../index.ts";
+import { callParamsProblem, toolsPage } from "./call-params.ts";
+import { LazyPlugin, type Served } from "./lazy.ts";
+import { getPrompt, listedPrompts } from "./prompts.ts";
 import { type AllowRule, permissionFor, policyHint } from "./permission.ts";
+import { deliveryOptions, READ_RESULT_TOOL, readResultCall, ResultToolListing, withSpill } from "./results.ts";
 import { callResult, failedCall, hasOutputSchema, isAtLeast, type ListedTool, listedTool, mcpLevel, type McpLevel, ProgressCounter, visible } from "./tools.ts";
 
 /** How long a person may take to answer a permission question. */
@@ -26,7 +31,7 @@ const DEFAULT_LEVEL: McpLevel = "info";
 
 export interface HubOptions {
   session: Session;
-  plugins: Plugin[];
+  plugins: Served[];
   rules: AllowRule[];
   version: string;
   /** Milliseconds before a call is abandoned with E_TIMEOUT (none by default). */
@@ -49,10 +54,12 @@ export class McpHub {
   private readonly levels = new WeakMap<Server, McpLevel>();
   private readonly quarantined = new Map<string, CxError>();
   private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly resultTool = new ResultToolListing();
 
   constructor(private readonly options: HubOptions) {
     for (const plugin of options.plugins) {
       plugin.onChange((change) => this.pluginChanged(plugin, change));
+      if (plugin instanceof LazyPlugin) plugin.onListChanged(() => this.toolsChanged(plugin));
       if (!plugin.manifest.client) continue;
       // No MCP message starts work in the client (sampling asks its model for text, which is not
       // the same), so what a client plugin submits is said on stderr and dropped.
@@ -61,13 +68,13 @@ export class McpHub {
     }
   }
 
-  get plugins(): readonly Plugin[] {
+  get plugins(): readonly Served[] {
     return this.options.plugins;
   }
 
   /** The tools served now: every tool the library shows (none hidden) of every plugin that is not quarantined. */
   tools(): ListedTool[] {
-    return this.options.plugins.filter((p) => !this.quarantined.has(p.name)).flatMap((p) => p.tools.map((t) => listedTool(p.manifest, t)));
+    return [...this.options.plugins.filter((p) => !this.quarantined.has(p.name)).flatMap((p) => p.tools.map((t) => listedTool(p.manifest, t))), ...this.resultTool.tools()];
   }
 
   /**
@@ -76,13 +83,26 @@ export class McpHub {
    * so it cannot store a grant that would answer the user's own later calls.
    */
   server({ authenticated }: { authenticated: boolean }): Server {
-    const instructions = this.options.session.instructions();
+    // The served plugins' (a lazy one's from its sidecar), as the session composes a loaded one's.
+    const instructions = composeInstructions(this.options.plugins);
     const server = new Server(
       { name: "cxagent", version: this.options.version },
-      { capabilities: { tools: { listChanged: true }, logging: {} }, ...(instructions ? { instructions } : {}) },
+      { capabilities: { tools: { listChanged: true }, logging: {}, ...(this.hasPrompts() ? { prompts: {} } : {}) }, ...(instructions ? { instructions } : {}) },
     );
-    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: this.tools() }));
-    server.setRequestHandler(CallToolRequestSchema, (request, extra) => this.callTool(server, request.params, extra, authenticated));
+    if (this.hasPrompts()) {
+      const served = () => this.options.plugins.filter((p) => !this.quarantined.has(p.name));
+      server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: listedPrompts(served()) }));
+      server.setRequestHandler(GetPromptRequestSchema, (request, extra) => getPrompt(served(), request.params.name, request.params.arguments, extra.signal));
+    }
+    server.setRequestHandler(ListToolsRequestSchema, async (request) => toolsPage(this.tools(), request.params?.cursor));
+    // tools/call through the fallback handler, so that its params are ours to check: the SDK's
+    // check answers a malformed call with -32603 and a schema dump; ours, -32602 and a sentence.
+    server.fallbackRequestHandler = async (request, extra) => {
+      if (request.method !== "tools/call") throw Object.assign(new Error("Method not found"), { code: ErrorCode.MethodNotFound });
+      const problem = callParamsProblem(request.params);
+      if (problem) throw Object.assign(new Error(problem), { code: ErrorCode.InvalidParams });
+      return this.callTool(server, request.params as CallToolRequest["params"], extra, authenticated);
+    };
     // Our own level per connection, applied to every log we forward (the SDK's applies to some).
     server.removeRequestHandler("logging/setLevel");
     server.setRequestHandler(SetLevelRequestSchema, async (request) => {
@@ -92,6 +112,11 @@ export class McpHub {
     server.oninitialized = () => this.ready.add(server);
     server.onclose = () => this.ready.delete(server);
     return server;
+  }
+
+  /** Whether any served plugin has commands: they are served as prompts. */
+  private hasPrompts(): boolean {
+    return this.options.plugins.some((p) => p.manifest.commands.length > 0);
   }
 
   /** A plugin's log outside any call: stderr, and each client that wants that level. */
@@ -119,7 +144,14 @@ export class McpHub {
     this.ready.clear();
   }
 
-  private pluginChanged(plugin: Plugin, change: PluginChange) {
+  /** A served plugin's files changed on disk (its tools leave the list), or its new bytes were approved (they come back). */
+  private toolsChanged(plugin: Served) {
+    const listed = plugin.tools.length > 0 || plugin.manifest.tools.length === 0;
+    this.options.warn(listed ? `plugin '${plugin.name}' changed and its new files are approved: its tools are listed again` : `plugin '${plugin.name}' changed on disk: its tools are not listed until its new files are approved (cxagent approve)`);
+    for (const server of this.ready) server.sendToolListChanged().catch(() => {});
+  }
+
+  private pluginChanged(plugin: Served, change: PluginChange) {
     if (change.kind === "quarantined") {
       this.quarantined.set(plugin.name, change.error);
       this.options.warn(`plugin '${plugin.name}' is quarantined; its tools are no longer listed`);
@@ -143,6 +175,7 @@ export class McpHub {
 
   private async call(server: Server, params: CallToolRequest["params"], extra: CallExtra, authenticated: boolean) {
     const { name } = params;
+    if (name === READ_RESULT_TOOL) return readResultCall(this.options.session, params.arguments, params._meta);
     // Found among every tool the plugins declare, hidden ones included, so that a call to a hidden
     // tool is refused by the library (E_TOOL_HIDDEN, naming the rule), as everywhere else.
     const plugin = this.options.plugins.find((p) => p.tools.some((t) => t.name === name)) ?? this.options.plugins.find((p) => p.manifest.tools.some((t) => t.name === name));
@@ -184,10 +217,11 @@ export class McpHub {
       mayStore: authenticated,
     });
     try {
-      const result = await plugin.invoke(name, params.arguments ?? {}, { signal: extra.signal, onEvent, permission, timeoutMs: this.options.timeoutMs });
+      const result = await plugin.invoke(name, params.arguments ?? {}, { signal: extra.signal, onEvent, permission, timeoutMs: this.options.timeoutMs, ...deliveryOptions(params._meta) });
       await Promise.all(sent);
+      this.resultTool.saw(result, () => this.ready.forEach((s) => s.sendToolListChanged().catch(() => {})));
       const declared = plugin.manifest.tools.find((t) => t.name === name);
-      return callResult(plugin.name, name, result, result.decidedBy === "policy" ? policyHint(plugin.name, name) : undefined, hasOutputSchema(declared));
+      return withSpill(callResult(plugin.name, name, result, result.decidedBy === "policy" ? policyHint(plugin.name, name) : undefined, hasOutputSchema(declared), plugin.sandboxLayers), result);
     } catch (error) {
       await Promise.all(sent);
       if (extra.signal.aborted) {

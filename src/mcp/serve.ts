@@ -3,9 +3,11 @@
  * MCP), serves them over stdio or Streamable HTTP, and stops every plugin when the client goes
  * away — stdin's end, EPIPE on stdout, SIGHUP, SIGTERM, SIGINT, or the parent's death.
  */
-import { createLogger, CxError, isCxError, type Plugin, Session } from "../index.ts";
+import { createLogger, CxError, type Inspection, isCxError, Session, whenParentDies } from "../index.ts";
+import { type FSWatcher, watch } from "node:fs";
 import { FastCalls } from "./fast-call.ts";
 import { McpHub } from "./hub.ts";
+import { DEFAULT_IDLE_MS, LazyPlugin, type Served, servableLazily } from "./lazy.ts";
 import { bearerToken, type HttpServer, type Listen, serveHttp } from "./http.ts";
 import type { AllowRule } from "./permission.ts";
 import { StdioTransport } from "./stdio.ts";
@@ -22,6 +24,10 @@ export interface McpOptions {
   /** Read the token from this file (when $CXAGENT_MCP_TOKEN is not set). */
   tokenFile?: string;
   timeoutMs?: number;
+  /** Over HTTP, the most bytes of a request body (default 64 MiB). */
+  bodyCap?: number;
+  /** Stop a lazily started plugin host after this long without a call (default 10 minutes). */
+  idleMs?: number;
   cwd: string;
   configDir?: string;
   stateDir?: string;
@@ -39,7 +45,8 @@ export async function serveMcp(options: McpOptions): Promise<number> {
   const writeFrame = options.http ? null : claimStdout();
   const logger = createLogger({ verbose: options.verbose });
   // A client logs our stderr (Claude Code as [ERROR]): warnings and errors only, unless --verbose.
-  logger.level = options.verbose ? 4 : 1;
+  // Over HTTP a person started the server: it also says where it listens, and what plugins print.
+  logger.level = options.verbose ? 4 : options.http ? 2 : 1;
   const note = (line: string) => logger.withTag("mcp").info(line);
   const warn = (line: string) => logger.withTag("mcp").warn(line);
   // Over HTTP the address (and the token) is what a person started the server for: always said.
@@ -69,8 +76,9 @@ export async function serveMcp(options: McpOptions): Promise<number> {
     cleanups.push(() => process.off(signal, onSignal));
   }
   try {
-    const plugins = await loadServed(session, options.plugins, warn);
+    const plugins = await loadServed(session, options.plugins, warn, options.idleMs ?? DEFAULT_IDLE_MS);
     hub = new McpHub({ session, plugins, rules: options.rules, version: options.version, timeoutMs: options.timeoutMs, note, warn, logToStderr });
+    cleanups.push(watchServed(plugins, session.folders.stateDir));
     for (const rule of options.rules) {
       if (!plugins.some((p) => p.tools.some((t) => rule.matches(p.name, t.name)))) warn(`--allow-tool ${rule.text} matches no served tool`);
     }
@@ -81,7 +89,7 @@ export async function serveMcp(options: McpOptions): Promise<number> {
     const tools = hub.tools().length;
     const served = `${plugins.length} plugin${plugins.length === 1 ? "" : "s"} (${tools} tool${tools === 1 ? "" : "s"})${plugins.length ? `: ${plugins.map((p) => p.name).join(", ")}` : ""}`;
     if (options.http) {
-      http = serveHttp(hub, options.http, token?.token ?? null);
+      http = serveHttp(hub, options.http, token?.token ?? null, options.bodyCap);
       // The token first: whoever waits for the address line has the token line by then.
       if (token?.source === "env") say("clients must send 'Authorization: Bearer <the token in CXAGENT_MCP_TOKEN>'");
       else if (token?.source === "file") say(`clients must send 'Authorization: Bearer <the token in ${options.tokenFile}>'`);
@@ -95,11 +103,8 @@ export async function serveMcp(options: McpOptions): Promise<number> {
       const onStdoutError = (error: NodeJS.ErrnoException) => stop(error.code === "EPIPE" ? "stdout closed (EPIPE)" : `stdout failed: ${error.message}`);
       process.stdout.on("error", onStdoutError);
       cleanups.push(() => process.stdout.off("error", onStdoutError));
-      // The client is our parent: when it dies without closing our stdin, we go too.
-      const parent = process.ppid;
-      const watchdog = setInterval(() => process.ppid !== parent && stop("the parent process ended"), 500);
-      watchdog.unref();
-      cleanups.push(() => clearInterval(watchdog));
+      // The client is our parent: when it dies without closing our stdin, we go too (told by the kernel).
+      cleanups.push(whenParentDies(() => stop("the parent process ended")));
       const server = hub.server({ authenticated: true }); // our parent started us: it is the user
       await server.connect(transport);
       transport.fast = new FastCalls(hub, server, (message) => transport.send(message), true);
@@ -114,6 +119,7 @@ export async function serveMcp(options: McpOptions): Promise<number> {
     for (const cleanup of cleanups) cleanup();
     await http?.close();
     await hub?.close();
+    for (const plugin of hub?.plugins ?? []) if (plugin instanceof LazyPlugin) await plugin.close();
     await session.close();
   }
   // Nothing should keep the process up now; if something does (a native call that never returns
@@ -127,8 +133,8 @@ export async function serveMcp(options: McpOptions): Promise<number> {
  * config.json names or discovery finds, then those approved by their path); anything that cannot
  * be loaded is skipped with one stderr line.
  */
-async function loadServed(session: Session, refs: string[], warn: (line: string) => void): Promise<Plugin[]> {
-  const plugins: Plugin[] = [];
+async function loadServed(session: Session, refs: string[], warn: (line: string) => void, idleMs: number): Promise<Served[]> {
+  const plugins: Served[] = [];
   const candidates = refs.length
     ? refs.map((ref) => ({ ref, name: ref, problem: null as string | null }))
     : [...session.available(), ...session.approvedByPath()].filter((p) => p.enabled);
@@ -138,7 +144,9 @@ async function loadServed(session: Session, refs: string[], warn: (line: string)
       continue;
     }
     try {
-      plugins.push(await session.load(refs.length ? byApproval(session, candidate.ref) : candidate.ref));
+      const ref = refs.length ? byApproval(session, candidate.ref) : candidate.ref;
+      const lazy = lazyOrNull(session, ref, plugins, idleMs);
+      plugins.push(lazy ?? (await session.load(ref)));
     } catch (error) {
       if (!isCxError(error)) throw error;
       if (refs.length && (error.code === "E_NOT_FOUND" || error.code === "E_CONFIG")) throw error;
@@ -168,6 +176,46 @@ function byApproval(session: Session, ref: string): string {
     });
   }
   return ref;
+}
+
+/**
+ * The plugin `ref` names, served without a host until its first call, when its inspection allows
+ * that (lazy.ts) and none of its tools is already served; null to load it at once instead (whose
+ * refusals, if any, the library words).
+ */
+function lazyOrNull(session: Session, ref: string, served: readonly Served[], idleMs: number): LazyPlugin | null {
+  let inspection: Inspection;
+  try {
+    inspection = session.inspect(ref);
+  } catch (error) {
+    if (isCxError(error)) return null;
+    throw error;
+  }
+  if (!servableLazily(inspection)) return null;
+  const names = new Set(served.flatMap((p) => p.manifest.tools.map((t) => t.name)));
+  if (inspection.manifest.tools.some((t) => names.has(t.name)) || served.some((p) => p.name === inspection.name)) return null;
+  const entry = session.config.plugins.get(inspection.name);
+  return new LazyPlugin(session, ref, inspection, entry?.keepAlive ? null : (entry?.idleMs ?? idleMs));
+}
+
+/**
+ * Live reload (issue 42 point 3): each lazily served plugin watches its folder, and an approval
+ * (`cxagent approve` in another terminal rewrites approvals.json) makes the changed ones look
+ * again. Returns the way to stop watching.
+ */
+function watchServed(plugins: readonly Served[], stateDir: string): () => void {
+  const lazy = plugins.filter((p): p is LazyPlugin => p instanceof LazyPlugin);
+  if (lazy.length === 0) return () => {};
+  for (const plugin of lazy) plugin.watch();
+  let approvals: FSWatcher | null = null;
+  try {
+    approvals = watch(stateDir, { persistent: false }, (_, file) => {
+      if (file === null || String(file).startsWith("approvals.json")) for (const plugin of lazy) plugin.recheckSoon();
+    });
+  } catch {
+    approvals = null; // no state folder yet: an approval made later is seen at the next change
+  }
+  return () => approvals?.close();
 }
 
 /** What a server with nothing to serve says: where it looked, and what to run. */

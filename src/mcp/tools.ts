@@ -3,6 +3,7 @@
  * the mapping is tested without a process.
  */
 import type { CxError, JobResult, Manifest, Tool } from "../index.ts";
+import { type MediaContent, mediaContent } from "./media.ts";
 
 /** A `tools/list` entry. `inputSchema` is the manifest's object itself, passed through verbatim. */
 export interface ListedTool {
@@ -10,16 +11,21 @@ export interface ListedTool {
   title: string;
   description: string;
   inputSchema: Record<string, unknown>;
+  /** The plugin's claims (issue 42), passed through when its manifest declares them. */
+  annotations?: NonNullable<Tool["annotations"]>;
+  outputSchema?: Record<string, unknown>;
   _meta: { "cxagent/plugin": string; "cxagent/gated": Tool["gated"] };
 }
 
 export function listedTool(manifest: Manifest, tool: Tool): ListedTool {
   return {
     name: tool.name,
-    title: `${manifest.name}: ${tool.name}`,
+    title: tool.title ?? `${manifest.name}: ${tool.name}`,
     // Some clients drop a tool whose description is empty (the conformance suite fails it).
     description: tool.description.trim() ? tool.description : `${tool.name} (from plugin ${manifest.name} ${manifest.version})`,
     inputSchema: tool.inputSchema as Record<string, unknown>,
+    ...(tool.annotations ? { annotations: tool.annotations } : {}),
+    ...(tool.outputSchema ? { outputSchema: tool.outputSchema } : {}),
     // The facts, not hints: gated:false is no claim that a tool is read-only.
     _meta: { "cxagent/plugin": manifest.name, "cxagent/gated": tool.gated },
   };
@@ -27,7 +33,7 @@ export function listedTool(manifest: Manifest, tool: Tool): ListedTool {
 
 export interface CallResult {
   [key: string]: unknown;
-  content: { type: "text"; text: string }[];
+  content: [{ type: "text"; text: string }, ...MediaContent[]];
   structuredContent?: Record<string, unknown>;
   isError: boolean;
   _meta: Record<string, unknown>;
@@ -52,11 +58,12 @@ export function hasOutputSchema(tool: Tool | undefined): boolean {
  * `structuredContent` too; otherwise the model gets only the text (a client that shows
  * structuredContent to the model when present would show it the whole output instead).
  */
-export function callResult(plugin: string, tool: string, result: JobResult, deniedHint?: string, structured = false): CallResult {
+export function callResult(plugin: string, tool: string, result: JobResult, deniedHint?: string, structured = false, sandbox?: readonly string[] | null): CallResult {
   let text = textOf(result, tool);
   if (result.permissionDenied && deniedHint) text = `${text}\n${deniedHint}`;
   return {
-    content: [{ type: "text", text }],
+    // A result's media attachments (a Cortex ToolResult's) follow its text (mcp/media.ts).
+    content: [{ type: "text", text }, ...mediaContent(result.output.media)],
     ...(structured ? { structuredContent: result.output } : {}),
     isError: !result.success,
     _meta: {
@@ -65,6 +72,8 @@ export function callResult(plugin: string, tool: string, result: JobResult, deni
       "cxagent/durationMs": result.durationMs,
       "cxagent/decidedBy": result.decidedBy,
       "cxagent/permissionDenied": result.permissionDenied,
+      // The kernel layers the call ran under (issue 39), or "unconfined".
+      ...(sandbox === undefined ? {} : { "cxagent/sandbox": sandbox === null ? "unconfined" : sandbox.join("+") }),
       ...(result.logFile === null ? {} : { "cxagent/logFile": result.logFile }),
     },
   };

@@ -15,7 +15,10 @@
  *     max_memory_bytes, max_cpu_secs                past them; RLIMIT_AS and RLIMIT_CPU
  *     effects[{kind, confirmation, ...}]            gating, as a Cortex native tool's
  *
- * Every other key is Cortex's own and ignored (cortex_version, trust, [capabilities], [sandbox]).
+ * Every other key is Cortex's own and ignored (cortex_version, trust, [capabilities], [sandbox]),
+ * but cxagent's kernel sandbox, `[cxagent.sandbox]`: it does not confine a process plugin's commands
+ * yet (its launcher grants no folder to execute from), so a manifest that declares it is refused
+ * rather than run unconfined.
  */
 import { isAbsolute, normalize, posix } from "node:path";
 import { parse, TomlError } from "smol-toml";
@@ -113,6 +116,13 @@ export function readProcessManifest(bytes: Uint8Array): ProcessRead {
   }
   const { name, version, description, native } = checked.output;
   const problems: Problem[] = [];
+  const declared = (document as { cxagent?: { sandbox?: unknown } }).cxagent;
+  if (isPlainObject(declared) && declared.sandbox !== undefined) {
+    problems.push({
+      path: "cxagent.sandbox",
+      message: "cxagent.sandbox: the kernel sandbox (landlock, seccomp, rlimits, netns, pids) is not applied to a Cortex process plugin's commands in this version, so the plugin is refused rather than run unconfined; remove [cxagent.sandbox] to run it without one (each call still has its rlimits, its cleared environment and its own process group)",
+    });
+  }
   native.tools.forEach((tool, i) => {
     for (const [key, path] of [["command", tool.command], ["working_dir", tool.working_dir]] as const) {
       if (path !== undefined && !native.allow_host_paths && isOutside(path)) {

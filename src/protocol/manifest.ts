@@ -19,12 +19,24 @@ const COMMAND_NAME = /^[^\s/][^\s]{0,63}$/;
 const Gated = v.union([v.boolean(), v.literal("dynamic")], (issue) =>
   `must be true, false or "dynamic", not ${describeValue(issue.input)}`);
 
+/** MCP's tool annotations (issue 42): hints a client may show; cxagent enforces none of them. */
+export const ToolAnnotationsSchema = v.strictObject({
+  readOnlyHint: v.optional(v.boolean()),
+  destructiveHint: v.optional(v.boolean()),
+  idempotentHint: v.optional(v.boolean()),
+  openWorldHint: v.optional(v.boolean()),
+});
+
 export const ToolSchema = v.strictObject({
   name: v.pipe(v.string(), v.regex(TOOL_NAME, (i) => `${describeValue(i.input)} is not a tool name (1-64 of A-Z a-z 0-9 _ -)`)),
   description: v.optional(v.string(), ""),
   inputSchema: v.optional(v.record(v.string(), v.unknown()), () => ({ type: "object" })),
   gated: v.optional(Gated, false),
   alwaysAskable: v.optional(v.boolean(), true),
+  // Issue 42: what MCP clients show. The plugin's claims, never permissions; outputSchema is checked.
+  title: v.optional(v.string()),
+  annotations: v.optional(ToolAnnotationsSchema),
+  outputSchema: v.optional(v.record(v.string(), v.unknown())),
 });
 export type Tool = v.InferOutput<typeof ToolSchema>;
 

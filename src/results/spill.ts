@@ -10,9 +10,9 @@
  * U+FFFD, as Buffer's UTF-8 encoding makes it). A string that appears twice at that path (a
  * duplicate key, whose last value JSON.parse keeps) is left to the skeleton, and nothing is stored.
  *
- * Where a plugin's text passes a redactor on its way in (issue 40), the spill must consume the
- * redacted text: until the redactor can run on this stream, a call with secrets bound must not be
- * given a spill (then the result is parsed whole, redacted, and only then capped and stored).
+ * Where a plugin's text passes a redactor on its way in (issue 40), the decoded text goes through
+ * that redactor's stream (`redact`) before anything is kept or written: the store, the head and
+ * the tail only ever hold the redacted text, which is what the caller would have had.
  */
 import type { ResultOrigin, ResultStore, ResultWriter, StoredResult } from "./store.ts";
 
@@ -25,9 +25,16 @@ export interface Sink {
   abort(): void;
 }
 
+const EMPTY = Buffer.alloc(0);
 const QUOTE = 34;
 const BACKSLASH = 92;
 const SIMPLE_ESCAPES: Record<number, number> = { 110: 10, 116: 9, 114: 13, 98: 8, 102: 12, 34: 34, 92: 92, 47: 47 };
+
+/** A redactor's stream (secrets/redact.ts StreamRedactor): what of each piece can go out now, and what it held at the end. */
+export interface TextStream {
+  push(text: string): string;
+  end(): string;
+}
 
 /** What the spill found once its line ended. */
 export type SpillOutcome = { kind: "whole"; text: string } | { kind: "spilled"; stored: StoredResult; head: Buffer; tail: Buffer };
@@ -46,24 +53,27 @@ export class ContentSpill implements Sink {
   private duplicate = false;
   private discarded = false;
   private writer: ResultWriter | null = null;
-  private readonly head: Buffer;
+  // Made when the content begins: a call whose reply arrives in one read (most) costs none of it.
+  private head: Buffer = EMPTY;
   private headLength = 0;
-  private readonly ring: Buffer;
+  private ring: Buffer = EMPTY;
   private ringAt = 0;
   private total = 0;
-  private readonly out = Buffer.allocUnsafe(256 << 10);
+  private out: Buffer = EMPTY;
   private outLength = 0;
   /** Content escapes: 0 none, 1 after a backslash, 2 to 5 reading \u's hex digits. */
   private esc = 0;
   private hex = 0;
   private high = 0;
 
+  private readonly decoder: TextDecoder | null;
+
   constructor(
     private readonly store: ResultStore,
     readonly cap: number,
+    private readonly redact?: TextStream,
   ) {
-    this.head = Buffer.allocUnsafe(cap);
-    this.ring = Buffer.allocUnsafe(cap);
+    this.decoder = redact ? new TextDecoder("utf-8") : null;
   }
 
   write(chunk: Uint8Array): void {
@@ -165,6 +175,9 @@ export class ContentSpill implements Sink {
   }
 
   private startContent() {
+    this.head = Buffer.allocUnsafe(this.cap);
+    this.ring = Buffer.allocUnsafe(this.cap);
+    this.out = Buffer.allocUnsafe(256 << 10);
     if (this.discarded) return;
     try {
       this.writer = this.store.begin();
@@ -184,6 +197,7 @@ export class ContentSpill implements Sink {
         if (at >= n) return n;
         if (chunk[at] === QUOTE) {
           this.loneHigh();
+          this.endText();
           return at;
         }
         this.esc = 1;
@@ -241,8 +255,25 @@ export class ContentSpill implements Sink {
     this.emit(Uint8Array.of(byte), 0, 1);
   }
 
+  /** Decoded bytes of the content: through the redactor when there is one, then kept and written. */
   private emit(bytes: Uint8Array, from: number, to: number) {
     this.loneHigh();
+    if (!this.redact) return this.put(bytes, from, to);
+    this.putText(this.redact.push(this.decoder!.decode(bytes.subarray(from, to), { stream: true })));
+  }
+
+  /** The content has ended: what the decoder and the redactor held goes out. */
+  private endText() {
+    if (this.redact) this.putText(this.redact.push(this.decoder!.decode()) + this.redact.end());
+  }
+
+  private putText(text: string) {
+    if (!text) return;
+    const bytes = Buffer.from(text, "utf8");
+    this.put(bytes, 0, bytes.length);
+  }
+
+  private put(bytes: Uint8Array, from: number, to: number) {
     const length = to - from;
     // The head: the first `cap` bytes; the ring: the last `cap` bytes.
     if (this.headLength < this.cap) {

@@ -57,8 +57,12 @@ export interface Sandboxed {
 /**
  * The launcher's command around `hostCommand` (session/host-command.ts: `... __host [--shim=…]`),
  * or E_SANDBOX naming the first layer the declaration needs and this kernel cannot give.
+ *
+ * Another kind of process (a Cortex process plugin's per-call command, say) is started the same
+ * way: its command, whose first word is an absolute path (execve searches no PATH), and
+ * `launcher`, the cxagent command that runs `__sandbox` (hostCommand() up to its `__host`).
  */
-export function sandboxedCommand(hostCommand: readonly string[], policy: SandboxPolicy, offer: KernelOffer = probeKernel()): Sandboxed {
+export function sandboxedCommand(hostCommand: readonly string[], policy: SandboxPolicy, offer: KernelOffer = probeKernel(), launcher?: readonly string[]): Sandboxed {
   const plan = planSandbox(policy, offer);
   const first = plan.missing[0];
   if (first) {
@@ -68,7 +72,11 @@ export function sandboxedCommand(hostCommand: readonly string[], policy: Sandbox
     });
   }
   const at = hostCommand.indexOf("__host");
-  const command = [...hostCommand.slice(0, at), "__sandbox", JSON.stringify(policy), ...hostCommand];
+  const self = launcher ?? (at >= 0 ? hostCommand.slice(0, at) : null);
+  if (self === null || !hostCommand[0]?.startsWith("/")) {
+    throw new CxError("E_INTERNAL", `the sandbox launcher cannot start ${JSON.stringify(hostCommand[0] ?? "")}: ${self === null ? "no cxagent command to run the launcher was given" : "its path must be absolute"}`);
+  }
+  const command = [...self, "__sandbox", JSON.stringify(policy), ...hostCommand];
   return {
     command,
     layers: plan.layers,

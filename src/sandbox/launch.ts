@@ -11,7 +11,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { readHostArgv } from "../protocol/host-args.ts";
-import { SANDBOX_REFUSED_EXIT, SANDBOX_REFUSED_LINE, type SandboxLayer, type SandboxPolicy } from "../protocol/sandbox.ts";
+import { SANDBOX_REFUSED_EXIT, SANDBOX_REFUSED_LINE, type SandboxLayer, type SandboxPolicy } from "../protocol/sandbox-policy.ts";
 import { joinPidsCgroup } from "./cgroup.ts";
 import { execve, lastError, libc, PR_SET_NO_NEW_PRIVS, RLIMIT, setLimit, syscalls } from "./kernel.ts";
 import { ACCESS, restrictThread } from "./landlock.ts";

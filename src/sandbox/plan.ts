@@ -4,7 +4,7 @@
  * host starts, and reports the layers) and in the launcher (which applies exactly the plan, and
  * refuses to start the host when any step of it fails).
  */
-import type { SandboxLayer, SandboxPolicy } from "../protocol/sandbox.ts";
+import type { SandboxLayer, SandboxPolicy } from "../protocol/sandbox-policy.ts";
 import { pidsBase } from "./cgroup.ts";
 import { landlockAbi, libc, seccompAvailable, syscalls } from "./kernel.ts";
 

@@ -14,6 +14,7 @@
  * - write: the host's private ${tmp} (TMPDIR: the compiled binary unpacks its embedded shim there)
  *   and, for a module plugin, the snapshot folder its host writes the approved files into.
  */
+import { realpathSync } from "node:fs";
 import { dirname, join } from "node:path";
 
 export interface RuntimeFiles {
@@ -47,7 +48,7 @@ export const RUNTIME_TASKS = 24;
 /** `executable`: the runtime's own file (process.execPath); `checkout`: the source tree when run from one. */
 export function runtimeFiles(executable: string, checkout: string | null): RuntimeFiles {
   return {
-    execute: ["/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", dirname(executable), ...(checkout ? [checkout] : [])],
+    execute: ["/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", dirname(executable), ...(checkout ? [checkout, ...linkedPackages(checkout)] : [])],
     read: ["/proc", "/sys/devices/system/cpu", "/sys/fs/cgroup", "/etc/ld.so.cache", "/etc/localtime"],
     device: ["/dev/null", "/dev/zero", "/dev/urandom", "/dev/random"],
   };
@@ -57,4 +58,14 @@ export function runtimeFiles(executable: string, checkout: string | null): Runti
 export function checkoutRoot(): string | null {
   if (import.meta.url.includes("$bunfs") || Bun.main.startsWith("/$bunfs/")) return null;
   return join(import.meta.dir, "../..");
+}
+
+/** A checkout's node_modules where it is a link to another folder (a scratch copy's): Landlock sees the real path. */
+function linkedPackages(checkout: string): string[] {
+  try {
+    const real = realpathSync(join(checkout, "node_modules"));
+    return real === join(checkout, "node_modules") ? [] : [real];
+  } catch {
+    return [];
+  }
 }

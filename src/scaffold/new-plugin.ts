@@ -50,6 +50,8 @@ function manifestOf(names: PluginNames) {
     name: names.name,
     version: "0.1.0",
     spawns: false,
+    // What it may touch, enforced by the kernel (README, "What a plugin may do"): nothing but its own folder.
+    sandbox: { fs: { read: [], write: [] }, net: "none" },
     tools: [
       {
         name: names.tool,

@@ -58,7 +58,7 @@ export function allDifferences(sidecar: Manifest, described: Manifest, sides: Si
   for (const tool of sidecar.tools) {
     const other = described.tools.find((t) => t.name === tool.name);
     if (!other) continue;
-    for (const key of ["description", "gated", "alwaysAskable", "inputSchema"] as const) {
+    for (const key of ["description", "gated", "alwaysAskable", "inputSchema", "title", "annotations", "outputSchema"] as const) {
       if (!sameJson(tool[key], other[key])) {
         add(`tool '${tool.name}': ${expected} declares ${key}=${show(tool[key])}, ${actual} returned ${key}=${show(other[key])}`);
       }

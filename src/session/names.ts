@@ -10,6 +10,7 @@ import type { Manifest } from "../protocol/manifest.ts";
 export const BUILTIN_TOOLS = [
   "read_file", "glob", "grep", "write_file", "replace_in_file", "run_shell",
   "http_request", "web_fetch", "ask_user", "todowrite", "agent", "skill",
+  "cxagent_read_result", // cxagent mcp's own (issue 41)
 ] as const;
 
 export interface Collision {

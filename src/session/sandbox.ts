@@ -3,8 +3,9 @@
  * manifest.toml's `[cxagent.sandbox]`), resolved for this session, to the launcher's command.
  * No declaration: the host starts as before, unconfined, and says so (describe, list, the prompt).
  */
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
 import { ensurePrivateFolder } from "../host/private-folder.ts";
-import type { SandboxLayer } from "../protocol/sandbox.ts";
 import { policyOf, type Sandboxed, sandboxedCommand } from "../sandbox/command.ts";
 import type { Inspection } from "./inspect.ts";
 
@@ -13,15 +14,16 @@ export interface SandboxSetting {
   stateDir: string;
   /** The session's private folder (its snapshots'): each host's ${tmp} is made in it. */
   privateDir: string | null;
-  accepts?: SandboxLayer[];
 }
 
 /** The launcher's command and layers for the plugin `inspection` found, or null when it declares no sandbox. */
 export function sandboxOf(inspection: Inspection, hostCommand: readonly string[], s: SandboxSetting): Sandboxed | null {
-  const declared = inspection.manifest.sandbox;
-  if (declared === undefined) return null;
+  const declared = inspection.sandbox.effective;
+  if (declared === null) return null;
   const name = inspection.manifest.name;
   const tmpBase = ensurePrivateFolder(s.privateDir ?? `${s.stateDir}/run`, "sandboxed plugin hosts' private folders are made");
-  const policy = policyOf(declared, { plugin: name, project: s.cwd, folder: inspection.loadSet.realFolder, stateDir: s.stateDir, tmpBase, ...(s.accepts ? { accepts: s.accepts } : {}) });
+  // ${cache} is cxagent's to make: a folder of the plugin's own under the state folder.
+  if ([...declared.fs.read, ...declared.fs.write].some((p) => p.startsWith("${cache}"))) mkdirSync(join(s.stateDir, "cache", name), { recursive: true, mode: 0o700 });
+  const policy = policyOf(declared, { plugin: name, project: s.cwd, folder: inspection.loadSet.realFolder, stateDir: s.stateDir, tmpBase, accepts: inspection.sandbox.accepts });
   return sandboxedCommand(hostCommand, policy);
 }

@@ -46,6 +46,8 @@ describe("describe", () => {
       shadowing: null,
       ships: [],
       refused: null,
+      // The calculator is pure: it may touch nothing but its own folder (issue 39 point 8).
+      sandbox: expect.objectContaining({ effective: { fs: { read: [], write: [] }, net: "none" }, imposed: null, words: "reads nothing (and its own folder); writes nothing; no network", layers: expect.arrayContaining(["landlock", "seccomp"]), missing: [] }),
       files: ["README.md", "calculator.c", "calculator.plugin.json", "calculator.so"].map((path) => ({ path, size: expect.any(Number), sha256: expect.stringMatching(/^[0-9a-f]{64}$/) })),
       manifest: calculatorManifest(),
       readme: readFileSync(join(CALCULATOR, "README.md"), "utf8"),

@@ -44,7 +44,7 @@ describe("version and help", () => {
     const top = await cli(["help"]);
     // no row padded with trailing spaces (citty pads its tables to the widest row)
     for (const screen of [top.stdout, (await cli(["invoke", "--help"])).stdout]) expect(screen.split("\n").filter((l) => / $/.test(l))).toEqual([]);
-    expect(top.stdout).toContain("list|install|uninstall|describe|approve|revoke|load|invoke|gate|command|watch|grants|approvals|secrets|reap|instructions|mcp|new|check|paths|config|completions|version|help");
+    expect(top.stdout).toContain("list|install|uninstall|describe|approve|revoke|load|invoke|gate|command|watch|grants|approvals|secrets|reap|result|instructions|mcp|new|check|paths|config|completions|version|help");
     expect(top.stdout).not.toContain("__complete");
     expect((await cli(["--help"])).stdout).toBe(top.stdout);
     const json = await cli(["help", "describe", "--json"]);

@@ -104,6 +104,17 @@ test("a plugin whose bytes changed gets no secret until approved again", async (
   expect(again.json().result.output.content).toStartWith(`raw ${MARKER}|`);
 }, 60_000);
 
+test("a result over the delivery cap is stored whole, and the stored text holds the marker, not the value", async () => {
+  const capped = await cli(["invoke", folder, "leak_big", "--max-output", "1024", "--json"], { env });
+  expect(capped.code).toBe(0);
+  const spilled = capped.json().result.spilled;
+  expect(spilled.truncated).toBe(true);
+  const stored = await cli(["result", spilled.ref], { env });
+  expect(stored.code).toBe(0);
+  expect(stored.stdout).toContain(`line 79: ${MARKER} and ${MARKER}`);
+  expect(leaks(capped.stdout + capped.stderr + stored.stdout + stored.stderr)).toEqual([]);
+}, 60_000);
+
 test("after every run, the state and config folders hold the value only in the file it is bound to", () => {
   expect(filesHolding(stateDir)).toEqual([]);
   expect(filesHolding(configDir)).toEqual([tokenFile]);

@@ -125,11 +125,39 @@ describe("each call, one process", () => {
     await until(() => !alive(shell) && !alive(sleeper), 5000, "the call's group to be ended");
   }, 20_000);
 
+  test("its plugin host killed mid-call: the call fails E_CRASHED, and the call's recorded group is ended with the host", async () => {
+    using dir = tempDir();
+    await using session = await openSession();
+    const plugin = await session.load(FIXTURE);
+    const at = join(dir.path, "pids");
+    const call = refusal(plugin.invoke("linger", { fault: "hang", at }));
+    await until(() => readFileSync(at, { encoding: "utf8", flag: "a+" }).trim().split(" ").length === 2, 5000, "the pids");
+    const [shell, sleeper] = readFileSync(at, "utf8").trim().split(" ").map(Number) as [number, number];
+    // the call's shell is the plugin host's child
+    const host = Number(readFileSync(`/proc/${shell}/stat`, "utf8").split(") ")[1]!.split(" ")[1]);
+    expect(host).toBeGreaterThan(1);
+    expect(host).not.toBe(process.pid);
+    process.kill(host, "SIGKILL");
+    const error = await call;
+    expect(error.code).toBe("E_CRASHED");
+    await until(() => !alive(shell) && !alive(sleeper), 5000, "the call's group to be ended after its host died");
+    // the next call starts a fresh plugin host
+    expect((await plugin.invoke("act", { fault: "ok" })).success).toBe(true);
+  }, 20_000);
+
   test("calls run at once, each its own process", async () => {
     await using session = await openSession();
     const plugin = await session.load(FIXTURE);
     const results = await Promise.all(Array.from({ length: 8 }, (_, i) => plugin.invoke("act", { fault: `n${i}` })));
     expect(results.map((r) => r.output.content)).toEqual(Array.from({ length: 8 }, (_, i) => `{"tool":"act","input":{"fault":"n${i}"}}`));
+  });
+
+  test("tool selection narrows its tools as any plugin's: a hidden tool is neither listed nor run", async () => {
+    await using session = await openSession();
+    const plugin = await session.load(FIXTURE, { tools: { deny: ["hungry", "linger"] } });
+    expect(plugin.tools.map((t) => t.name)).toEqual(["act", "careful"]);
+    const error = await refusal(plugin.invoke("hungry", { what: "limits" }));
+    expect(error.message).toContain("hungry");
   });
 
   test("a tool whose effects need confirmation asks, as a Cortex native tool's do", async () => {
@@ -139,4 +167,19 @@ describe("each call, one process", () => {
     expect(denied).toMatchObject({ permissionDenied: true });
     expect((await plugin.invoke("careful", { fault: "ok" }, { permission: "once" })).success).toBe(true);
   });
+});
+
+test("a manifest declaring cxagent's kernel sandbox is refused: it cannot confine a process plugin's commands yet, and nothing runs unconfined in its name", async () => {
+  using dir = tempDir();
+  const folder = copy(dir.path, (t) => `${t}\n[cxagent.sandbox]\nnet = "none"\n`);
+  await using session = await openSession();
+  let error: CxError | undefined;
+  try {
+    session.inspect(folder);
+  } catch (e) {
+    error = e as CxError;
+  }
+  expect(error).toBeInstanceOf(CxError);
+  expect(error!.code).toBe("E_MANIFEST");
+  expect(error!.message).toContain("cxagent.sandbox: the kernel sandbox (landlock, seccomp, rlimits, netns, pids) is not applied to a Cortex process plugin's commands in this version");
 });

@@ -224,7 +224,7 @@ describe("a module plugin", () => {
     const events: CallEvent[] = [];
     expect(await probe.command("greet", "Ada", { onEvent: (e) => events.push(e) })).toEqual({ message: "hello, Ada", status: "reported" });
     expect(events).toEqual([{ event: "progress", percent: 10, text: "greeting" }]);
-    await until(() => submits.length > 0, 5000, "the submit");
+    await until(() => submits.length > 0, 30_000, "the submit"); // polled every 20 ms; 5 s was too little at load 20
     expect(submits).toEqual([{ plugin: "probe", goal: "run the tests", wantResult: false }]);
   });
 

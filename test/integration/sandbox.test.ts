@@ -185,3 +185,25 @@ test("a Cortex plugin declares its sandbox as [cxagent.sandbox] in manifest.toml
   expect(readFileSync(`/proc/${plugin.pid}/status`, "utf8")).toMatch(/^Seccomp:\s+2$/m);
   expect(plugin.sandboxLayers).toContain("landlock");
 });
+
+test("${cache} is a folder of the plugin's own under the state folder, made for it, where it may write", async () => {
+  using dir = tempDir();
+  const code = `import { writeFileSync } from "node:fs";
+export default { start() {}, stop() {}, invoke(_t: string, a: { path: string }) { writeFileSync(a.path, "cached"); return { success: true }; } };`;
+  const folder = writeModule(dir.path, "cacher", code, { sandbox: { fs: { write: ["${cache}"] } } });
+  await approve(folder);
+  await using session = await openSession({ cwd: project.path });
+  const plugin = await session.load(folder);
+  const cache = join(session.folders.stateDir, "cache", "cacher");
+  expect((await plugin.invoke("work", { path: join(cache, "x") })).success).toBe(true);
+  expect(readFileSync(join(cache, "x"), "utf8")).toBe("cached");
+});
+
+test("any process started through the launcher is confined: /bin/cat cannot read a file it was not given", () => {
+  const policy = { plugin: "p", read: [], write: [], net: "none", tmpBase: project.path, accepts: [] };
+  const run = Bun.spawnSync([process.execPath, join(ROOT, "src/main.ts"), "__sandbox", JSON.stringify(policy), "/bin/cat", secret]);
+  expect(run.exitCode).toBe(1);
+  expect(run.stderr.toString()).toContain("Permission denied");
+  const allowed = Bun.spawnSync([process.execPath, join(ROOT, "src/main.ts"), "__sandbox", JSON.stringify({ ...policy, read: [secret] }), "/bin/cat", secret]);
+  expect(allowed.stdout.toString()).toBe("secret\n");
+});

@@ -4,7 +4,7 @@
  * process, and a malformed answer as an isError result while the server goes on.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT } from "../helpers.ts";
@@ -35,4 +35,17 @@ test("a Cortex process plugin's tools are served, each call a process; a malform
   const denied = await server.client.callTool({ name: "careful", arguments: {} });
   expect(denied).toMatchObject({ isError: true, _meta: { "cxagent/permissionDenied": true } });
   expect(text(await server.client.callTool({ name: "act", arguments: { fault: "ok" } }))).toBe('{"tool":"act","input":{"fault":"ok"}}');
+}, 30_000);
+
+test("a result's media: a readable image inline as image content, a remote video as a resource link", async () => {
+  await using server = await connect([FIXTURE], { state });
+  const png = join(home, "dot.png");
+  writeFileSync(png, Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
+  const result = await server.client.callTool({ name: "act", arguments: { fault: "media", at: png } });
+  expect(result.isError).toBe(false);
+  expect(result.content).toEqual([
+    { type: "text", text: "a picture" },
+    { type: "image", data: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]).toString("base64"), mimeType: "image/png" },
+    { type: "resource_link", uri: "https://example.org/clip.mp4", name: "https://example.org/clip.mp4", mimeType: "video/mp4" },
+  ]);
 }, 30_000);

@@ -3,7 +3,7 @@
  * point 11): stdin's end, EPIPE, SIGTERM, SIGHUP, the parent's death, SIGKILL of the client.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { alive, CONFIG_DIR, fixture, fixtureLibrary, hostsOf, ROOT, until } from "../helpers.ts";
@@ -113,6 +113,14 @@ test("the parent dies while stdin stays open: the server notices and ends, with 
   const held = openSync(fifo, "r+");
   try {
     const { client, pids, stderr } = await doomedClient("fifo", fifo);
+    // A plugin's host starts at its first call: one call to each, written into the server's stdin.
+    const requests = [
+      { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "fifo", version: "1" } } },
+      { jsonrpc: "2.0", method: "notifications/initialized" },
+      { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "echo_this", arguments: {} } },
+      { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "slow_invoke", arguments: { ms: 1 } } },
+    ];
+    writeSync(held, requests.map((r) => JSON.stringify(r) + "\n").join(""));
     await until(() => stderr().includes("serving over stdio") && hostsUnder(pids.server).length === 2, 10_000, "the server to be up");
     const hosts = hostsUnder(pids.server);
     client.kill("SIGKILL");

@@ -121,6 +121,7 @@ describe("tools/call (point 5)", () => {
         "cxagent/durationMs": expect.any(Number),
         "cxagent/decidedBy": null,
         "cxagent/permissionDenied": false,
+        "cxagent/sandbox": expect.stringContaining("landlock+landlock-net+seccomp"),
       },
     });
     const failed = await server.client.callTool({ name: "test_error_handling", arguments: {} });

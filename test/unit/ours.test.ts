@@ -155,7 +155,7 @@ describe("proveDescent with real processes", () => {
     expect(readStat(h.pid)!.ppid).not.toBe(h.record.pid);
     expect(readStat(h.pid)!.sid).toBe(h.record.pid);
     expect(proveDescent(h.pid, h.record).ok).toBe(true);
-    expect(proveDescent(h.pid, { ...h.record, sid: h.record.pid + 1 })).toEqual({ ok: false, reason: `it is not a descendant of the plugin host (pid ${h.record.pid})` });
+    expect(proveDescent(h.pid, { ...h.record, sid: h.record.sid! + 1 })).toEqual({ ok: false, reason: `it is not a descendant of the plugin host (pid ${h.record.pid})` });
   });
 
   test("refused: the host itself, a host whose start time is not the recorded one, no such process, a zombie, this process", async () => {

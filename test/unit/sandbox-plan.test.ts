@@ -8,6 +8,7 @@ import { checkManifest } from "../../src/protocol/manifest.ts";
 import { sandboxPathProblem, type SandboxPolicy } from "../../src/protocol/sandbox.ts";
 import { policyOf, sandboxedCommand } from "../../src/sandbox/command.ts";
 import { type KernelOffer, planSandbox } from "../../src/sandbox/plan.ts";
+import { intersect, narrowerOrEqual, within } from "../../src/sandbox/intersect.ts";
 import { CxError } from "../../src/errors.ts";
 
 const FULL: KernelOffer = { landlockAbi: 7, seccomp: true, root: true, pidsBase: "/sys/fs/cgroup/pids/cxagent" };
@@ -58,7 +59,7 @@ test("a layer the kernel lacks refuses the load with E_SANDBOX naming it, unless
   const lesser = { ...FULL, landlockAbi: 0 };
   let error: unknown;
   try {
-    sandboxedCommand(["bun", "main.ts", "__host"], policy(), lesser);
+    sandboxedCommand(["/usr/bin/bun", "main.ts", "__host"], policy(), lesser);
   } catch (e) {
     error = e;
   }
@@ -66,8 +67,30 @@ test("a layer the kernel lacks refuses the load with E_SANDBOX naming it, unless
   expect((error as CxError).code).toBe("E_SANDBOX");
   expect((error as CxError).message).toContain("the landlock layer");
   expect((error as CxError).hint).toContain('"sandboxAccepts"');
-  const accepted = sandboxedCommand(["bun", "main.ts", "__host"], policy({ accepts: ["landlock"] }), lesser);
+  const accepted = sandboxedCommand(["/usr/bin/bun", "main.ts", "__host"], policy({ accepts: ["landlock"] }), lesser);
   expect(accepted.layers).not.toContain("landlock");
-  expect(accepted.command.slice(0, 3)).toEqual(["bun", "main.ts", "__sandbox"]);
-  expect(accepted.command.slice(-3)).toEqual(["bun", "main.ts", "__host"]);
+  expect(accepted.command.slice(0, 3)).toEqual(["/usr/bin/bun", "main.ts", "__sandbox"]);
+  expect(accepted.command.slice(-3)).toEqual(["/usr/bin/bun", "main.ts", "__host"]);
+});
+
+test("intersection only narrows: paths within the other side's, the smaller network, the lower limits", () => {
+  const own = { fs: { read: ["${project}"], write: ["${project}/out", "/var/cache/x"] }, net: { connect: [{ port: 443 }, { port: 80 }], bind: [] }, processes: 8 };
+  const floor = { fs: { read: ["${project}/src"], write: ["${project}"] }, net: { connect: [{ port: 443 }], bind: [{ port: 9 }] }, memoryMiB: 512 };
+  const both = intersect(own, floor);
+  expect(both).toEqual({ fs: { read: ["${project}/src", "${project}"], write: ["${project}/out"] }, net: { connect: [{ port: 443 }], bind: [] }, processes: 8, memoryMiB: 512 });
+  expect(intersect(own, { fs: { read: [], write: [] }, net: "any" }).net).toEqual(own.net);
+  expect(intersect(own, { fs: { read: [], write: [] }, net: "none" })).toMatchObject({ fs: { read: [], write: [] }, net: "none" });
+  // "${project}x" is not within "${project}": folder by folder, not by prefix.
+  expect(within("${project}x/a", "${project}")).toBe(false);
+  expect(within("${project}/a", "${project}")).toBe(true);
+  expect(narrowerOrEqual(both, own)).toBe(true);
+  expect(narrowerOrEqual(own, both)).toBe(false);
+  expect(narrowerOrEqual({ fs: { read: [], write: [] }, net: "none" }, { fs: { read: [], write: [] }, net: "none", memoryMiB: 64 })).toBe(false);
+});
+
+test("another kind's process starts through the same launcher: its command after the policy, an absolute path first", () => {
+  const wrapped = sandboxedCommand(["/usr/bin/wc", "-l"], policy(), FULL, ["/opt/cxagent"]);
+  expect(wrapped.command).toEqual(["/opt/cxagent", "__sandbox", JSON.stringify(policy()), "/usr/bin/wc", "-l"]);
+  expect(() => sandboxedCommand(["wc", "-l"], policy(), FULL, ["/opt/cxagent"])).toThrow("its path must be absolute");
+  expect(() => sandboxedCommand(["/usr/bin/wc"], policy(), FULL)).toThrow("no cxagent command to run the launcher was given");
 });

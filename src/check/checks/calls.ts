@@ -9,6 +9,7 @@ import { callArguments, requiredOf, wrongTypeCalls } from "../arguments.ts";
 import type { CheckContext } from "../context.ts";
 import type { Answer } from "../host.ts";
 import { fail, pass, plural, quote, skip, type Verdict, warn } from "../report.ts";
+import { profileOf } from "../../kinds/index.ts";
 
 type Args = Record<string, unknown>;
 
@@ -17,6 +18,13 @@ export interface CallRecord {
   args: Args;
   from: "example" | "generated";
   answer: Answer;
+}
+
+/** Without a sidecar (a Cortex plugin) the tools are those it described: none described, and why, when it did not load. */
+async function undescribed(ctx: CheckContext): Promise<string | null> {
+  if (profileOf(ctx.kind).sidecar || ctx.described) return null;
+  const host = await ctx.running();
+  return typeof host === "string" ? host : null;
 }
 
 async function invoke(ctx: CheckContext, tool: string, args: Args): Promise<Answer | string> {
@@ -32,6 +40,8 @@ async function invoke(ctx: CheckContext, tool: string, args: Args): Promise<Answ
 function resultCalls(ctx: CheckContext): Promise<{ records: CallRecord[]; ungenerated: string[] } | string> {
   return ctx.memo("results", async () => {
     if (ctx.runnable !== null) return ctx.runnable;
+    const unloaded = await undescribed(ctx);
+    if (unloaded !== null) return unloaded;
     const records: CallRecord[] = [];
     const ungenerated: string[] = [];
     for (const tool of ctx.tools) {
@@ -70,6 +80,8 @@ export async function checkResults(ctx: CheckContext): Promise<Verdict> {
     if (isBreach(outcome)) breaches.push(`${call}: ${outcome.text}`);
     else if (outcome.kind === "refused") failures.push(`${call} answered ok:false: ${outcome.text}`);
     else if (result === "not-an-object") breaches.push(`${call}: ok:true with a result that is not a JobResult object`);
+    // The plugin host reads bytes that are not UTF-8 as U+FFFD: the answer was not text.
+    else if (result && JSON.stringify(result).includes("\uFFFD")) breaches.push(`${call}: its answer holds U+FFFD, which the plugin host puts where bytes are not UTF-8`);
     else if (result && !result.success) failures.push(`${call} reported success:false${result.errorMessage ? `: ${result.errorMessage}` : ""}`);
     else succeeded++;
   }
@@ -112,6 +124,8 @@ export async function checkContent(ctx: CheckContext): Promise<Verdict> {
 
 export async function checkBadArguments(ctx: CheckContext): Promise<Verdict> {
   if (ctx.runnable !== null) return skip(ctx.runnable);
+  const unloaded = await undescribed(ctx);
+  if (unloaded !== null) return skip(unloaded);
   if (ctx.tools.length === 0) return pass("no tools to call");
   const made = await resultCalls(ctx);
   if (typeof made === "string") return skip(made);
@@ -170,6 +184,8 @@ const AT_ONCE = 48;
 
 export async function checkConcurrency(ctx: CheckContext): Promise<Verdict> {
   if (ctx.runnable !== null) return skip(ctx.runnable);
+  const unloaded = await undescribed(ctx);
+  if (unloaded !== null) return skip(unloaded);
   if (ctx.tools.length === 0) return pass("no tools to call");
   const host = await ctx.running();
   if (typeof host === "string") return skip(host);

@@ -94,8 +94,10 @@ export function checkSidecar(ctx: CheckContext): Verdict {
 
 /** The sidecar's tools as written, read apart from the manifest rules (a bad inputSchema makes the whole sidecar refuse). */
 function rawTools(ctx: CheckContext): { name: string; inputSchema: Record<string, unknown> | null }[] | null {
-  // A manifest declared elsewhere than in a JSON sidecar (a Cortex process plugin's manifest.toml) was read already.
+  // A manifest declared elsewhere than in a JSON sidecar (a Cortex process plugin's manifest.toml) was read already;
+  // one declared only by running code (a Cortex native plugin's) is what its plugin host described.
   if (ctx.inspection?.profile.declaresTools) return ctx.inspection.manifest.tools.map((t) => ({ name: t.name, inputSchema: t.inputSchema }));
+  if (ctx.described) return ctx.described.tools.map((t) => ({ name: t.name, inputSchema: t.inputSchema }));
   let parsed: unknown;
   try {
     parsed = JSON.parse(readFileSync(ctx.location.sidecar, "utf8"));
@@ -133,14 +135,20 @@ export function checkSchemas(ctx: CheckContext): Verdict {
   return pass(tools.length ? `${plural(tools.length, "inputSchema")}, each a valid JSON Schema of an object` : "no tools, no schemas");
 }
 
+/** The manifest a plugin declares: its sidecar's, or (a Cortex native plugin) what its running code described. */
+function declaredOf(ctx: CheckContext) {
+  return ctx.described ?? ctx.sidecar;
+}
+
 export function checkDescriptions(ctx: CheckContext): Verdict {
-  if (!ctx.sidecar) return skip("the sidecar could not be read");
-  const bare = ctx.sidecar.tools.filter((t) => t.description.trim() === "").map((t) => t.name);
+  const m = declaredOf(ctx);
+  if (!m) return skip("the sidecar could not be read");
+  const bare = m.tools.filter((t) => t.description.trim() === "").map((t) => t.name);
   if (bare.length) {
     return fail(`${plural(bare.length, "tool")} without a description: ${bare.join(", ")}; a model decides from the description whether to call a tool, and MCP clients reject an empty one`,
       "say in each tool's description what it does, what it needs and what it returns");
   }
-  const n = ctx.sidecar.tools.length;
+  const n = m.tools.length;
   return pass(n ? `every tool (${n}) has a description` : "no tools");
 }
 
@@ -153,24 +161,25 @@ const GENERIC = new Set((
 ).split(" "));
 
 export function checkNames(ctx: CheckContext): Verdict {
-  if (!ctx.sidecar) return skip("the sidecar could not be read");
-  const builtin = ctx.sidecar.tools.filter((t) => (BUILTIN_TOOLS as readonly string[]).includes(t.name)).map((t) => t.name);
+  const m = declaredOf(ctx);
+  if (!m) return skip("the sidecar could not be read");
+  const builtin = m.tools.filter((t) => (BUILTIN_TOOLS as readonly string[]).includes(t.name)).map((t) => t.name);
   if (builtin.length) {
     return fail(`${builtin.map((n) => `'${n}'`).join(", ")} ${builtin.length === 1 ? "is a built-in tool's name" : "are built-in tools' names"}, so every load refuses the plugin`,
-      `prefix each tool with something of the plugin's own, such as '${prefixOf(ctx.sidecar.name)}_${builtin[0]}'`);
+      `prefix each tool with something of the plugin's own, such as '${prefixOf(m.name)}_${builtin[0]}'`);
   }
-  const generic = ctx.sidecar.tools.filter((t) => GENERIC.has(t.name.toLowerCase())).map((t) => t.name);
-  const bare = ctx.sidecar.tools.filter((t) => !generic.includes(t.name) && !/[_-]/.test(t.name)).map((t) => t.name);
+  const generic = m.tools.filter((t) => GENERIC.has(t.name.toLowerCase())).map((t) => t.name);
+  const bare = m.tools.filter((t) => !generic.includes(t.name) && !/[_-]/.test(t.name)).map((t) => t.name);
   if (generic.length || bare.length) {
     const parts = [
       ...(generic.length ? [`${generic.map((n) => `'${n}'`).join(", ")} ${generic.length === 1 ? "is a name" : "are names"} other plugins will claim too`] : []),
       ...(bare.length ? [`${bare.map((n) => `'${n}'`).join(", ")} ${bare.length === 1 ? "is one word" : "are single words"}, with no prefix of the plugin's own`] : []),
     ];
     return warn(`${parts.join("; ")}: a tool name is claimed session-wide, and the second plugin to claim one is refused`,
-      `prefix the tools with the plugin's own name, such as '${prefixOf(ctx.sidecar.name)}_${(generic[0] ?? bare[0])!}', so they do not collide and a glob ('${prefixOf(ctx.sidecar.name)}_*') selects them`);
+      `prefix the tools with the plugin's own name, such as '${prefixOf(m.name)}_${(generic[0] ?? bare[0])!}', so they do not collide and a glob ('${prefixOf(m.name)}_*') selects them`);
   }
-  const n = ctx.sidecar.tools.length;
-  return pass(n ? `${n === 1 ? "the tool's name is" : `all ${n} tool names are`} specific: ${ctx.sidecar.tools.map((t) => t.name).join(", ")}` : "no tools");
+  const n = m.tools.length;
+  return pass(n ? `${n === 1 ? "the tool's name is" : `all ${n} tool names are`} specific: ${m.tools.map((t) => t.name).join(", ")}` : "no tools");
 }
 
 function prefixOf(name: string): string {

@@ -1,4 +1,5 @@
 import { defineCommand } from "citty";
+import { sandboxReport } from "../../session/sandbox-facts.ts";
 import { commandMeta } from "../_meta.ts";
 import { firstDifference } from "../../session/compare.ts";
 import { join } from "node:path";
@@ -27,6 +28,7 @@ export default defineCommand({
     const { location, manifest, loadSet, trust } = inspected;
     const readme = loadSet.kept.get("README.md")?.toString("utf8") ?? null;
     const refusal = refusalOf(inspected);
+    const sandbox = sandboxReport(inspected.sandbox);
     let live: { manifest: Manifest; matches: boolean; difference: string | null; deadlines?: { tool: string; ms: number }[]; about?: string | null; warnings?: readonly string[] } | null = null;
     if (args.live) {
       const plugin = await session.load(args.plugin);
@@ -49,6 +51,8 @@ export default defineCommand({
       ...(inspected.approvedElsewhere.length ? [`note: ${otherFolderSentence(manifest.name, inspected.approvedElsewhere, loadSet.realFolder)}`] : []),
       `settings: ${inspected.cortex ? "none (a Cortex plugin takes no settings)" : describeSettings(inspected.settings)}`,
       ...(inspected.dependencies.plan?.inSet.length ? [`ships: ${inspected.dependencies.plan.inSet.map((d) => inert(d.path)).join(", ")}`] : []),
+      `may touch: ${inert(sandbox.words)}`,
+      ...(sandbox.layers ? [`enforced by: ${sandbox.layers.join("+")}${sandbox.imposed ? " (narrowed by config.json)" : ""}`] : []),
       ...(refusal ? [`refused: ${indentBlock(refusal.message, "  ")}`] : []),
     ];
     return {
@@ -67,6 +71,7 @@ export default defineCommand({
         shadowing: inspected.shadowing,
         ships: inspected.dependencies.plan?.inSet.map((d) => d.path) ?? [],
         refused: refusal?.toJSON() ?? null,
+        sandbox,
         files: loadSet.files,
         manifest,
         readme,

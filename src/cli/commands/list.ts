@@ -1,4 +1,5 @@
 import { defineCommand } from "citty";
+import { sandboxWords } from "../../session/sandbox-facts.ts";
 import { commandMeta } from "../_meta.ts";
 import { hintCommand, shellWord } from "../_hints.ts";
 import type { Manifest } from "../../protocol/manifest.ts";
@@ -67,6 +68,7 @@ export default defineCommand({
         tools,
         collisions,
         problem,
+        sandbox: inspected ? sandboxWords(inspected.sandbox.effective) : null,
         ...selectionJson(inspected),
       };
     });
@@ -87,6 +89,7 @@ export default defineCommand({
             const note = p.kind === null ? null : profileOf(p.kind).words.listNote;
             if (note) lines.push(`  kind     ${note}`);
             lines.push(...selectionLines(p));
+            if (p.sandbox) lines.push(`  touches  ${inert(p.sandbox)}`);
             for (const c of p.collisions) lines.push(`  collides ${c.kind} '${inert(c.name)}' is already held by ${c.holder === "built-in" ? "a built-in tool" : `plugin '${inert(c.holder)}'`}`);
             if (p.problem) lines.push(`  problem  ${indentBlock(p.problem, "           ")}`);
             return lines.join("\n");

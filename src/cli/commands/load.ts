@@ -46,6 +46,7 @@ export default defineCommand({
         version: plugin.manifest.version,
         tools: plugin.tools.map((x) => x.name),
         exports: plugin.exports,
+        sandbox: plugin.sandboxLayers ? plugin.sandboxLayers.join("+") : "unconfined",
         loadedMs: ms(loaded - began),
         totalMs: ms(stopped - began),
         steps,
@@ -55,6 +56,7 @@ export default defineCommand({
       text: [
         `loaded ${inert(plugin.name)} ${inert(plugin.manifest.version)}: ${plugin.tools.length} tool${plugin.tools.length === 1 ? "" : "s"}${plugin.exports.length ? `, exports ${plugin.exports.join(", ")}` : ""}`,
         ...selectionLines(plugin.policy),
+        `  sandbox  ${plugin.sandboxLayers ? `enforced by ${plugin.sandboxLayers.join("+")}` : "unconfined (it declares no sandbox)"}`,
         ...steps.flatMap((s) => [
           row(plugin.profile.words.steps[s.step] ?? (s.step in STEP_WORDS ? STEP_WORDS[s.step as keyof typeof STEP_WORDS] : s.step), s.ms),
           ...(s.step === "spawn" ? phases.map((p) => `      ${`${p.phase} began at`.padEnd(42)} ${p.atMs.toFixed(1).padStart(8)} ms`) : []),

@@ -28,6 +28,8 @@ export default defineCommand({
     },
     "token-file": { type: "string", description: "Read the HTTP bearer token from this file (yours, mode 0600 or stricter)", valueHint: "FILE" },
     timeout: { type: "string", description: "Abandon a call after this many milliseconds (a tool error)", valueHint: "MS" },
+    "max-body": { type: "string", description: "Over HTTP, refuse a request body over this many bytes with 413 (default 67108864, 64 MiB: the plugin protocol's line cap)", valueHint: "BYTES" },
+    "idle-ms": { type: "string", description: "Stop a plugin host after this many milliseconds without a call (default 600000; config.json's idleMs or keepAlive per plugin wins); its next call starts it again", valueHint: "MS" },
   },
   async run({ args, rawArgs }): Promise<CommandResult> {
     const options = globalOptions(args);
@@ -42,6 +44,7 @@ export default defineCommand({
     if (typeof args["token-file"] === "string" && (typeof args.http !== "string" || noToken)) {
       throw new CxError("E_USAGE", noToken ? "--token-file and --no-token contradict each other" : "--token-file only applies to --http");
     }
+    if (args["max-body"] !== undefined && typeof args.http !== "string") throw new CxError("E_USAGE", "--max-body only applies to --http");
     if (noToken && allowRemote) throw new CxError("E_USAGE", "--no-token cannot be used with --allow-remote: off loopback a bearer token is always required");
     const exitCode = await serveMcp({
       plugins: args._.map(String),
@@ -50,6 +53,8 @@ export default defineCommand({
       token: !noToken,
       tokenFile: typeof args["token-file"] === "string" ? args["token-file"] : undefined,
       timeoutMs: parseTimeout(args.timeout),
+      idleMs: parseTimeout(args["idle-ms"], "--idle-ms"),
+      bodyCap: parseBodyCap(args["max-body"]),
       cwd: options.cwd,
       configDir: options.configDir,
       stateDir: options.stateDir,
@@ -60,9 +65,17 @@ export default defineCommand({
   },
 });
 
-function parseTimeout(value: unknown): number | undefined {
+function parseTimeout(value: unknown, flag = "--timeout"): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0) throw new CxError("E_USAGE", `--timeout takes a positive number of milliseconds, not '${String(value)}'`);
+  if (!Number.isInteger(n) || n <= 0 || n > 2_147_483_647) throw new CxError("E_USAGE", `${flag} takes a positive number of milliseconds, not '${String(value)}'`);
+  return n;
+}
+
+/** --max-body: a whole number of bytes, at least 1 KiB (an initialize request fits) and at most 1 GiB. */
+function parseBodyCap(value: unknown): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1024 || n > 1 << 30) throw new CxError("E_USAGE", `--max-body takes a number of bytes from 1024 to 1073741824, not '${String(value)}'`);
   return n;
 }

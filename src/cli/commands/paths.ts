@@ -1,4 +1,5 @@
 import { defineCommand } from "citty";
+import { kernelSandbox } from "../../session/sandbox-facts.ts";
 import { commandMeta } from "../_meta.ts";
 import { accessSync, constants, statSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -67,6 +68,7 @@ export default defineCommand({
         checkedSchemas: state("checked-schemas.json"),
       },
       plugins: searchFolders(config, project, folders.configDir).map((f) => ({ ...stateOf(f.path), origin: f.origin })),
+      sandbox: kernelSandbox(),
     };
     const word = (s: PathState, missing: string) =>
       !s.exists ? missing : `${s.kind}${s.readable ? "" : ", NOT READABLE"}${s.kind === "folder" && !s.writable ? ", read-only" : ""}`;
@@ -83,6 +85,7 @@ export default defineCommand({
       `  schemas      ${json.state.checkedSchemas.path}  (${word(json.state.checkedSchemas, "none yet")}; a cache of inputSchemas found valid)`,
       "plugin folders, searched in this order:",
       ...json.plugins.map((p, i) => `  ${i + 1}. ${p.path}  (${origins[p.origin]}; ${word(p, "missing")})`),
+      `sandbox      ${json.sandbox.words}`,
     ];
     return { json, text: lines.join("\n"), exitCode: 0 };
   },

@@ -1,0 +1,116 @@
+/**
+ * `cxagent mcp` lazy and frugal (issue 42 point 2), against N minimal MCP SDK servers (one per
+ * plugin, as hand-written servers are deployed) under Node and under Bun, in the same run: the
+ * whole tree's PSS after tools/list and after one call of each plugin, the time until every tool
+ * is listed (spawn → initialize → tools/list, all servers at once), and the CPU the tree uses idle
+ * once each plugin has been called. cxagent serves N copies of the trivial native plugin.
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Context, Figures } from "./context.ts";
+import { cpuPerCall, cpuSample, memoryOf, sampleAdder, sectionFigures } from "./measure.ts";
+import { ROOT } from "./setup.ts";
+
+const SERVERS = ["cxagent-mcp", "minimal-node", "minimal-bun"] as const;
+type Server = (typeof SERVERS)[number];
+
+interface Tree {
+  clients: { client: Client; pid: number; tool: string; args: Record<string, unknown> }[];
+  close(): Promise<void>;
+}
+
+async function openTree(ctx: Context, server: Server, n: number): Promise<Tree> {
+  const minimal = join(import.meta.dir, "mcp-minimal.mjs");
+  const specs =
+    server === "cxagent-mcp"
+      ? [{ command: ctx.ws.binary, args: ["mcp", ...ctx.ws.many.slice(0, n), "--state-dir", ctx.ws.stateDir, "--config-dir", ctx.ws.configDir] }]
+      : Array.from({ length: n }, () => ({ command: server === "minimal-node" ? "node" : process.execPath, args: [minimal] }));
+  const clients = await Promise.all(
+    specs.map(async (spec) => {
+      const transport = new StdioClientTransport({ ...spec, cwd: ROOT, stderr: "inherit" });
+      const client = new Client({ name: "bench", version: "1.0.0" });
+      await client.connect(transport);
+      return { client, pid: transport.pid! };
+    }),
+  );
+  const listed = await Promise.all(clients.map((c) => c.client.listTools()));
+  const calls = clients.flatMap((c, i) =>
+    server === "cxagent-mcp" ? listed[i]!.tools.map((t) => ({ ...c, tool: t.name, args: {} })) : [{ ...c, tool: "calc_multiply", args: { a: 6, b: 7 } }],
+  );
+  return { clients: calls, close: async () => void (await Promise.all(clients.map((c) => c.client.close()))) };
+}
+
+/** A process and every descendant. */
+function tree(pid: number): number[] {
+  const out = [pid];
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      for (const child of readFileSync(`/proc/${pid}/task/${tid}/children`, "utf8").split(" ").filter(Boolean)) out.push(...tree(Number(child)));
+    }
+  } catch {
+    // ended
+  }
+  return out;
+}
+
+const pssOf = (pids: number[]) => pids.reduce((sum, pid) => sum + (memoryOf(pid).pss || 0), 0);
+
+export async function mcpLazySection(ctx: Context, fig: Figures) {
+  // Every N even in quick mode: each target's row needs its figures (test/e2e/bench.test.ts).
+  const counts = [1, 5, 20];
+  const idleN = 10;
+  const idleSeconds = ctx.quick ? 3 : 30;
+  const samples = new Map<string, number[]>();
+  const add = sampleAdder(samples);
+  for (let round = 0; round < ctx.rounds; round++) {
+    for (const n of [...new Set([...counts, idleN])].sort((a, b) => a - b)) {
+      for (const server of round % 2 ? [...SERVERS].reverse() : SERVERS) {
+        if (server === "minimal-node" && Bun.which("node") === null) continue;
+        const began = performance.now();
+        const t = await openTree(ctx, server, n);
+        try {
+          add(`mcplazy.${n}.${server}.listed_ms`, performance.now() - began);
+          const roots = [...new Set(t.clients.map((c) => c.pid))];
+          const all = () => roots.flatMap(tree);
+          if (counts.includes(n)) add(`mcplazy.${n}.${server}.pss_listed_kib`, pssOf(all()));
+          for (const c of t.clients) await c.client.callTool({ name: c.tool, arguments: c.args });
+          if (counts.includes(n)) add(`mcplazy.${n}.${server}.pss_called_kib`, pssOf(all()));
+          if (n === idleN) {
+            const pids = all();
+            const before = cpuSample(pids);
+            await Bun.sleep(idleSeconds * 1000);
+            // CPU of the whole tree over the idle time, as % of one CPU
+            add(`mcplazy.idle.${server}.cpu_pct`, (cpuPerCall(before, cpuSample(pids), 1).children / (idleSeconds * 1e6)) * 100);
+          }
+        } finally {
+          await t.close();
+        }
+      }
+    }
+    ctx.log(`  round ${round + 1}/${ctx.rounds} done`);
+  }
+  sectionFigures(samples, fig, "", ctx.samples);
+}
+
+export function mcpLazyTable(spread: (key: string, scale?: number) => string, has: (prefix: string) => boolean): string[] {
+  if (!has("mcplazy.")) return [];
+  const mib = 1 / 1024;
+  const out = [
+    "## `cxagent mcp` lazy: N plugins against N minimal SDK servers (issue 42)",
+    "",
+    "Whole tree (server and children), MiB of PSS; time from spawn to every tool listed, all servers at once; CPU of the tree idle after one call of each plugin.",
+    "",
+    "| N | server | PSS after tools/list | PSS after one call each | all tools listed, ms |",
+    "| --- | --- | --- | --- | --- |",
+  ];
+  for (const n of [1, 5, 10, 20]) {
+    for (const s of SERVERS) {
+      if (!has(`mcplazy.${n}.${s}.`)) continue;
+      out.push(`| ${n} | ${s} | ${has(`mcplazy.${n}.${s}.pss_listed_kib`) ? spread(`mcplazy.${n}.${s}.pss_listed_kib`, mib) : "–"} | ${has(`mcplazy.${n}.${s}.pss_called_kib`) ? spread(`mcplazy.${n}.${s}.pss_called_kib`, mib) : "–"} | ${spread(`mcplazy.${n}.${s}.listed_ms`)} |`);
+    }
+  }
+  out.push("", `Idle CPU, % of one CPU, the whole tree: ${SERVERS.filter((s) => has(`mcplazy.idle.${s}.`)).map((s) => `${s} ${spread(`mcplazy.idle.${s}.cpu_pct`)}`).join("; ")}.`, "");
+  return out;
+}

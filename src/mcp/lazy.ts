@@ -1,0 +1,235 @@
+/**
+ * Plugins served without a plugin host until a call needs one (issue 42 point 2). A plugin whose
+ * manifest is known before it runs (its kind has a sidecar: the sidecar, checked when inspected, is
+ * the manifest) is listed from that inspection; no code of it runs for `initialize` or
+ * `tools/list`. Its first call loads it through the library (trust, spawn, the describe compared
+ * with the sidecar, start), and a host idle for `idleMs` is stopped, to be started again by the
+ * next call; `keepAlive` keeps it. Any other plugin (a Cortex one declares its tools only when it
+ * runs; a client one originates work; one not approved or refused) is loaded at once, as before,
+ * and gives the same refusals.
+ */
+import { type FSWatcher, watch } from "node:fs";
+import { type CommandResult, CxError, type Inspection, type InvokeOptions, isCxError, type JobResult, type Manifest, type Plugin, type PluginChange, type Session, type Submit, type Tool } from "../index.ts";
+
+/** What the hub serves: a loaded `Plugin`, or a `LazyPlugin` standing for one. */
+export interface Served {
+  readonly name: string;
+  readonly manifest: Manifest;
+  /** The tools the model sees (the manifest's, less the hidden ones). */
+  readonly tools: readonly Tool[];
+  invoke(tool: string, args: unknown, options: InvokeOptions): Promise<JobResult>;
+  command(name: string, text?: string, options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<CommandResult>;
+  onChange(listener: (change: PluginChange) => void): () => void;
+  onSubmit(listener: (submit: Submit) => void): () => void;
+  /** The kernel layers its host runs under (issue 39), null when unconfined or not started. */
+  readonly sandboxLayers: readonly string[] | null;
+}
+
+/** The default idle time before a lazily started host is stopped: 10 minutes. */
+export const DEFAULT_IDLE_MS = 10 * 60_000;
+
+/** Whether `inspection` lets its plugin be served lazily (else it is loaded at once). */
+export function servableLazily(inspection: Inspection, loadedAs?: string): boolean {
+  const approved = inspection.trust.state === "approved";
+  // Names held by its own older version (still loaded while its last calls finish) are no collision.
+  const collisions = inspection.collisions.filter((c) => c.holder !== loadedAs);
+  const refused = inspection.shadowing !== null || inspection.dependencies.problem !== null || collisions.length > 0;
+  return approved && !refused && inspection.enabled && inspection.profile.sidecar && !inspection.manifest.client;
+}
+
+export class LazyPlugin implements Served {
+  readonly name: string;
+  private inspection: Inspection;
+  /** Its files changed and the new ones are not approved (yet): its tools are not listed. */
+  private changed: string | null = null;
+  private plugin: Plugin | null = null;
+  /** The old host's last calls, before a changed plugin's new bytes load. */
+  private retiring: Promise<void> | null = null;
+  private watcher: FSWatcher | null = null;
+  private recheckTimer: ReturnType<typeof setTimeout> | null = null;
+  private readonly listListeners = new Set<() => void>();
+  private loading: Promise<Plugin> | null = null;
+  private running = 0;
+  private idleTimer: ReturnType<typeof setTimeout> | null = null;
+  private readonly changeListeners = new Set<(change: PluginChange) => void>();
+  private closed = false;
+
+  constructor(
+    private readonly session: Session,
+    /** What to load: the reference the plugin was found by. */
+    private readonly ref: string,
+    inspection: Inspection,
+    /** Stop the host after this long without a call; null = keep it (keepAlive). */
+    private readonly idleMs: number | null,
+  ) {
+    this.name = inspection.name;
+    this.inspection = inspection;
+  }
+
+  get manifest(): Manifest {
+    return this.inspection.manifest;
+  }
+
+  /** Its host's kernel layers, once a call started it (Plugin.sandboxLayers). */
+  get sandboxLayers(): readonly string[] | null {
+    return this.plugin?.sandboxLayers ?? null;
+  }
+
+  /** The tools the model sees: none while its changed files wait for approval. */
+  get tools(): readonly Tool[] {
+    if (this.changed !== null) return [];
+    const { hidden } = this.inspection.selection.policy;
+    return hidden.size ? this.manifest.tools.filter((t) => !hidden.has(t.name)) : this.manifest.tools;
+  }
+
+  /** Calls `listener` when its tools leave the list or come back (live reload). */
+  onListChanged(listener: () => void): () => void {
+    this.listListeners.add(listener);
+    return () => this.listListeners.delete(listener);
+  }
+
+  /**
+   * Watches its folder (issue 42 point 3): a change takes its tools off the list until the new
+   * bytes are approved (`recheck`, also called when the approvals change); calls running on the old
+   * host finish there, and the next call loads the new bytes.
+   */
+  watch(): void {
+    const folder = this.inspection.loadSet.realFolder;
+    try {
+      this.watcher = watch(folder, { recursive: true, persistent: false }, () => this.recheckSoon());
+    } catch {
+      this.watcher = null; // a folder that cannot be watched is served as it is
+    }
+  }
+
+  /** Looks at its files again (debounced): a new hash is listed only once approved. */
+  recheckSoon(): void {
+    if (this.recheckTimer) clearTimeout(this.recheckTimer);
+    this.recheckTimer = setTimeout(() => this.recheck(), 100);
+    this.recheckTimer.unref();
+  }
+
+  private recheck(): void {
+    this.recheckTimer = null;
+    if (this.closed) return;
+    let fresh: Inspection | null = null;
+    let problem: string;
+    try {
+      fresh = this.session.inspect(this.ref);
+      problem = fresh.trust.state === "approved" ? "" : `its files changed since it was approved; approve them with: cxagent approve ${this.inspection.loadSet.realFolder}`;
+    } catch (error) {
+      if (!isCxError(error)) throw error;
+      problem = error.message;
+    }
+    const same = fresh !== null && fresh.loadSet.hash === this.inspection.loadSet.hash;
+    if (same && this.changed === null) return;
+    const wasListed = this.changed === null;
+    let swapped = false;
+    if (fresh && !problem && servableLazily(fresh, this.name)) {
+      this.changed = null;
+      if (!same) this.swap(fresh);
+      swapped = !same;
+    } else {
+      this.changed = problem || "its changed files cannot be served lazily; restart the server to load them";
+    }
+    if (wasListed !== (this.changed === null) || swapped) for (const listener of [...this.listListeners]) listener();
+  }
+
+  /** New approved bytes: the old host serves its running calls, then goes; the next call loads these. */
+  private swap(fresh: Inspection) {
+    this.inspection = fresh;
+    const old = this.plugin;
+    this.plugin = null;
+    this.clearIdle();
+    if (!old) return;
+    const drained = this.running === 0 ? Promise.resolve() : new Promise<void>((resolve) => (this.drained = resolve));
+    this.retiring = drained.then(() => this.session.unload(old.name)).finally(() => (this.retiring = null));
+  }
+
+  /** Whether a plugin host runs for it now. */
+  get started(): boolean {
+    return this.plugin !== null;
+  }
+
+  async invoke(tool: string, args: unknown, options: InvokeOptions): Promise<JobResult> {
+    return this.busy((plugin) => plugin.invoke(tool, args, options));
+  }
+
+  async command(name: string, text = "", options: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<CommandResult> {
+    return this.busy((plugin) => plugin.command(name, text, options));
+  }
+
+  onChange(listener: (change: PluginChange) => void): () => void {
+    this.changeListeners.add(listener);
+    return () => this.changeListeners.delete(listener);
+  }
+
+  /** A lazy plugin is never a client one (servableLazily): it submits nothing. */
+  onSubmit(): () => void {
+    return () => {};
+  }
+
+  /** Stops its host, if one runs; later calls are refused by the closed session. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.clearIdle();
+    this.watcher?.close();
+    if (this.recheckTimer) clearTimeout(this.recheckTimer);
+  }
+
+  private drained: (() => void) | null = null;
+
+  private async busy<T>(work: (plugin: Plugin) => Promise<T>): Promise<T> {
+    if (this.changed !== null) throw new CxError("E_NOT_APPROVED", `plugin '${this.name}': ${this.changed}`, { details: { plugin: this.name } });
+    const plugin = this.plugin ?? (await this.retiring, await this.load());
+    this.running++;
+    this.clearIdle();
+    try {
+      return await work(plugin);
+    } finally {
+      if (--this.running === 0) {
+        const drained = this.drained;
+        this.drained = null;
+        if (drained) drained();
+        else this.armIdle();
+      }
+    }
+  }
+
+  private load(): Promise<Plugin> {
+    if (this.plugin) return Promise.resolve(this.plugin);
+    this.loading ??= this.session.load(this.ref).then(
+      (plugin) => {
+        this.plugin = plugin;
+        this.loading = null;
+        plugin.onChange((change) => {
+          for (const listener of [...this.changeListeners]) listener(change);
+        });
+        return plugin;
+      },
+      (error: unknown) => {
+        this.loading = null;
+        throw error;
+      },
+    );
+    return this.loading;
+  }
+
+  private armIdle() {
+    if (this.idleMs === null || this.closed || !this.plugin) return;
+    this.idleTimer = setTimeout(() => void this.stopIdle(), this.idleMs);
+    this.idleTimer.unref();
+  }
+
+  private clearIdle() {
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = null;
+  }
+
+  private async stopIdle() {
+    this.idleTimer = null;
+    if (this.running > 0 || !this.plugin) return;
+    this.plugin = null;
+    await this.session.unload(this.name);
+  }
+}
