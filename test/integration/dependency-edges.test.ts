@@ -62,6 +62,8 @@ describe("the dependency plan's edges", () => {
     expect(error.message).toBe(
       `${lib} needs libdep.so, which the loader would load from ${join(evil, "libdep.so")}: outside the plugin's folder ${realpathSync(folder)} and not a system library, so it could change after you approve the plugin`,
     );
+    expect(error.hint).toBe(`ship libdep.so inside the plugin's folder and link plugin.so with -Wl,-rpath,'$ORIGIN'; see 'Shipping libraries your plugin needs' in ffi/cxagent_plugin.h`);
+    expect(error.details).toEqual({ library: lib, dependency: "libdep.so", path: join(evil, "libdep.so") });
     // the library itself in the sibling folder, planned as the plugin folder's
     const outside = library(join(evil, "other.so"));
     expect(refusal(() => plan(folder, outside)).message).toBe(`the library ${outside} is not inside its own folder ${realpathSync(folder)}`);
@@ -77,7 +79,9 @@ describe("the dependency plan's edges", () => {
     const folder = join(dir.path, "plugin");
     library(join(folder, "libdep.so"), ["-Wl,-soname,libdep.so"]);
     const lib = library(join(folder, "plugin.so"), [`-L${folder}`, "-ldep", `-Wl,${dtags}`, `-Wl,-rpath,${path}`]);
-    expect(refusal(() => plan(folder, lib)).message).toBe(`${lib} has '${path}' in its ${source}; cxagent accepts '$ORIGIN' and folders below it, without '..' or a numeric first folder`);
+    const error = refusal(() => plan(folder, lib));
+    expect(error.message).toBe(`${lib} has '${path}' in its ${source}; cxagent accepts '$ORIGIN' and folders below it, without '..' or a numeric first folder`);
+    expect(error.hint).toBe("ship what it needs inside the plugin's folder; see 'Shipping libraries your plugin needs' in ffi/cxagent_plugin.h");
   });
 
   test("$ORIGIN and a folder below it are accepted", () => {
@@ -96,7 +100,9 @@ describe("the dependency plan's edges", () => {
     library(join(folder, "sub", "libx.so"), ["-Wl,-soname,libx.so"]);
     library(join(folder, "libother.so"), ["-Wl,-soname,libother.so", `-L${join(folder, "sub")}`, "-lx", "-Wl,--enable-new-dtags", "-Wl,-rpath,$ORIGIN/sub"]);
     const lib = library(join(folder, "plugin.so"), [`-L${folder}`, "-lx", "-lother", "-Wl,--enable-new-dtags", "-Wl,-rpath,$ORIGIN"]);
-    expect(refusal(() => plan(folder, lib)).message).toBe("two of the plugin's libraries, libx.so and sub/libx.so, both have the soname 'libx.so'; the loader would use only the first");
+    const twice = refusal(() => plan(folder, lib));
+    expect(twice.message).toBe("two of the plugin's libraries, libx.so and sub/libx.so, both have the soname 'libx.so'; the loader would use only the first");
+    expect(twice.hint).toBe("give each library the plugin ships a soname of its own");
     // the same libx.so needed by both: one library, planned once
     const shared = join(dir.path, "shared");
     library(join(shared, "libx.so"), ["-Wl,-soname,libx.so"]);
