@@ -84,6 +84,31 @@ describe("the dependency plan's edges", () => {
     expect(error.hint).toBe("ship what it needs inside the plugin's folder; see 'Shipping libraries your plugin needs' in ffi/cxagent_plugin.h");
   });
 
+  test("libraries that need each other in a cycle are refused, naming the chain", () => {
+    using dir = tempDir();
+    const folder = join(dir.path, "plugin");
+    const dtags = ["-Wl,--enable-new-dtags", "-Wl,-rpath,$ORIGIN"];
+    library(join(folder, "liba.so"), ["-Wl,-soname,liba.so"]);
+    library(join(folder, "libb.so"), ["-Wl,-soname,libb.so", `-L${folder}`, "-la", ...dtags]);
+    library(join(folder, "liba.so"), ["-Wl,-soname,liba.so", `-L${folder}`, "-lb", ...dtags]);
+    const lib = library(join(folder, "plugin.so"), [`-L${folder}`, "-la", ...dtags]);
+    const error = refusal(() => plan(folder, lib));
+    expect(error.message).toBe("the plugin's libraries need each other in a cycle (plugin.so → liba.so → libb.so → liba.so), which cxagent cannot load from approved copies");
+    expect(error.hint).toBe("break the cycle: a library the plugin ships must not need, directly or not, a library that needs it");
+    expect(error.details).toEqual({ library: join(folder, "libb.so"), dependency: "liba.so" });
+  });
+
+  test("a shipped library needed by its path, not its name, is refused", () => {
+    using dir = tempDir();
+    const folder = join(dir.path, "plugin");
+    const dep = library(join(folder, "libdep.so"));
+    const lib = library(join(folder, "plugin.so"), [dep]);
+    const error = refusal(() => plan(folder, lib));
+    expect(error.message).toBe(`${lib} needs the plugin's own libdep.so by its path ('${dep}'), so the loader would open it again from disk instead of the approved copy`);
+    expect(error.hint).toBe("link it by name with -Wl,-rpath,'$ORIGIN' instead of by path; see 'Shipping libraries your plugin needs' in ffi/cxagent_plugin.h");
+    expect(error.details).toEqual({ library: lib, dependency: dep });
+  });
+
   test("$ORIGIN and a folder below it are accepted", () => {
     using dir = tempDir();
     const folder = join(dir.path, "plugin");
