@@ -74,6 +74,8 @@ describe("the dependency plan's edges", () => {
     ["DT_RPATH", "--disable-new-dtags", "$ORIGIN/.."],
     ["DT_RUNPATH", "--enable-new-dtags", "$ORIGIN/../plugin"],
     ["DT_RUNPATH", "--enable-new-dtags", "$ORIGIN/sub/../.."],
+    ["DT_RUNPATH", "--enable-new-dtags", "$ORIGIN/12"],
+    ["DT_RUNPATH", "--enable-new-dtags", "$ORIGIN//3/lib"],
   ])("%s %s %s is refused, though the library it needs is in the plugin's folder", (source, dtags, path) => {
     using dir = tempDir();
     const folder = join(dir.path, "plugin");
