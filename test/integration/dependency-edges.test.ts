@@ -5,10 +5,11 @@
  * soname are refused, while one library needed twice is not.
  */
 import { describe, expect, test } from "bun:test";
-import { mkdirSync, realpathSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, realpathSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { CxError } from "../../src/errors.ts";
 import { planDependencies } from "../../src/trust/dependencies.ts";
+import { systemLoader } from "../../src/trust/loader.ts";
 import { tempDir } from "../helpers.ts";
 
 const cc = process.env.CC ?? "cc";
@@ -109,6 +110,19 @@ describe("the dependency plan's edges", () => {
     expect(error.message).toBe(`${lib} needs the plugin's own libdep.so by its path ('${dep}'), so the loader would open it again from disk instead of the approved copy`);
     expect(error.hint).toBe("link it by name with -Wl,-rpath,'$ORIGIN' instead of by path; see 'Shipping libraries your plugin needs' in ffi/cxagent_plugin.h");
     expect(error.details).toEqual({ library: lib, dependency: dep });
+  });
+
+  test("a library found nowhere is refused, naming every place searched in the loader's order", () => {
+    using dir = tempDir();
+    const folder = join(dir.path, "plugin");
+    library(join(folder, "libgone.so"), ["-Wl,-soname,libgone.so"]);
+    const lib = library(join(folder, "plugin.so"), [`-L${folder}`, "-lgone", "-Wl,--enable-new-dtags", "-Wl,-rpath,$ORIGIN/lib"]);
+    rmSync(join(folder, "libgone.so"));
+    const error = refusal(() => plan(folder, lib));
+    const searched = [join(realpathSync(folder), "lib"), "the loader's cache", ...systemLoader().defaultDirs].join(", ");
+    expect(error.message).toBe(`${lib} needs libgone.so, which the loader would find nowhere (searched: ${searched})`);
+    expect(error.hint).toBe("ship libgone.so inside the plugin's folder and link plugin.so with -Wl,-rpath,'$ORIGIN'; see 'Shipping libraries your plugin needs' in ffi/cxagent_plugin.h");
+    expect(error.details).toEqual({ library: lib, dependency: "libgone.so" });
   });
 
   test("$ORIGIN and a folder below it are accepted", () => {
