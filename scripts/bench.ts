@@ -12,6 +12,7 @@ import { Session } from "../src/index.ts";
 import { callSection, contendedCallSection } from "./bench/calls.ts";
 import type { Build, Context, Figures } from "./bench/context.ts";
 import { crashSection, idleMemorySection, soakSection } from "./bench/memory.ts";
+import { processSection } from "./bench/process.ts";
 import { mcpLazySection } from "./bench/mcp-lazy.ts";
 import { mcpServeSection } from "./bench/mcp-serve.ts";
 import { payloadSection } from "./bench/payload.ts";
@@ -37,6 +38,7 @@ const SECTIONS: Record<string, (ctx: Context, fig: Figures) => unknown> = {
   memory: idleMemorySection,
   soak: (ctx, fig) => soakSection(ctx, fig),
   crash: crashSection,
+  process: processSection,
   "mcp-serve": mcpServeSection,
   "mcp-lazy": mcpLazySection,
   sandbox: sandboxSection,

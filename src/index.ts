@@ -14,6 +14,9 @@ export {
 } from "./session/session.ts";
 export type { LoadStep, LoadTimings } from "./session/pipeline.ts";
 export type { CortexFacts, Inspection, SettingsSource, Shadowing } from "./session/inspect.ts";
+export type { SandboxFacts } from "./session/sandbox-facts.ts";
+export type { SandboxDeclaration } from "./protocol/sandbox.ts";
+export type { SandboxLayer } from "./protocol/sandbox-policy.ts";
 export type { PluginKind } from "./protocol/host-args.ts";
 export type { KeptFiles, KindProfile, KindWords } from "./kinds/index.ts";
 export type { TrustRequest, ConfirmTrust } from "./trust/check.ts";

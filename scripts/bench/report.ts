@@ -223,7 +223,7 @@ export function render(runs: RunRecord[], options: ReportOptions): string {
     if (has(runs, "oneshot.")) out.push(`| one-shot compiled \`cxagent invoke\` of calc_multiply, ms | ${spread(runs, "oneshot.invoke_ms")} | \`cxagent --version\`: ${spread(runs, "oneshot.version_ms")} |`);
     out.push("");
   }
-  if (has(runs, "mem.") || has(runs, "soak.") || has(runs, "crash.")) {
+  if (has(runs, "mem.") || has(runs, "soak.") || has(runs, "crash.") || has(runs, "process.")) {
     out.push("## Memory and robustness", "");
     const mib = 1 / 1024;
     if (has(runs, "mem.")) out.push(`- idle plugin host: RSS ${spread(runs, "mem.idle.host_rss_kib", mib)} MiB (PSS ${spread(runs, "mem.idle.host_pss_kib", mib)}); bare Bun child: RSS ${spread(runs, "mem.idle.bare_rss_kib", mib)} MiB (PSS ${spread(runs, "mem.idle.bare_pss_kib", mib)}).`);
@@ -233,6 +233,7 @@ export function render(runs: RunRecord[], options: ReportOptions): string {
       );
     }
     if (has(runs, "crash.")) out.push(`- crash detection (segfault in invoke → failed result): ${spread(runs, "crash.detect_ms")} ms (worst ${spread(runs, "crash.detect_max_ms")} ms).`);
+    if (has(runs, "process.")) out.push(`- a Cortex process tool's call (examples/cortex-process shell_word_count, one process per call): ${spread(runs, "process.call_ms")} ms; the same script spawned by Bun alone: ${spread(runs, "process.bare_ms")} ms.`);
     out.push("");
   }
   out.push(...METHOD);

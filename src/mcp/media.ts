@@ -1,18 +1,20 @@
 /**
  * A result's media attachments (a Cortex ToolResult's `media`, kept as `output.media`) as MCP
- * content (issue 43): an image or audio file that is readable here and small enough goes inline,
- * as `image` or `audio` content (base64); any other file, a file too large, and a remote URL go as
- * a `resource_link`; a local file that cannot be read becomes a line of text saying so.
+ * content (issue 43): an image or audio file that is readable here goes inline, as `image` or
+ * `audio` content (base64), while the result's inline media stay within the delivery cap of a
+ * result (issue 41's default, 100 KiB, counted as base64); any other file, one past that, and a
+ * remote URL go as a `resource_link`; a local file that cannot be read becomes a line of text.
  *
  *   attachment {media_type, mime_type, url, caption, size}   url: a local path or a URL
  */
 import { readFileSync, statSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { DELIVERY_CAP_DEFAULT } from "../index.ts";
 
-/** At most this many bytes of one attachment, and of all of a result's together, go inline. */
-export const MEDIA_INLINE_BYTES = 4 << 20;
-export const MEDIA_INLINE_TOTAL = 8 << 20;
+/** At most this many bytes of a result's media go inline, as base64 (the delivery cap's default). */
+export const MEDIA_INLINE_BYTES = DELIVERY_CAP_DEFAULT;
+const base64Size = (bytes: number) => Math.ceil(bytes / 3) * 4;
 
 export type MediaContent =
   | { type: "image" | "audio"; data: string; mimeType: string }
@@ -69,10 +71,10 @@ export function mediaContent(media: unknown, cwd: string = process.cwd()): Media
     }
     const uri = pathToFileURL(path).href;
     const kind = a.media_type === "image" || a.media_type === "audio" ? a.media_type : null;
-    if (kind && size <= MEDIA_INLINE_BYTES && inline + size <= MEDIA_INLINE_TOTAL) {
+    if (kind && inline + base64Size(size) <= MEDIA_INLINE_BYTES) {
       try {
         const data = readFileSync(path);
-        inline += data.length;
+        inline += base64Size(data.length);
         out.push({ type: kind, data: data.toString("base64"), mimeType: a.mime_type });
         continue;
       } catch (error) {

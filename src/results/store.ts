@@ -171,15 +171,16 @@ export class ResultStore {
    * The folder's results, least recently used first, and what in it is not the store's: files it
    * did not name, results not 0600, and leftovers of writes that were cut short (reported, never read).
    */
-  scan(): { results: { hex: string; bytes: number; usedAt: number }[]; foreign: string[] } {
+  scan(): { results: { hex: string; bytes: number; usedAt: number }[]; foreign: string[]; leftovers: string[] } {
     let names: string[];
     try {
       names = readdirSync(this.folder);
     } catch {
-      return { results: [], foreign: [] };
+      return { results: [], foreign: [], leftovers: [] };
     }
     const results: { hex: string; bytes: number; usedAt: number }[] = [];
     const foreign: string[] = [];
+    const leftovers: string[] = [];
     for (const name of names) {
       const path = join(this.folder, name);
       if (META.test(name)) continue;
@@ -190,10 +191,13 @@ export class ResultStore {
         continue;
       }
       if (DATA.test(name) && stat.isFile() && (stat.mode & 0o777) === 0o600) results.push({ hex: name.slice(7), bytes: stat.size, usedAt: stat.mtimeMs });
-      else if (!(TEMP.test(name) && Date.now() - stat.mtimeMs < 3_600_000)) foreign.push(path);
+      else if (TEMP.test(name) && stat.isFile()) {
+        // A write under way, or one an ended process left (untouched for an hour).
+        if (Date.now() - stat.mtimeMs >= 3_600_000) leftovers.push(path);
+      } else foreign.push(path);
     }
     results.sort((a, b) => a.usedAt - b.usedAt);
-    return { results, foreign };
+    return { results, foreign, leftovers };
   }
 
   /** Removes the least recently used results until the rest fit the cap (`keep` is removed last). */
@@ -213,7 +217,9 @@ export class ResultStore {
 
   /** Removes results unused for maxAgeMs (`dryRun`: only says which); reports what is not the store's. */
   reap(options: { dryRun?: boolean } = {}): { removed: string[]; foreign: string[] } {
-    const { results, foreign } = this.scan();
+    const { results, foreign, leftovers } = this.scan();
+    // Writes cut short (the process ended mid-write) are the store's own leftovers: removed.
+    if (!options.dryRun) for (const path of leftovers) rmSync(path, { force: true });
     const removed: string[] = [];
     for (const r of results) {
       if (Date.now() - r.usedAt <= this.maxAgeMs) continue;

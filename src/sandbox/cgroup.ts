@@ -5,7 +5,7 @@
  * cgroup delegates `pids`. The launcher makes it and moves itself in before execve; the parent
  * reads whether the cap was hit and removes it once the host has ended.
  */
-import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 const V1 = "/sys/fs/cgroup/pids";
@@ -42,6 +42,7 @@ export function cgroupOf(base: string, pid: number): string {
 
 /** Makes the host's cgroup with `max` processes and moves this process in. Throws naming the step. */
 export function joinPidsCgroup(base: string, max: number): string {
+  sweepPidsCgroups(base);
   const folder = cgroupOf(base, process.pid);
   mkdirSync(folder, { recursive: true });
   writeFileSync(join(folder, "pids.max"), String(max));
@@ -67,4 +68,36 @@ export function endPidsCgroup(base: string, pid: number): boolean {
     }
   }
   return hit;
+}
+
+/**
+ * Removes the cgroups of hosts whose parent never removed them (a launcher run by hand, a parent
+ * killed first): only those named for a pid that no longer runs, and only empty ones (the
+ * kernel refuses to remove a cgroup with a process in it).
+ */
+export function sweepPidsCgroups(base: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(base);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = Number(/^host-(\d+)$/.exec(name)?.[1] ?? NaN);
+    if (!Number.isInteger(pid) || pid === process.pid || alive(pid)) continue;
+    try {
+      rmdirSync(join(base, name));
+    } catch {
+      // in use, or gone meanwhile
+    }
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as { code?: string }).code === "EPERM";
+  }
 }

@@ -105,7 +105,7 @@ test("a plugin whose bytes changed gets no secret until approved again", async (
 }, 60_000);
 
 test("a result over the delivery cap is stored whole, and the stored text holds the marker, not the value", async () => {
-  const capped = await cli(["invoke", folder, "leak_big", "--max-output", "1024", "--json"], { env });
+  const capped = await cli(["invoke", folder, "leak_lines", "--max-output", "1024", "--json"], { env });
   expect(capped.code).toBe(0);
   const spilled = capped.json().result.spilled;
   expect(spilled.truncated).toBe(true);

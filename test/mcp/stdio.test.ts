@@ -320,7 +320,7 @@ describe("permission (point 9)", () => {
     const result = await server.client.callTool({ name: "test_elicitation", arguments: { message: "x" } });
     expect(result._meta?.["cxagent/decidedBy"]).toBe("user");
     expect(server.stderr()).toContain("asking the client failed");
-  });
+  }, 180_000); // nine servers, one after another: about 5 s alone
 
   test("a gate's own wording, no Always where the gate narrows it, and the generic wording when the gate failed", async () => {
     await using server = await connect([fixture("gates")], { state, cwd: project, capabilities: { elicitation: {} } });

@@ -19,7 +19,8 @@ test("each kind of attachment as the content an MCP client reads", () => {
   writeFileSync(png, Buffer.from([0x89, 0x50, 0x4e, 0x47]));
   writeFileSync(wav, "RIFF");
   writeFileSync(mp4, "ftyp");
-  writeFileSync(big, Buffer.alloc(MEDIA_INLINE_BYTES + 1));
+  // past the delivery cap once in base64
+  writeFileSync(big, Buffer.alloc(Math.floor((MEDIA_INLINE_BYTES * 3) / 4)));
   const content = mediaContent([
     attachment("image", "image/png", png, "a dot"),
     attachment("audio", "audio/wav", `file://${wav}`),
@@ -33,7 +34,7 @@ test("each kind of attachment as the content an MCP client reads", () => {
     { type: "image", data: Buffer.from([0x89, 0x50, 0x4e, 0x47]).toString("base64"), mimeType: "image/png" },
     { type: "audio", data: Buffer.from("RIFF").toString("base64"), mimeType: "audio/wav" },
     { type: "resource_link", uri: `file://${mp4}`, name: mp4, mimeType: "video/mp4", size: 4 },
-    { type: "resource_link", uri: `file://${big}`, name: big, mimeType: "image/png", size: MEDIA_INLINE_BYTES + 1 },
+    { type: "resource_link", uri: `file://${big}`, name: big, mimeType: "image/png", size: Math.floor((MEDIA_INLINE_BYTES * 3) / 4) },
     { type: "resource_link", uri: "https://example.org/a.pdf", name: "the paper", mimeType: "application/pdf", description: "the paper" },
     { type: "text", text: expect.stringContaining(`[attachment ${join(dir.path, "missing.png")} could not be read: ENOENT`) },
   ]);

@@ -50,7 +50,14 @@ test("unknown, malformed, corrupt, loose and foreign: refused or reported by nam
   chmodSync(file, 0o644);
   expect((await refusalOf(() => store.read(stored.ref))).message).toBe(`the stored result ${file} is not trusted: it is not a plain file of this user's with mode 0600 (mode 644)`);
   writeFileSync(join(dir.path, "results", "notes.txt"), "mine");
+  // A write an ended process left, untouched for an hour, is removed; one under way is left alone.
+  const left = join(dir.path, "results", ".123.1700000000000.abc.tmp");
+  const writing = join(dir.path, "results", ".124.1700000000001.abd.tmp");
+  writeFileSync(left, "half");
+  writeFileSync(writing, "half");
+  utimesSync(left, new Date(Date.now() - 2 * 3_600_000), new Date(Date.now() - 2 * 3_600_000));
   expect(store.reap().foreign.sort()).toEqual([join(dir.path, "results", "notes.txt"), file]);
+  expect([existsSync(left), existsSync(writing)]).toEqual([false, true]);
 });
 
 test("past its cap the least recently used results go; a read counts as a use", () => {

@@ -1,5 +1,6 @@
 /** The spill while reading (issue 41): the text it stores is the text JSON.parse gives, however the line is cut. */
 import { expect, test } from "bun:test";
+import { readdirSync } from "node:fs";
 import { ContentSpill } from "../../src/results/spill.ts";
 import { ResultStore } from "../../src/results/store.ts";
 import { tempDir } from "../helpers.ts";
@@ -56,5 +57,6 @@ test("within the cap the content comes back whole and nothing is stored; a conte
   const twice = through(`{"id":1,"ok":true,"result":{"output":{"content":"${"a".repeat(3000)}","content":"second"}}}`, 1024, [100, 2000], store);
   expect(twice.outcome).toBeNull();
   expect(twice.skeleton.result.output.content).toBe("second");
-  expect(store.scan()).toEqual({ results: [], foreign: [] }); // no temp file left
+  expect(store.scan()).toEqual({ results: [], foreign: [], leftovers: [] });
+  expect(readdirSync(store.folder).filter((n) => n.endsWith(".tmp"))).toEqual([]); // no temp file left
 });
