@@ -5,10 +5,11 @@
  * soname are refused, while one library needed twice is not.
  */
 import { describe, expect, test } from "bun:test";
-import { mkdirSync, realpathSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, realpathSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { CxError } from "../../src/errors.ts";
 import { planDependencies } from "../../src/trust/dependencies.ts";
+import { systemLoader } from "../../src/trust/loader.ts";
 import { tempDir } from "../helpers.ts";
 
 const cc = process.env.CC ?? "cc";
@@ -62,6 +63,8 @@ describe("the dependency plan's edges", () => {
     expect(error.message).toBe(
       `${lib} needs libdep.so, which the loader would load from ${join(evil, "libdep.so")}: outside the plugin's folder ${realpathSync(folder)} and not a system library, so it could change after you approve the plugin`,
     );
+    expect(error.hint).toBe(`ship libdep.so inside the plugin's folder and link plugin.so with -Wl,-rpath,'$ORIGIN'; see 'Shipping libraries your plugin needs' in ffi/cxagent_plugin.h`);
+    expect(error.details).toEqual({ library: lib, dependency: "libdep.so", path: join(evil, "libdep.so") });
     // the library itself in the sibling folder, planned as the plugin folder's
     const outside = library(join(evil, "other.so"));
     expect(refusal(() => plan(folder, outside)).message).toBe(`the library ${outside} is not inside its own folder ${realpathSync(folder)}`);
@@ -72,12 +75,54 @@ describe("the dependency plan's edges", () => {
     ["DT_RPATH", "--disable-new-dtags", "$ORIGIN/.."],
     ["DT_RUNPATH", "--enable-new-dtags", "$ORIGIN/../plugin"],
     ["DT_RUNPATH", "--enable-new-dtags", "$ORIGIN/sub/../.."],
+    ["DT_RUNPATH", "--enable-new-dtags", "$ORIGIN/12"],
+    ["DT_RUNPATH", "--enable-new-dtags", "$ORIGIN//3/lib"],
   ])("%s %s %s is refused, though the library it needs is in the plugin's folder", (source, dtags, path) => {
     using dir = tempDir();
     const folder = join(dir.path, "plugin");
     library(join(folder, "libdep.so"), ["-Wl,-soname,libdep.so"]);
     const lib = library(join(folder, "plugin.so"), [`-L${folder}`, "-ldep", `-Wl,${dtags}`, `-Wl,-rpath,${path}`]);
-    expect(refusal(() => plan(folder, lib)).message).toBe(`${lib} has '${path}' in its ${source}; cxagent accepts '$ORIGIN' and folders below it, without '..' or a numeric first folder`);
+    const error = refusal(() => plan(folder, lib));
+    expect(error.message).toBe(`${lib} has '${path}' in its ${source}; cxagent accepts '$ORIGIN' and folders below it, without '..' or a numeric first folder`);
+    expect(error.hint).toBe("ship what it needs inside the plugin's folder; see 'Shipping libraries your plugin needs' in ffi/cxagent_plugin.h");
+  });
+
+  test("libraries that need each other in a cycle are refused, naming the chain", () => {
+    using dir = tempDir();
+    const folder = join(dir.path, "plugin");
+    const dtags = ["-Wl,--enable-new-dtags", "-Wl,-rpath,$ORIGIN"];
+    library(join(folder, "liba.so"), ["-Wl,-soname,liba.so"]);
+    library(join(folder, "libb.so"), ["-Wl,-soname,libb.so", `-L${folder}`, "-la", ...dtags]);
+    library(join(folder, "liba.so"), ["-Wl,-soname,liba.so", `-L${folder}`, "-lb", ...dtags]);
+    const lib = library(join(folder, "plugin.so"), [`-L${folder}`, "-la", ...dtags]);
+    const error = refusal(() => plan(folder, lib));
+    expect(error.message).toBe("the plugin's libraries need each other in a cycle (plugin.so → liba.so → libb.so → liba.so), which cxagent cannot load from approved copies");
+    expect(error.hint).toBe("break the cycle: a library the plugin ships must not need, directly or not, a library that needs it");
+    expect(error.details).toEqual({ library: join(folder, "libb.so"), dependency: "liba.so" });
+  });
+
+  test("a shipped library needed by its path, not its name, is refused", () => {
+    using dir = tempDir();
+    const folder = join(dir.path, "plugin");
+    const dep = library(join(folder, "libdep.so"));
+    const lib = library(join(folder, "plugin.so"), [dep]);
+    const error = refusal(() => plan(folder, lib));
+    expect(error.message).toBe(`${lib} needs the plugin's own libdep.so by its path ('${dep}'), so the loader would open it again from disk instead of the approved copy`);
+    expect(error.hint).toBe("link it by name with -Wl,-rpath,'$ORIGIN' instead of by path; see 'Shipping libraries your plugin needs' in ffi/cxagent_plugin.h");
+    expect(error.details).toEqual({ library: lib, dependency: dep });
+  });
+
+  test("a library found nowhere is refused, naming every place searched in the loader's order", () => {
+    using dir = tempDir();
+    const folder = join(dir.path, "plugin");
+    library(join(folder, "libgone.so"), ["-Wl,-soname,libgone.so"]);
+    const lib = library(join(folder, "plugin.so"), [`-L${folder}`, "-lgone", "-Wl,--enable-new-dtags", "-Wl,-rpath,$ORIGIN/lib"]);
+    rmSync(join(folder, "libgone.so"));
+    const error = refusal(() => plan(folder, lib));
+    const searched = [join(realpathSync(folder), "lib"), "the loader's cache", ...systemLoader().defaultDirs].join(", ");
+    expect(error.message).toBe(`${lib} needs libgone.so, which the loader would find nowhere (searched: ${searched})`);
+    expect(error.hint).toBe("ship libgone.so inside the plugin's folder and link plugin.so with -Wl,-rpath,'$ORIGIN'; see 'Shipping libraries your plugin needs' in ffi/cxagent_plugin.h");
+    expect(error.details).toEqual({ library: lib, dependency: "libgone.so" });
   });
 
   test("$ORIGIN and a folder below it are accepted", () => {
@@ -96,7 +141,9 @@ describe("the dependency plan's edges", () => {
     library(join(folder, "sub", "libx.so"), ["-Wl,-soname,libx.so"]);
     library(join(folder, "libother.so"), ["-Wl,-soname,libother.so", `-L${join(folder, "sub")}`, "-lx", "-Wl,--enable-new-dtags", "-Wl,-rpath,$ORIGIN/sub"]);
     const lib = library(join(folder, "plugin.so"), [`-L${folder}`, "-lx", "-lother", "-Wl,--enable-new-dtags", "-Wl,-rpath,$ORIGIN"]);
-    expect(refusal(() => plan(folder, lib)).message).toBe("two of the plugin's libraries, libx.so and sub/libx.so, both have the soname 'libx.so'; the loader would use only the first");
+    const twice = refusal(() => plan(folder, lib));
+    expect(twice.message).toBe("two of the plugin's libraries, libx.so and sub/libx.so, both have the soname 'libx.so'; the loader would use only the first");
+    expect(twice.hint).toBe("give each library the plugin ships a soname of its own");
     // the same libx.so needed by both: one library, planned once
     const shared = join(dir.path, "shared");
     library(join(shared, "libx.so"), ["-Wl,-soname,libx.so"]);

@@ -33,6 +33,7 @@ const spoiled: [string, unknown][] = [
   ["a hash of capitals", { ...valid, hash: "A".repeat(64) }],
   ["a short hash", { ...valid, hash: "a".repeat(63) }],
   ["a hash with a newline after it", { ...valid, hash: `${HASH}\n` }],
+  ["a hash with a character before it", { ...valid, hash: `x${HASH}` }],
   ["no directory", Object.fromEntries(Object.entries(valid).filter(([k]) => k !== "directory"))],
   ["no approvedAt", Object.fromEntries(Object.entries(valid).filter(([k]) => k !== "approvedAt"))],
   ["approvedAt as a number", { ...valid, approvedAt: 0 }],

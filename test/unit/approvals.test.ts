@@ -115,9 +115,11 @@ describe("recordApproval and revokeApproval", () => {
     expect(readApprovals(dir.path).map((a) => `${a.plugin}@${a.directory}`)).toEqual(["echo@/one", "other@/one", "echo@/three"]);
     const before = readFileSync(approvalsPath(dir.path), "utf8");
     const inode = statSync(approvalsPath(dir.path)).ino;
+    // not rewritten (checked after each: a rewrite's temp file could be given the freed inode back)
     expect(revokeApproval(dir.path, "echo", "/two")).toEqual([]);
+    expect(statSync(approvalsPath(dir.path)).ino).toBe(inode);
     expect(revokeApproval(dir.path, "none", null)).toEqual([]);
-    expect(statSync(approvalsPath(dir.path)).ino).toBe(inode); // not rewritten
+    expect(statSync(approvalsPath(dir.path)).ino).toBe(inode);
     expect(readFileSync(approvalsPath(dir.path), "utf8")).toBe(before);
     expect(revokeApproval(dir.path, "echo", null)).toEqual(["/one", "/three"]);
     expect(readApprovals(dir.path).map((a) => `${a.plugin}@${a.directory}`)).toEqual(["other@/one"]);
@@ -155,6 +157,30 @@ describe("reading approvals.json", () => {
     corrupt(dir.path, { approvals: [null, valid] });
     corrupt(dir.path, { approvals: [{ hash: A }, valid] });
     corrupt(dir.path, { approvals: [{ plugin: 7 }, valid] });
+    corrupt(dir.path, { approvals: [{ plugin: 7 }] });
+  });
+
+  test("a spoiled entry of this plugin is named; another plugin's entry is not checked past its name", () => {
+    using dir = tempDir();
+    writeFileSync(approvalsPath(dir.path), JSON.stringify({ approvals: [{ plugin: "other", anything: true }, { ...valid, hash: "x" }] }));
+    let message = "";
+    try {
+      readApprovalsOf(dir.path, "echo");
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    expect(message).toContain("hash");
+    expect(message).not.toContain("anything");
+    expect(message).not.toContain("directory");
+  });
+
+  test("recording or revoking over a corrupt file refuses, naming it as the approvals file", () => {
+    using dir = tempDir();
+    writeFileSync(approvalsPath(dir.path), "{");
+    const prefix = `the approvals file ${approvalsPath(dir.path)} is corrupt`;
+    expect(() => recordApproval(dir.path, { plugin: "echo", hash: A, realFolder: "/p", files: [] })).toThrow(prefix);
+    expect(() => revokeApproval(dir.path, "echo", null)).toThrow(prefix);
+    expect(readFileSync(approvalsPath(dir.path), "utf8")).toBe("{");
   });
 
   test("a hash that is not 64 lowercase hex digits is named so", () => {

@@ -57,6 +57,17 @@ describe("a group is ours only while it is provably the one we made", () => {
     expect(provenGroup(host, lineage, table(proc(301, { pgid: 300, sid: 555, startTime: "1001" })))).toBeNull();
   });
 
+  test("the leader is gone: one member outside the recorded session, or older than the leader, and the group is not ours", () => {
+    const inSession = proc(301, { pgid: 300, sid: 300, startTime: "1001" });
+    expect(provenGroup(host, lineage, table(inSession, proc(302, { pgid: 300, sid: 555, startTime: "1001" })))).toBeNull();
+    expect(provenGroup(host, lineage, table(inSession, proc(302, { pgid: 300, sid: 300, startTime: "999" })))).toBeNull();
+  });
+
+  test("the leader is gone and its session was not recorded: no session matches, not even 1", () => {
+    const { sid: _sid, ...noSession } = host;
+    expect(provenGroup(noSession, lineage, table(proc(301, { pgid: 300, sid: 1, startTime: "1001" })))).toBeNull();
+  });
+
   test("a process that did not lead its group when recorded made no group", () => {
     const child: Owned = { pid: 301, startTime: "1001", pgid: 300, sid: 300 };
     expect(provenGroup(child, lineage, table(proc(300), proc(301, { pgid: 300, sid: 300, startTime: "1001" })))).toBeNull();
