@@ -8,7 +8,7 @@
  * declaration does all three: the test sees the sandbox, not a tool that cannot do them anyway.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { chmodSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import type { Socket } from "bun";
 import { join } from "node:path";
 import { probeKernel } from "../../src/sandbox/plan.ts";
@@ -32,11 +32,11 @@ printf '"%s tmp:%s"\\n' "$said" "$TMPDIR"
 const outside = tempDir("cxagent-outside-");
 const secret = join(outside.path, "secret.txt");
 const workdir = join(outside.path, "work");
-let server: ReturnType<typeof Bun.listen>;
+let server: import("bun").TCPSocketListener<undefined>;
 beforeAll(() => {
   writeFileSync(secret, "not yours\n");
   mkdirSync(workdir);
-  server = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data(_s: Socket) {}, open(s: Socket) { s.end(); } } });
+  server = Bun.listen<undefined>({ hostname: "127.0.0.1", port: 0, socket: { data(_s: Socket<undefined>) {}, open(s: Socket<undefined>) { s.end(); } } });
 });
 afterAll(() => {
   server.stop(true);
@@ -89,7 +89,6 @@ test("declared reads and writes are granted; with allow_host_paths, a working_di
   const out = join(outside.path, "allowed-out");
   const folder = plugin(dir.path, `net = "any"\nfs = { read = [${JSON.stringify(secret)}], write = [${JSON.stringify(outside.path)}] }`, "allow_host_paths = true\n");
   const manifest = join(folder, "manifest.toml");
-  const { readFileSync } = await import("node:fs");
   writeFileSync(manifest, readFileSync(manifest, "utf8").replace('timeout_secs = 20', `timeout_secs = 20\nworking_dir = ${JSON.stringify(workdir)}`));
   const r = await probe(folder, out);
   expect(r.first).toMatchObject({ "read-outside": "ok", "write-outside": "ok", connect: "ok", "read-cwd": "ok" });
