@@ -36,8 +36,14 @@ export function callPolicy(base: SandboxPolicy, snapshot: string, outside: { com
   return { ...base, read: [...base.read, snapshot, ...outside.folders], execute: [...(base.execute ?? []), snapshot, ...outside.commands] };
 }
 
-/** One call's command line through the launcher; its `ended` cleans up after the call's process. */
+/**
+ * One call's command line through the launcher; its `ended` cleans up after the call's process.
+ * The launcher reads a plugin host's options after a `__host` word of the command it starts (and
+ * grants the snapshot folder they name), so a tool's command line holding that word is refused:
+ * a manifest's args must not widen what its calls may touch.
+ */
 export function sandboxCall(sandbox: CallSandbox, policy: SandboxPolicy, argv: readonly string[]): Sandboxed {
+  if (argv.includes("__host")) throw new Error("its command line holds the word __host, which the sandbox launcher reads as a plugin host's options; a sandboxed tool's command and args must not");
   return sandboxedCommand(argv, policy, undefined, sandbox.launcher);
 }
 

@@ -11,8 +11,10 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import type { Socket } from "bun";
 import { join } from "node:path";
+import { describeTrustRequest } from "../../src/cli/_trust-prompt.ts";
 import { probeKernel } from "../../src/sandbox/plan.ts";
-import { cli, openSession, ROOT, tempDir } from "../helpers.ts";
+import { trustRequestOf } from "../../src/session/inspect.ts";
+import { cli, openSession, refusal, ROOT, tempDir } from "../helpers.ts";
 
 const PROBE = `#!/bin/bash
 # Tries what its input names; answers one JSON string: what it could do.
@@ -94,12 +96,19 @@ test("declared reads and writes are granted; with allow_host_paths, a working_di
   expect(r.first).toMatchObject({ "read-outside": "ok", "write-outside": "ok", connect: "ok", "read-cwd": "ok" });
 }, 60_000);
 
-test("describe and the trust request show a process plugin's sandbox as any other's", async () => {
+test("describe and the trust prompt show a process plugin's sandbox as any other's", async () => {
   using dir = tempDir();
   await using session = await openSession();
-  const inspected = session.inspect(plugin(dir.path, 'net = "none"'));
+  const folder = plugin(dir.path, 'net = "none"');
+  const inspected = session.inspect(folder);
   expect(inspected.manifest.sandbox).toEqual({ fs: { read: [], write: [] }, net: "none" });
   expect(inspected.sandbox.effective).toEqual({ fs: { read: [], write: [] }, net: "none" });
+  const prompt = describeTrustRequest(trustRequestOf(inspected));
+  expect(prompt).toContain("  may touch     reads nothing (and its own folder); writes nothing; no network");
+  expect(prompt).toContain("confined by the kernel to what it may touch");
+  const described = await cli(["describe", folder]);
+  expect(described.stdout).toContain("may touch: reads nothing (and its own folder); writes nothing; no network");
+  expect(described.stdout).toMatch(/enforced by: no_new_privs\+.*landlock\+.*seccomp\+rlimits/);
 });
 
 test("a layer this kernel lacks refuses the load with E_SANDBOX naming it, before any command runs (no pids cgroup: /sys/fs/cgroup hidden in a mount namespace)", async () => {
@@ -121,4 +130,17 @@ test("a layer this kernel lacks refuses the load with E_SANDBOX naming it, befor
     expect((await cli(["invoke", folder, "probe", "--args", "{}"])).code).toBe(0);
     expect(existsSync(marker)).toBe(true);
   }
+}, 60_000);
+
+test("a tool whose args hold __host (which the launcher reads as a host's options, granting the folders they name) is refused, not run", async () => {
+  using dir = tempDir();
+  const folder = plugin(dir.path, 'net = "none"');
+  const manifest = join(folder, "manifest.toml");
+  writeFileSync(manifest, readFileSync(manifest, "utf8").replace('timeout_secs = 20', `timeout_secs = 20\nargs = ["__host", "x", "--snapshot", ${JSON.stringify(outside.path)}]`));
+  await using session = await openSession();
+  const loaded = await session.load(folder);
+  const error = await refusal(loaded.invoke("probe", { secret, out: join(outside.path, "escaped"), port: "1" }));
+  expect(error.code).toBe("E_PLUGIN_FAILED");
+  expect(error.message).toContain("was not run: its command line holds the word __host");
+  expect(existsSync(join(outside.path, "escaped"))).toBe(false);
 }, 60_000);
