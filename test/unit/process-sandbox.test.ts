@@ -12,7 +12,7 @@ const POLICY: SandboxPolicy = { plugin: "p", read: ["/plugin"], write: ["/projec
 
 test("--call-sandbox: the launcher's command and the policy, or an error naming the shape", () => {
   expect(readCallSandbox(JSON.stringify({ launcher: ["/bin/cxagent"], policy: POLICY }))).toEqual({ launcher: ["/bin/cxagent"], policy: POLICY });
-  for (const bad of ["", "[]", "{}", JSON.stringify({ launcher: "/bin/cxagent", policy: POLICY }), JSON.stringify({ launcher: [1], policy: POLICY }), JSON.stringify({ launcher: [], policy: null }), JSON.stringify({ launcher: [] })]) {
+  for (const bad of ["", "[]", "{}", JSON.stringify({ launcher: "/bin/cxagent", policy: POLICY }), JSON.stringify({ launcher: [1], policy: POLICY }), JSON.stringify({ launcher: ["/bin/cxagent", 1], policy: POLICY }), JSON.stringify({ launcher: [], policy: "{}" }), JSON.stringify({ launcher: [], policy: null }), JSON.stringify({ launcher: [] })]) {
     expect(readCallSandbox(bad)).toEqual({ error: '--call-sandbox is not {"launcher": [...], "policy": {...}}' });
   }
 });
