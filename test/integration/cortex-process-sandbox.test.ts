@@ -96,6 +96,25 @@ test("declared reads and writes are granted; with allow_host_paths, a working_di
   expect(r.first).toMatchObject({ "read-outside": "ok", "write-outside": "ok", connect: "ok", "read-cwd": "ok" });
 }, 60_000);
 
+test("with allow_host_paths, a command outside the folder runs under the sandbox (that file executable), and what lies beside it stays out of reach", async () => {
+  using dir = tempDir();
+  const tools = join(outside.path, "tools");
+  mkdirSync(tools, { recursive: true });
+  writeFileSync(join(tools, "probe.sh"), PROBE);
+  chmodSync(join(tools, "probe.sh"), 0o755);
+  const beside = join(tools, "beside.txt");
+  writeFileSync(beside, "not granted\n");
+  const folder = plugin(dir.path, 'net = "none"', "allow_host_paths = true\n");
+  const manifest = join(folder, "manifest.toml");
+  writeFileSync(manifest, readFileSync(manifest, "utf8").replace('command = "probe.sh"', `command = ${JSON.stringify(join(tools, "probe.sh"))}`));
+  await using session = await openSession();
+  const loaded = await session.load(folder);
+  const r = await loaded.invoke("probe", { secret: beside, out: join(tools, "written"), port: String(server.port) });
+  expect(r.success).toBe(true);
+  expect(String(r.output.content)).toContain("read-outside:denied write-outside:denied connect:denied");
+  expect(existsSync(join(tools, "written"))).toBe(false);
+}, 60_000);
+
 test("describe and the trust prompt show a process plugin's sandbox as any other's", async () => {
   using dir = tempDir();
   await using session = await openSession();
