@@ -43,7 +43,7 @@ export function checkOwnership(ctx: CheckContext): Verdict {
         : "return a fresh allocation every time: malloc/strdup in C, CString::into_raw in Rust, C.CString in Go");
   }
   const exports = [...new Set(returned.map(returnedBy))];
-  return pass(`all ${plural(returned.length, "string")} returned by ${exports.join(", ")} ${returned.length === 1 ? "was a fresh heap allocation" : "were fresh heap allocations"}`);
+  return pass(`all ${plural(returned.length, things(returned[0]))} returned by ${exports.join(", ")} ${returned.length === 1 ? "was a fresh heap allocation" : "were fresh heap allocations"}`);
 }
 
 export function checkFree(ctx: CheckContext): Verdict {
