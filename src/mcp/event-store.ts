@@ -4,27 +4,41 @@
  * missed. With it, the transport opens every POST stream with a priming event (an id, no data) and
  * a `retry` field, as SEP-1699 asks.
  *
- * Bounded: at most EVENT_CAP events per session, the oldest dropped first. A client that comes back
- * after its event was dropped gets 400 ("Invalid event ID format", the SDK's words) and learns
- * nothing of other streams. Event ids are `<stream>.<n>`, counted per session, never reused.
+ * Bounded: at most EVENT_CAP events and EVENT_BYTES of their JSON per session, the oldest dropped
+ * first (the newest is always kept, however large: it may be the result a client resumes for). A
+ * client that comes back after its event was dropped gets 400 ("Invalid event ID format", the SDK's
+ * words) and learns nothing of other streams. Event ids are `<stream>.<n>`, counted per session,
+ * never reused.
  */
 import type { EventStore } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 
 /** Events kept per session: a long call's progress and its result fit many times over. */
 export const EVENT_CAP = 512;
+/** Bytes of JSON kept per session: 64 sessions hold at most 256 MiB besides each one's newest event. */
+export const EVENT_BYTES = 4 * 1024 * 1024;
 
 export class SessionEvents implements EventStore {
-  private readonly events = new Map<string, { streamId: string; message: JSONRPCMessage }>();
+  private readonly events = new Map<string, { streamId: string; message: JSONRPCMessage; bytes: number }>();
   private count = 0;
+  private bytes = 0;
 
-  constructor(private readonly cap = EVENT_CAP) {}
+  constructor(
+    private readonly cap = EVENT_CAP,
+    private readonly byteCap = EVENT_BYTES,
+  ) {}
 
   async storeEvent(streamId: string, message: JSONRPCMessage): Promise<string> {
     const eventId = `${streamId}.${++this.count}`;
-    this.events.set(eventId, { streamId, message });
+    const bytes = JSON.stringify(message).length;
+    this.events.set(eventId, { streamId, message, bytes });
+    this.bytes += bytes;
     // A Map iterates in insertion order: the first key is the oldest event.
-    while (this.events.size > this.cap) this.events.delete(this.events.keys().next().value!);
+    while (this.events.size > 1 && (this.events.size > this.cap || this.bytes > this.byteCap)) {
+      const [oldest, event] = this.events.entries().next().value!;
+      this.events.delete(oldest);
+      this.bytes -= event.bytes;
+    }
     return eventId;
   }
 

@@ -1,7 +1,7 @@
 /** The HTTP server's per-session events (src/mcp/event-store.ts): replay by stream, bounded. */
 import { expect, test } from "bun:test";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
-import { EVENT_CAP, SessionEvents } from "../../src/mcp/event-store.ts";
+import { EVENT_BYTES, EVENT_CAP, SessionEvents } from "../../src/mcp/event-store.ts";
 
 const note = (n: number): JSONRPCMessage => ({ jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: 1, progress: n } });
 
@@ -37,4 +37,27 @@ test("at most the cap is kept, the oldest dropped first; a dropped event can no 
   expect((await replay(store, ids[2]!)).sent.map(([id]) => id)).toEqual([ids[3], ids[4]]);
   expect(new SessionEvents().size).toBe(0);
   expect(EVENT_CAP).toBe(512);
+});
+
+test("at most the byte cap of JSON is kept, besides the newest event, which is kept however large", async () => {
+  const big = (n: number): JSONRPCMessage => ({ jsonrpc: "2.0", id: n, result: { text: "x".repeat(100) } });
+  const size = JSON.stringify(big(1)).length;
+  const store = new SessionEvents(100, size * 2);
+  const a = await store.storeEvent("s", big(1));
+  const b = await store.storeEvent("s", big(2));
+  expect(store.size).toBe(2); // exactly at the cap
+  const c = await store.storeEvent("s", big(3));
+  expect(store.size).toBe(2);
+  expect(await store.getStreamIdForEventId(a)).toBeUndefined();
+  expect(await store.getStreamIdForEventId(b)).toBe("s");
+  const huge = await store.storeEvent("s", { jsonrpc: "2.0", id: 4, result: { text: "y".repeat(size * 5) } });
+  expect(store.size).toBe(1);
+  expect(await store.getStreamIdForEventId(huge)).toBe("s");
+  expect(await store.getStreamIdForEventId(c)).toBeUndefined();
+  // The bytes of dropped events are given back: two small ones fit again beside nothing else.
+  await store.storeEvent("s", big(5));
+  expect(store.size).toBe(1);
+  await store.storeEvent("s", big(6));
+  expect(store.size).toBe(2);
+  expect(EVENT_BYTES).toBe(4 * 1024 * 1024);
 });
