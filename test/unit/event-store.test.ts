@@ -29,12 +29,12 @@ test("a replay sends the events of the same stream after the given one, in order
 
 test("at most the cap is kept, the oldest dropped first; a dropped event can no longer be resumed from", async () => {
   const store = new SessionEvents(3);
-  const ids = [];
+  const ids: string[] = [];
   for (let n = 0; n < 5; n++) ids.push(await store.storeEvent("s", note(n)));
   expect(store.size).toBe(3);
   expect(await store.getStreamIdForEventId(ids[1]!)).toBeUndefined();
   expect(await store.getStreamIdForEventId(ids[2]!)).toBe("s");
-  expect((await replay(store, ids[2]!)).sent.map(([id]) => id)).toEqual([ids[3], ids[4]]);
+  expect((await replay(store, ids[2]!)).sent.map(([id]) => id)).toEqual([ids[3]!, ids[4]!]);
   expect(new SessionEvents().size).toBe(0);
   expect(EVENT_CAP).toBe(512);
 });
