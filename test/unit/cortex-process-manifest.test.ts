@@ -83,6 +83,7 @@ test("a tool's keys, each refused with what is wrong", () => {
   expect(tool("", '[[native.tools]]\nname = "t"\ndescription = "\t"\ncommand = "x"\n')).toEqual(["native.tools[0].description | native.tools[0].description: must not be blank"]);
   expect(tool('working_dir = ""\n')).toEqual(["native.tools[0].working_dir | native.tools[0].working_dir: must not be blank"]);
   expect(tool("input_schema = [1]\n")).toEqual(["native.tools[0].input_schema | native.tools[0].input_schema: must be a JSON Schema table"]);
+  expect(tool('input_schema = "object"\n')[0]).toContain("must be a JSON Schema table");
   expect(tool('inherit_env = ["A=B"]\n')).toEqual(["native.tools[0].inherit_env[0] | native.tools[0].inherit_env[0]: must be a variable's name"]);
   expect(tool('inherit_env = [""]\n')[0]).toContain("must be a variable's name");
   expect(tool('inherit_env = ["=A"]\n')[0]).toContain("must be a variable's name");
