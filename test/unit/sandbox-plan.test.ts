@@ -8,6 +8,7 @@ import { checkManifest } from "../../src/protocol/manifest.ts";
 import { sandboxPathProblem, type SandboxPolicy } from "../../src/protocol/sandbox.ts";
 import { policyOf, sandboxedCommand } from "../../src/sandbox/command.ts";
 import { type KernelOffer, planSandbox } from "../../src/sandbox/plan.ts";
+import { nativeLauncher } from "../../src/sandbox/native-launcher.ts";
 import { intersect, narrowerOrEqual, within } from "../../src/sandbox/intersect.ts";
 import { CxError } from "../../src/errors.ts";
 
@@ -69,8 +70,19 @@ test("a layer the kernel lacks refuses the load with E_SANDBOX naming it, unless
   expect((error as CxError).hint).toContain('"sandboxAccepts"');
   const accepted = sandboxedCommand(["/usr/bin/bun", "main.ts", "__host"], policy({ accepts: ["landlock"] }), lesser);
   expect(accepted.layers).not.toContain("landlock");
-  expect(accepted.command.slice(0, 3)).toEqual(["/usr/bin/bun", "main.ts", "__sandbox"]);
   expect(accepted.command.slice(-3)).toEqual(["/usr/bin/bun", "main.ts", "__host"]);
+  // The native launcher is handed the plan's words, which leave Landlock out.
+  expect(accepted.command[0]).toBe(nativeLauncher("/run/x")!);
+  expect(accepted.command).not.toContain("landlock");
+  expect(accepted.command).toContain("seccomp");
+  expect(accepted.command.at(-4)).toBe("--");
+  // Without it, `cxagent __sandbox` works the plan out again.
+  process.env.CXAGENT_SANDBOX_LAUNCHER = "bun";
+  try {
+    expect(sandboxedCommand(["/usr/bin/bun", "main.ts", "__host"], policy({ accepts: ["landlock"] }), lesser).command.slice(0, 3)).toEqual(["/usr/bin/bun", "main.ts", "__sandbox"]);
+  } finally {
+    delete process.env.CXAGENT_SANDBOX_LAUNCHER;
+  }
 });
 
 test("intersection only narrows: paths within the other side's, the smaller network, the lower limits", () => {
@@ -90,7 +102,14 @@ test("intersection only narrows: paths within the other side's, the smaller netw
 
 test("another kind's process starts through the same launcher: its command after the policy, an absolute path first", () => {
   const wrapped = sandboxedCommand(["/usr/bin/wc", "-l"], policy(), FULL, ["/opt/cxagent"]);
-  expect(wrapped.command).toEqual(["/opt/cxagent", "__sandbox", JSON.stringify(policy()), "/usr/bin/wc", "-l"]);
+  expect(wrapped.command.slice(-3)).toEqual(["--", "/usr/bin/wc", "-l"]);
+  expect(wrapped.commandFor(["-c"]).slice(-4)).toEqual(["--", "/usr/bin/wc", "-l", "-c"]);
+  process.env.CXAGENT_SANDBOX_LAUNCHER = "bun";
+  try {
+    expect(sandboxedCommand(["/usr/bin/wc", "-l"], policy(), FULL, ["/opt/cxagent"]).command).toEqual(["/opt/cxagent", "__sandbox", JSON.stringify(policy()), "/usr/bin/wc", "-l"]);
+  } finally {
+    delete process.env.CXAGENT_SANDBOX_LAUNCHER;
+  }
   expect(() => sandboxedCommand(["wc", "-l"], policy(), FULL, ["/opt/cxagent"])).toThrow("its path must be absolute");
   expect(() => sandboxedCommand(["/usr/bin/wc"], policy(), FULL)).toThrow("no cxagent command to run the launcher was given");
 });

@@ -1,0 +1,87 @@
+/**
+ * Where the native sandbox launcher is (ffi/launcher/sandbox-launcher.c: a static, libc-free
+ * program of a few KiB that carries out the plan's words and execve's the host; issue 39 point 9:
+ * a second Bun start per confined host cost about 20 ms, this costs about 1).
+ *
+ * - From a checkout: ffi/build/cxagent-sandbox.bin, which scripts/build-native.ts builds, when it
+ *   is no older than its source.
+ * - The compiled binary carries it (_launcher-embedded.ts) and writes it out, once, into the
+ *   private folder the hosts' ${tmp} folders are made in (0700, this user's: the session checked
+ *   it), named by its hash; one found there with other bytes was swapped, and is refused.
+ * - An installed package ships no build: null, and `cxagent __sandbox` carries the plan out itself.
+ *
+ * CXAGENT_SANDBOX_LAUNCHER=bun chooses that last way everywhere (the tests of it).
+ */
+import { chmodSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { CxError } from "../errors.ts";
+
+const BUILT = new URL("../../ffi/build/cxagent-sandbox.bin", import.meta.url).pathname;
+const SOURCE = new URL("../../ffi/launcher/sandbox-launcher.c", import.meta.url).pathname;
+
+function isCompiled(): boolean {
+  return import.meta.url.includes("$bunfs") || Bun.main.startsWith("/$bunfs/");
+}
+
+let checkout: string | null | undefined;
+const written = new Map<string, string>();
+
+/** The native launcher's path, or null where there is none; `privateFolder`: where the compiled binary may write it out. */
+export function nativeLauncher(privateFolder: string): string | null {
+  if (process.env.CXAGENT_SANDBOX_LAUNCHER === "bun") return null;
+  if (!isCompiled()) return (checkout ??= fresh());
+  const known = written.get(privateFolder);
+  if (known !== undefined && exists(known)) return known;
+  const path = writeOut(privateFolder);
+  written.set(privateFolder, path);
+  return path;
+}
+
+function fresh(): string | null {
+  try {
+    const built = statSync(BUILT).mtimeMs;
+    try {
+      return built >= statSync(SOURCE).mtimeMs ? BUILT : null;
+    } catch {
+      return BUILT; // no source beside it: what was built is all there is
+    }
+  } catch {
+    return null;
+  }
+}
+
+function exists(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+const sha256 = (bytes: Uint8Array) => new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
+
+function writeOut(folder: string): string {
+  const embedded = (require("./_launcher-embedded.ts") as { default: string }).default;
+  const bytes = readFileSync(embedded);
+  const hash = sha256(bytes);
+  const path = join(folder, `sandbox-launcher-${hash.slice(0, 32)}`);
+  let there: Buffer | null = null;
+  try {
+    there = readFileSync(path);
+  } catch {
+    // not written yet
+  }
+  if (there !== null) {
+    if (sha256(there) === hash) return path;
+    throw new CxError("E_SANDBOX", `the sandbox launcher ${path} is not the one this cxagent carries (its bytes were changed): refusing to start a plugin host through it`, {
+      hint: `remove ${path}; cxagent writes it out again`,
+      details: { layer: "launcher", path },
+    });
+  }
+  // Written whole under another name, then renamed: no host ever starts a half-written launcher.
+  const partial = `${path}.${process.pid}.partial`;
+  writeFileSync(partial, bytes, { mode: 0o500 });
+  chmodSync(partial, 0o500);
+  renameSync(partial, path);
+  return path;
+}
