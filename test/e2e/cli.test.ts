@@ -2,7 +2,7 @@
  * The CLI as a user runs it: real processes, stdout parsed as whole documents, exit codes.
  */
 import { beforeAll, describe, expect, test } from "bun:test";
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { checkManifest } from "../../src/protocol/manifest.ts";
 import { approve, CALCULATOR, cli, CONFIG_DIR, copyFixture, fixture, HOME, hostsOf, ROOT, RUNTIME_DIR, STATE_DIR, tempDir, tty, until, writeModule } from "../helpers.ts";
@@ -254,6 +254,34 @@ describe("the compiled binary", () => {
     const invoked = await cli(["invoke", CALCULATOR, "calc_multiply", "--args", '{"a": 6, "b": 7}', "--json"], { bin: [binary], cwd: dir.path, env });
     expect(invoked.code).toBe(0);
     expect(invoked.json().result.output).toEqual({ content: "6 * 7 = 42", answer: 42 });
+  }, 30_000);
+
+  test("starts a sandboxed plugin through the launcher it carries, written out once into the private folder, and refuses one swapped there", async () => {
+    using dir = tempDir();
+    const plugin = copyFixture("sandbox-probe", dir.path);
+    await approve(plugin);
+    const bin = [join(ROOT, "dist/cxagent")];
+    const args = ["invoke", plugin, "try", "--args", JSON.stringify({ op: "read", path: "/etc/hostname" }), "--json"];
+    const first = await cli(args, { bin, cwd: dir.path });
+    expect(first.code).toBe(0);
+    expect(first.json().result.output).toMatchObject({ errno: 13 }); // EACCES: the kernel stopped it
+    const folder = join(RUNTIME_DIR, "cxagent");
+    const written = readdirSync(folder).filter((name) => name.startsWith("sandbox-launcher-"));
+    expect(written).toHaveLength(1);
+    const launcher = join(folder, written[0]!);
+    expect(statSync(launcher).mode & 0o777).toBe(0o500);
+    expect(readFileSync(launcher).equals(readFileSync(join(ROOT, "ffi/build/cxagent-sandbox.bin")))).toBe(true);
+    // Swapped for one that would start the host unconfined: refused, never run.
+    chmodSync(launcher, 0o700);
+    writeFileSync(launcher, '#!/bin/sh\nwhile [ "$1" != "--" ]; do shift; done; shift; exec "$@"\n');
+    try {
+      const swapped = await cli(args, { bin, cwd: dir.path });
+      expect(swapped.code).not.toBe(0);
+      expect(swapped.json().error.code).toBe("E_SANDBOX");
+      expect(swapped.json().error.message).toContain("is not the one this cxagent carries");
+    } finally {
+      rmSync(launcher, { force: true });
+    }
   }, 30_000);
 
   test("knows the libraries it links itself: a plugin needing only those loads despite an absolute RPATH outside its folder", async () => {
