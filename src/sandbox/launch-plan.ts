@@ -18,6 +18,10 @@ import { TRANSPILER_CACHE_ENV, transpilerCache } from "./transpiled.ts";
 /** The host's ${tmp} as the plan names it; the launcher replaces it with `<tmpBase>/sandbox-<its pid>`. */
 export const TMP = "${tmp}";
 
+// Worked out once per process: they depend on nothing a load changes (the plan is made as each host is spawned).
+const runtimeMemo = new Map<string, ReturnType<typeof runtimeFiles>>();
+const runtimeFilesOf = (executable: string) => runtimeMemo.get(executable) ?? runtimeMemo.set(executable, runtimeFiles(executable, checkoutRoot())).get(executable)!;
+
 /** The words that confine `command` (the host's argv, an absolute path first) as `plan` says, in the order they are carried out. */
 export function launchWords(policy: SandboxPolicy, plan: SandboxPlan, command: readonly string[]): string[] {
   const applied = new Set(plan.layers);
@@ -31,7 +35,7 @@ export function launchWords(policy: SandboxPolicy, plan: SandboxPlan, command: r
   if (applied.has("landlock")) {
     const paths = new Map<string, bigint>();
     const grant = (path: string, rights: bigint) => paths.set(path, (paths.get(path) ?? 0n) | rights);
-    const runtime = runtimeFiles(command[0]!.startsWith("/") ? command[0]! : process.execPath, checkoutRoot());
+    const runtime = runtimeFilesOf(command[0]!.startsWith("/") ? command[0]! : process.execPath);
     for (const p of runtime.execute) grant(p, ACCESS.execute);
     for (const p of runtime.read) grant(p, ACCESS.read);
     for (const p of runtime.list) grant(p, ACCESS.list);

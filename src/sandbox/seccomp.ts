@@ -48,7 +48,12 @@ export function filterProgram(nr: Syscalls, unixOnly: boolean): Insn[] {
 }
 
 /** The filter as the kernel reads it (struct sock_filter[]), in hexadecimal: the launcher's `seccomp` word. */
+const hexMemo = new Map<string, string>();
+
 export function filterHex(nr: Syscalls, unixOnly: boolean): string {
+  const key = `${nr.auditArch}:${unixOnly}`;
+  const known = hexMemo.get(key);
+  if (known !== undefined) return known;
   const program = filterProgram(nr, unixOnly);
   const view = new DataView(new ArrayBuffer(program.length * 8));
   program.forEach(([code, jt, jf, k], i) => {
@@ -57,7 +62,9 @@ export function filterHex(nr: Syscalls, unixOnly: boolean): string {
     view.setUint8(i * 8 + 3, jf);
     view.setUint32(i * 8 + 4, k >>> 0, true);
   });
-  return Buffer.from(view.buffer).toString("hex");
+  const hex = Buffer.from(view.buffer).toString("hex");
+  hexMemo.set(key, hex);
+  return hex;
 }
 
 /** Installs a filter given as filterHex wrote it on this thread (no_new_privs must be set). Throws naming why it failed. */
