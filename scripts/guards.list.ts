@@ -2138,6 +2138,15 @@ export const GUARDS: Guard[] = [
     why: "a native launcher's step that fails stops the launch: the host never starts less confined than planned",
   },
   {
+    id: "sbx-transpiled-read-only",
+    area: "isolation",
+    file: "src/sandbox/launch-plan.ts",
+    find: "if (transpiled !== null) grant(transpiled, ACCESS.read);",
+    replace: "if (transpiled !== null) grant(transpiled, ACCESS.write);",
+    tests: [SANDBOX],
+    why: "a confined host may read the transpiler cache its parent wrote, never write it (no plugin plants code in another's host)",
+  },
+  {
     id: "sbx-native-landlock-restrict",
     area: "isolation",
     file: "ffi/launcher/sandbox-launcher.c",

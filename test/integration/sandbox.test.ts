@@ -8,13 +8,13 @@
  * test/fixtures/sandbox-port: net {connect: [{port: 47813}]}.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { copyFileSync, existsSync, mkdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Plugin } from "../../src/index.ts";
 import { crashError, StderrTail } from "../../src/host/stderr-tail.ts";
 import { SANDBOX_REFUSED_EXIT, SANDBOX_REFUSED_LINE } from "../../src/protocol/sandbox.ts";
 import { nativeLauncher } from "../../src/sandbox/native-launcher.ts";
-import { approve, fixture, fixtureLibrary, openSession, refusal, ROOT, tempDir, writeModule } from "../helpers.ts";
+import { approve, fixture, fixtureLibrary, openSession, refusal, ROOT, RUNTIME_DIR, tempDir, writeModule } from "../helpers.ts";
 
 const project = tempDir("cxagent-sandbox-");
 const secret = join(project.path, "secret.txt");
@@ -54,6 +54,16 @@ test("the host runs with no_new_privs, a seccomp filter, in a network namespace 
   expect(status).toMatch(/^Seccomp:\s+2$/m);
   expect(readlinkSync(`/proc/${plugin.pid}/ns/net`)).not.toBe(readlinkSync("/proc/self/ns/net"));
   expect(plugin.sandboxLayers).toEqual(expect.arrayContaining(["landlock", "landlock-net", "seccomp", "rlimits", "netns", "pids"]));
+});
+
+test("from a checkout, a confined host reads cxagent's transpiled code from a cache only its parent writes: the host cannot plant code there", async () => {
+  await using session = await openSession({ cwd: project.path });
+  const plugin = await session.load(fixture("sandbox-probe"));
+  const cache = join(RUNTIME_DIR, "cxagent", "transpiled");
+  expect(readdirSync(cache).some((name) => name.startsWith("stamp-"))).toBe(true);
+  expect(await attempt(plugin, { op: "read", path: join(cache, readdirSync(cache).find((name) => name.endsWith(".pile"))!) })).toBe(0);
+  expect(await attempt(plugin, { op: "write", path: join(cache, "planted.pile") })).toBe(EACCES);
+  expect(existsSync(join(cache, "planted.pile"))).toBe(false);
 });
 
 test('with net "none" a connection to a listener on 127.0.0.1 fails: the socket itself is refused', async () => {
