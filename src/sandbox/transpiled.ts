@@ -10,7 +10,7 @@
  * another's host. It is made again when the host's sources or Bun change (the stamp), and not at
  * all in the compiled binary, which carries its code compiled.
  */
-import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { checkoutRoot } from "./runtime-files.ts";
 
@@ -28,18 +28,20 @@ export function transpilerCache(privateFolder: string, command: readonly string[
   const key = `${privateFolder}\0${starter.join("\0")}`;
   if (made.has(key)) return made.get(key)!;
   const folder = join(privateFolder, "transpiled");
-  const stamp = join(folder, `stamp-${stampOf(checkout, starter)}`);
   let result: string | null = folder;
-  if (!existsSync(stamp)) {
-    try {
-      if (!existsSync(folder)) mkdirSync(folder, { mode: 0o700 }); // in the private folder, which must be there already
+  try {
+    const stamp = join(folder, `stamp-${stampOf(checkout, starter)}`);
+    if (!existsSync(stamp)) {
+      // Made afresh (what an older source left goes), in the private folder, which must be there already.
+      rmSync(folder, { recursive: true, force: true });
+      mkdirSync(folder, { mode: 0o700 });
       const warm = Bun.spawnSync([...starter], { env: { ...process.env, [TRANSPILER_CACHE_ENV]: folder }, stdin: "ignore", stdout: "ignore", stderr: "ignore" });
       // The host refuses to run without a library (exit 1) once its modules are loaded, which is all this needs.
       if (warm.exitCode === 1) writeFileSync(stamp, "");
       else result = null;
-    } catch {
-      result = null; // the hosts transpile for themselves, as they would without it
     }
+  } catch {
+    result = null; // the hosts transpile for themselves, as they would without it
   }
   made.set(key, result);
   return result;
