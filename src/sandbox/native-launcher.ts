@@ -24,17 +24,17 @@ function isCompiled(): boolean {
 }
 
 let checkout: string | null | undefined;
-const written = new Map<string, string>();
+let carried: { bytes: Buffer; hash: string } | undefined;
 
-/** The native launcher's path, or null where there is none; `privateFolder`: where the compiled binary may write it out. */
+/**
+ * The native launcher's path, or null where there is none; `privateFolder`: where the compiled
+ * binary writes it out. Its bytes there are checked at every call (15 KiB: some 30 µs), so one
+ * swapped between two loads is refused too.
+ */
 export function nativeLauncher(privateFolder: string): string | null {
   if (process.env.CXAGENT_SANDBOX_LAUNCHER === "bun") return null;
   if (!isCompiled()) return (checkout ??= fresh());
-  const known = written.get(privateFolder);
-  if (known !== undefined && exists(known)) return known;
-  const path = writeOut(privateFolder);
-  written.set(privateFolder, path);
-  return path;
+  return writeOut(privateFolder);
 }
 
 function fresh(): string | null {
@@ -50,20 +50,14 @@ function fresh(): string | null {
   }
 }
 
-function exists(path: string): boolean {
-  try {
-    return statSync(path).isFile();
-  } catch {
-    return false;
-  }
-}
-
 const sha256 = (bytes: Uint8Array) => new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
 
 function writeOut(folder: string): string {
-  const embedded = (require("./_launcher-embedded.ts") as { default: string }).default;
-  const bytes = readFileSync(embedded);
-  const hash = sha256(bytes);
+  carried ??= (() => {
+    const bytes = readFileSync((require("./_launcher-embedded.ts") as { default: string }).default);
+    return { bytes, hash: sha256(bytes) };
+  })();
+  const { bytes, hash } = carried;
   const path = join(folder, `sandbox-launcher-${hash.slice(0, 32)}`);
   let there: Buffer | null = null;
   try {
