@@ -8,6 +8,7 @@ import { checkManifest } from "../../src/protocol/manifest.ts";
 import { sandboxPathProblem, type SandboxPolicy } from "../../src/protocol/sandbox.ts";
 import { policyOf, sandboxedCommand } from "../../src/sandbox/command.ts";
 import { type KernelOffer, planSandbox } from "../../src/sandbox/plan.ts";
+import { launchWords } from "../../src/sandbox/launch-plan.ts";
 import { nativeLauncher } from "../../src/sandbox/native-launcher.ts";
 import { intersect, narrowerOrEqual, within } from "../../src/sandbox/intersect.ts";
 import { CxError } from "../../src/errors.ts";
@@ -112,4 +113,29 @@ test("another kind's process starts through the same launcher: its command after
   }
   expect(() => sandboxedCommand(["wc", "-l"], policy(), FULL, ["/opt/cxagent"])).toThrow("its path must be absolute");
   expect(() => sandboxedCommand(["/usr/bin/wc"], policy(), FULL)).toThrow("no cxagent command to run the launcher was given");
+});
+
+test("the launcher's plan grants what the host's own arguments name: a module's snapshot folder (write), its Workers' folders (read); the pids cap counts its pool", () => {
+  const offer = { ...FULL, pidsBase: "/sys/fs/cgroup/pids/cxagent" };
+  const p = policy({ processes: 8, read: ["/data"], write: ["${tmp}/out"], net: { connect: [{ port: 443 }], bind: [] }, memoryMiB: 64, openFiles: 32 });
+  const host = ["/usr/bin/bun", "main.ts", "__host", "/p/lib.ts", "--kind", "module", "--snapshot", "/snap", "--worker-folder", "/workers", "--pool-cap", "3"];
+  const words = launchWords(p, planSandbox(p, offer), host);
+  const after = (word: string, n: number) => words.flatMap((w, i) => (w === word ? [words.slice(i + 1, i + 1 + n)] : []));
+  const rights = new Map(after("path", 2).map(([r, path]) => [path!, BigInt(r!)]));
+  const READ_FILE = 4n, WRITE_FILE = 2n, EXECUTE = 1n;
+  expect(words.slice(0, 2)).toEqual(["tmp", "/run/x"]);
+  expect(after("cgroup", 2)).toEqual([["/sys/fs/cgroup/pids/cxagent", String(8 + 24 + 3)]]);
+  expect(rights.get("/snap")! & WRITE_FILE).toBe(WRITE_FILE);
+  expect(rights.get("/workers")! & (READ_FILE | WRITE_FILE)).toBe(READ_FILE);
+  expect(rights.get("/data")! & (READ_FILE | WRITE_FILE | EXECUTE)).toBe(READ_FILE);
+  expect(rights.get("${tmp}/out")! & WRITE_FILE).toBe(WRITE_FILE);
+  expect(rights.get("${tmp}")! & WRITE_FILE).toBe(WRITE_FILE);
+  expect(after("port", 2)).toEqual([["2", "443"]]); // CONNECT_TCP to 443, and no bind
+  expect(words).not.toContain("netns"); // only for net "none"
+  expect(words).toContain("restrict");
+  expect(after("rlimit", 3)).toEqual([["4", "0", "CORE"], ["9", String((64 + 512) * 2 ** 20), "AS"], ["7", "32", "NOFILE"]]);
+  expect(after("env", 1).flat()).toContain("BUN_JSC_jitMemoryReservationSize=67108864");
+  // The order the launcher carries them out: the cgroup before no_new_privs, Landlock, then seccomp, the limits last.
+  const order = ["cgroup", "nnp", "landlock", "restrict", "seccomp", "rlimit"].map((w) => words.indexOf(w));
+  expect(order.every((at, i) => at >= 0 && (i === 0 || at > order[i - 1]!))).toBe(true);
 });
