@@ -8,13 +8,15 @@
  * - The compiled binary carries it (_launcher-embedded.ts) and writes it out, once, into the
  *   private folder the hosts' ${tmp} folders are made in (0700, this user's: the session checked
  *   it), named by its hash; one found there with other bytes was swapped, and is refused.
- * - An installed package ships no build: null, and `cxagent __sandbox` carries the plan out itself.
+ * - An installed package ships no build, and a private folder mounted noexec cannot run it: null,
+ *   and `cxagent __sandbox` carries the plan out itself.
  *
  * CXAGENT_SANDBOX_LAUNCHER=bun chooses that last way everywhere (the tests of it).
  */
 import { chmodSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CxError } from "../errors.ts";
+import { SANDBOX_REFUSED_EXIT } from "../protocol/sandbox-policy.ts";
 
 const BUILT = new URL("../../ffi/build/cxagent-sandbox.bin", import.meta.url).pathname;
 const SOURCE = new URL("../../ffi/launcher/sandbox-launcher.c", import.meta.url).pathname;
@@ -34,7 +36,28 @@ let carried: { bytes: Buffer; hash: string } | undefined;
 export function nativeLauncher(privateFolder: string): string | null {
   if (process.env.CXAGENT_SANDBOX_LAUNCHER === "bun") return null;
   if (!isCompiled()) return (checkout ??= fresh());
-  return writeOut(privateFolder);
+  const path = writeOut(privateFolder);
+  return runs(path) ? path : null;
+}
+
+const probed = new Map<string, boolean>();
+
+/**
+ * Whether the launcher written out can run there, tried once per process (about 1 ms): a folder on
+ * a file system mounted noexec cannot run it, and then `cxagent __sandbox` does its work instead.
+ * Asked for no host, it refuses (exit 78) having done nothing.
+ */
+function runs(path: string): boolean {
+  let ok = probed.get(path);
+  if (ok === undefined) {
+    try {
+      ok = Bun.spawnSync([path], { stdin: "ignore", stdout: "ignore", stderr: "ignore" }).exitCode === SANDBOX_REFUSED_EXIT;
+    } catch {
+      ok = false;
+    }
+    probed.set(path, ok);
+  }
+  return ok;
 }
 
 function fresh(): string | null {

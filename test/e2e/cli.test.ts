@@ -284,6 +284,23 @@ describe("the compiled binary", () => {
     }
   }, 30_000);
 
+  test("where the private folder is mounted noexec, it still starts a sandboxed host confined: cxagent __sandbox does the launcher's work", async () => {
+    using dir = tempDir();
+    const plugin = copyFixture("sandbox-probe", dir.path);
+    await approve(plugin);
+    const noexec = join(RUNTIME_DIR, `noexec-${process.pid}`);
+    mkdirSync(noexec, { mode: 0o700 });
+    try {
+      // In a mount namespace of its own: a tmpfs mounted noexec over the folder, for this command only.
+      const cmd = ["unshare", "--mount", "--propagation", "private", "sh", "-c", 'mount -t tmpfs -o noexec,mode=0700 tmpfs "$0" && exec "$@"', noexec, join(ROOT, "dist/cxagent")];
+      const invoked = await cli(["invoke", plugin, "try", "--args", JSON.stringify({ op: "read", path: "/etc/hostname" }), "--json"], { bin: cmd, cwd: dir.path, env: { XDG_RUNTIME_DIR: noexec } });
+      expect(invoked.stderr).toBe("");
+      expect(invoked.json().result.output).toMatchObject({ errno: 13 }); // EACCES: confined all the same
+    } finally {
+      rmSync(noexec, { recursive: true, force: true });
+    }
+  }, 30_000);
+
   test("knows the libraries it links itself: a plugin needing only those loads despite an absolute RPATH outside its folder", async () => {
     // glibc matches libc.so.6 against what the plugin host has loaded and never searches the
     // RPATH; had the binary's own needs been wrong, that folder would be searched, and refused.
