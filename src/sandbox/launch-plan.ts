@@ -41,6 +41,7 @@ export function launchWords(policy: SandboxPolicy, plan: SandboxPlan, command: r
     for (const p of runtime.list) grant(p, ACCESS.list);
     for (const p of runtime.device) grant(p, ACCESS.device);
     for (const p of policy.read) grant(p, ACCESS.read);
+    for (const p of policy.execute ?? []) grant(p, ACCESS.execute);
     for (const p of policy.write) grant(p, ACCESS.write);
     grant(TMP, ACCESS.write);
     if (transpiled !== null) grant(transpiled, ACCESS.read);
