@@ -64,6 +64,8 @@ test("from a checkout, a confined host reads cxagent's transpiled code from a ca
   expect(await attempt(plugin, { op: "read", path: join(cache, readdirSync(cache).find((name) => name.endsWith(".pile"))!) })).toBe(0);
   expect(await attempt(plugin, { op: "write", path: join(cache, "planted.pile") })).toBe(EACCES);
   expect(existsSync(join(cache, "planted.pile"))).toBe(false);
+  // The host was pointed at it (and so never transpiles cxagent's code afresh).
+  expect(readFileSync(`/proc/${plugin.pid}/environ`, "utf8").split("\0")).toContain(`BUN_RUNTIME_TRANSPILER_CACHE_PATH=${cache}`);
 });
 
 test('with net "none" a connection to a listener on 127.0.0.1 fails: the socket itself is refused', async () => {

@@ -8,7 +8,9 @@ import { checkManifest } from "../../src/protocol/manifest.ts";
 import { sandboxPathProblem, type SandboxPolicy } from "../../src/protocol/sandbox.ts";
 import { policyOf, sandboxedCommand } from "../../src/sandbox/command.ts";
 import { type KernelOffer, planSandbox } from "../../src/sandbox/plan.ts";
+import { dirname } from "node:path";
 import { launchWords } from "../../src/sandbox/launch-plan.ts";
+import { checkoutRoot, runtimeFiles } from "../../src/sandbox/runtime-files.ts";
 import { nativeLauncher } from "../../src/sandbox/native-launcher.ts";
 import { intersect, narrowerOrEqual, within } from "../../src/sandbox/intersect.ts";
 import { CxError } from "../../src/errors.ts";
@@ -138,4 +140,30 @@ test("the launcher's plan grants what the host's own arguments name: a module's 
   // The order the launcher carries them out: the cgroup before no_new_privs, Landlock, then seccomp, the limits last.
   const order = ["cgroup", "nnp", "landlock", "restrict", "seccomp", "rlimit"].map((w) => words.indexOf(w));
   expect(order.every((at, i) => at >= 0 && (i === 0 || at > order[i - 1]!))).toBe(true);
+});
+
+test("the plan grants no path but the runtime's, the declared ones and ${tmp}; the runtime is the host command's own; no more environment or filter than the plan needs", () => {
+  const p = policy({ read: ["/data"], execute: ["/tools/run"], net: "any" });
+  const pathsOf = (words: string[]) => new Map(words.flatMap((w, i) => (w === "path" ? [[words[i + 2]!, BigInt(words[i + 1]!)] as const] : [])));
+  const envOf = (words: string[]) => words.flatMap((w, i) => (w === "env" ? [words[i + 1]!] : []));
+  const host = ["/opt/runtime/bun", "main.ts", "__host", "/p/lib.so"];
+  const words = launchWords(p, planSandbox(p, { ...FULL, seccomp: false }), host);
+  const paths = pathsOf(words);
+  const runtime = runtimeFiles("/opt/runtime/bun", checkoutRoot());
+  const expected = new Set([...runtime.execute, ...runtime.read, ...runtime.list, ...runtime.device, "/data", "/tools/run", "${tmp}"]);
+  expect([...paths.keys()].filter((path) => !expected.has(path))).toEqual([]);
+  expect(paths.get("/opt/runtime")! & 1n).toBe(1n); // EXECUTE: the folder of the host command's runtime
+  expect(paths.get("/tools/run")! & 1n).toBe(1n);
+  // Declaring nothing: the runtime's paths and ${tmp} only.
+  const bare = pathsOf(launchWords(policy(), planSandbox(policy(), FULL), host));
+  const runtimeOnly = new Set([...runtime.execute, ...runtime.read, ...runtime.list, ...runtime.device, "${tmp}"]);
+  expect([...bare.keys()].filter((path) => !runtimeOnly.has(path))).toEqual([]);
+  // A host command that is not an absolute path runs as this runtime.
+  const relative = pathsOf(launchWords(p, planSandbox(p, FULL), ["bun", "main.ts", "__host"]));
+  expect(relative.has(".")).toBe(false);
+  expect(relative.has(dirname(process.execPath))).toBe(true);
+  // Seccomp accepted missing: no filter word; no memory limit: no JIT setting; no transpiler cache where its folder cannot be made.
+  expect(words).not.toContain("seccomp");
+  expect(envOf(words)).toEqual([`CXAGENT_SANDBOX=${planSandbox(p, { ...FULL, seccomp: false }).layers.join("+")}`]);
+  expect(envOf(words)[0]).toContain("no_new_privs+");
 });
