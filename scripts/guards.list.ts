@@ -86,6 +86,7 @@ const CORTEX_HOSTILE = "test/integration/cortex-hostile.test.ts";
 const SANDBOX = "test/integration/sandbox.test.ts";
 const SANDBOX_PLAN = "test/unit/sandbox-plan.test.ts";
 const SANDBOX_CONFIG = "test/integration/sandbox-config.test.ts";
+const SANDBOX_PROJECT = "test/integration/sandbox-project.test.ts";
 const PROCESS = "test/integration/cortex-process.test.ts";
 const SECRETS = "test/integration/secrets.test.ts";
 
@@ -2204,10 +2205,55 @@ export const GUARDS: Guard[] = [
     id: "sbx-config-imposed",
     area: "isolation",
     file: "src/session/sandbox-facts.ts",
-    find: "const effective = own && imposed ? intersect(own, imposed) : (own ?? imposed);",
-    replace: "const effective = own && imposed ? intersect(own, imposed) : own;",
+    find: "  if (imposed) {",
+    replace: "  if (imposed && own) {",
     tests: [SANDBOX_CONFIG],
     why: "config.json's sandbox confines a plugin that declares none",
+  },
+  {
+    id: "sbx-project-narrows",
+    area: "isolation",
+    file: "src/session/sandbox-facts.ts",
+    find: "  if (project && widenings.length === 0) {",
+    replace: "  if (false) {",
+    tests: [SANDBOX_PROJECT],
+    why: "a project's .cxagent/config.json sandbox narrows the effective one: the intersection is enforced",
+  },
+  {
+    id: "sbx-project-widening-refused",
+    area: "isolation",
+    file: "src/session/sandbox-facts.ts",
+    find: "  if (facts.project && facts.widenings.length) {",
+    replace: "  if (false) {",
+    tests: [SANDBOX_PROJECT],
+    why: "a project's sandbox entry that would widen refuses the load, by its JSON path",
+  },
+  {
+    id: "sbx-widening-write",
+    area: "isolation",
+    file: "src/sandbox/widening.ts",
+    find: "    if (!wide.fs.write.some((q) => within(p, q))) out.push(",
+    replace: "    if (false) out.push(",
+    tests: [SANDBOX_PROJECT],
+    why: "a write path outside what may be written is a widening, named by its path",
+  },
+  {
+    id: "sbx-widening-net",
+    area: "isolation",
+    file: "src/sandbox/widening.ts",
+    find: `  if (wide === "none" || narrow === "any") return [{ at: "net",`,
+    replace: `  if (false) return [{ at: "net",`,
+    tests: [SANDBOX_PROJECT],
+    why: "a wider network (\"any\" over \"none\") is a widening",
+  },
+  {
+    id: "sbx-widening-limit",
+    area: "isolation",
+    file: "src/sandbox/widening.ts",
+    find: "if (mine !== undefined && theirs !== undefined && mine > theirs)",
+    replace: "if (false)",
+    tests: [SANDBOX_PROJECT],
+    why: "a higher limit (memory, processes, open files) is a widening",
   },
   // ---- Cortex process plugins (issue 43): each call one process, held to what the manifest allows ----
   {
