@@ -8,11 +8,11 @@ import { CxError, isCxError } from "../errors.ts";
 import { didYouMean } from "../suggest.ts";
 import type { Manifest, Tool } from "../protocol/manifest.ts";
 import { CONTRACT_CURRENT } from "../protocol/manifest.ts";
-import { type CommandResult, deniedResult, type JobResult, type Submit } from "../protocol/result.ts";
+import type { CommandResult, JobResult, Submit } from "../protocol/result.ts";
 import { Submits } from "./submits.ts";
-import { decide, GATE_MS, type GateAnswer, type GateDecision, PERMISSION_ANSWERS, type PermissionAnswer, type PermissionHandler } from "./gate.ts";
+import { decide, GATE_MS, type GateAnswer, type GateDecision, type PermissionAnswer, type PermissionHandler } from "./gate.ts";
+import { settlePermission } from "./permit.ts";
 import { hiddenToolError, OPEN_POLICY, type ToolPolicy } from "./tool-policy.ts";
-import { preview } from "../protocol/issues.ts";
 import type { Reply } from "../protocol/wire.ts";
 import type { PluginKind } from "../protocol/host-args.ts";
 import { type KindProfile, profileOf } from "../kinds/index.ts";
@@ -249,20 +249,8 @@ export class Plugin {
 
   /** Settles permission for a gated call; returns the denied result, or null to go ahead. */
   private async permit(declared: Tool, args: Record<string, unknown>, permission: PermissionHandler | PermissionAnswer | undefined, references: GivenReference[]): Promise<JobResult | null> {
-    const tool = declared.name;
     const decision = withReferences(await this.decideGate(declared, args), references);
-    if (!decision.ask || decision.granted) return null;
-    if (permission === undefined) {
-      return deniedResult("policy", `${tool} was not run: it needs permission (${decision.display}) and there was no one to ask`);
-    }
-    let answer = typeof permission === "function" ? await permission({ plugin: this.name, tool, arguments: args, decision, references }) : permission;
-    if (!(PERMISSION_ANSWERS as readonly string[]).includes(answer)) {
-      throw new CxError("E_INVALID_INPUT", `the permission answer for ${tool} was ${preview(JSON.stringify(answer) ?? String(answer))}, not "once", "always" or "deny"; the call was not made`, { hint: "answer permission with once, always or deny" });
-    }
-    if (answer === "always" && !decision.alwaysOffered) answer = "once";
-    if (answer === "deny") return deniedResult("user", `${tool} was not run: permission was denied`);
-    if (answer === "always") this.spec.grants.add(decision.rule!);
-    return null;
+    return settlePermission({ plugin: this.name, tool: declared.name, arguments: args, decision, references }, permission, this.spec.grants);
   }
 
   /** A fresh plugin host (the way out of calls stuck in native code, which cannot be interrupted); pending calls fail. */
