@@ -87,6 +87,7 @@ const SANDBOX = "test/integration/sandbox.test.ts";
 const SANDBOX_PLAN = "test/unit/sandbox-plan.test.ts";
 const SANDBOX_CONFIG = "test/integration/sandbox-config.test.ts";
 const SANDBOX_PROJECT = "test/integration/sandbox-project.test.ts";
+const SANDBOX_LEASE = "test/integration/sandbox-lease.test.ts";
 const PROCESS = "test/integration/cortex-process.test.ts";
 const SECRETS = "test/integration/secrets.test.ts";
 
@@ -2254,6 +2255,42 @@ export const GUARDS: Guard[] = [
     replace: "if (false)",
     tests: [SANDBOX_PROJECT],
     why: "a higher limit (memory, processes, open files) is a widening",
+  },
+  {
+    id: "sbx-lease-own-host",
+    area: "isolation",
+    file: "src/host/plugin.ts",
+    find: "lease ? this.leased(lease, send) : this.call(send)",
+    replace: "this.call(send)",
+    tests: [SANDBOX_LEASE],
+    why: "a call under a sandbox lease is served by a host started with exactly that lease, never the plugin's wider one",
+  },
+  {
+    id: "sbx-lease-intersected",
+    area: "isolation",
+    file: "src/session/leases.ts",
+    find: "const sandbox = effective ? intersect(effective, lease) : lease;",
+    replace: "const sandbox = effective ?? lease;",
+    tests: [SANDBOX_LEASE],
+    why: "a lease narrows the call's host to the intersection with the plugin's sandbox",
+  },
+  {
+    id: "sbx-lease-widening-refused",
+    area: "isolation",
+    file: "src/session/leases.ts",
+    find: "      if (widenings.length) {",
+    replace: "      if (false) {",
+    tests: [SANDBOX_LEASE],
+    why: "a lease that would widen anything refuses the call, naming each entry",
+  },
+  {
+    id: "sbx-lease-malformed-fails-gate",
+    area: "isolation",
+    file: "src/host/gate.ts",
+    find: "  if (lease && !lease.success) return failed(",
+    replace: "  if (false) return failed(",
+    tests: [SANDBOX_LEASE],
+    why: "a gate's lease that is not a sandbox makes the gate count as failed (no Always), never an unchecked lease",
   },
   // ---- Cortex process plugins (issue 43): each call one process, held to what the manifest allows ----
   {
