@@ -2292,6 +2292,15 @@ export const GUARDS: Guard[] = [
     tests: [SANDBOX_LEASE],
     why: "a gate's lease that is not a sandbox makes the gate count as failed (no Always), never an unchecked lease",
   },
+  {
+    id: "sbx-check-under-sandbox",
+    area: "isolation",
+    file: "src/check/run.ts",
+    find: "    ...sandboxedSpawn(sandboxed()),",
+    replace: "    hostCommand: hostCommand(),",
+    tests: ["test/integration/check.test.ts"],
+    why: "cxagent check makes a sandboxed plugin's calls under its sandbox, so a denied access is seen and named",
+  },
   // ---- Cortex process plugins (issue 43): each call one process, held to what the manifest allows ----
   {
     id: "process-outside-needs-allow",
