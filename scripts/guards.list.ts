@@ -88,6 +88,7 @@ const SANDBOX_PLAN = "test/unit/sandbox-plan.test.ts";
 const SANDBOX_CONFIG = "test/integration/sandbox-config.test.ts";
 const SANDBOX_PROJECT = "test/integration/sandbox-project.test.ts";
 const SANDBOX_LEASE = "test/integration/sandbox-lease.test.ts";
+const SANDBOX_LIMITS = "test/integration/sandbox-limits.test.ts";
 const PROCESS = "test/integration/cortex-process.test.ts";
 const SECRETS = "test/integration/secrets.test.ts";
 
@@ -2142,20 +2143,38 @@ export const GUARDS: Guard[] = [
   {
     id: "sbx-limit-processes-named",
     area: "isolation",
-    file: "src/sandbox/command.ts",
-    find: "if (forkRefused) return",
-    replace: "if (false) return",
+    file: "src/sandbox/limit-cause.ts",
+    find: "  if (f.forkRefused && f.policy.processes !== undefined) {",
+    replace: "  if (false) {",
     tests: [SANDBOX],
     why: "a host stopped by its processes limit is E_LIMIT naming processes",
   },
   {
     id: "sbx-limit-memory-named",
     area: "isolation",
-    file: "src/sandbox/command.ts",
-    find: "if (policy.memoryMiB !== undefined && stderr.some(",
-    replace: "if (false && stderr.some(",
-    tests: [SANDBOX],
+    file: "src/sandbox/limit-cause.ts",
+    find: "  if (f.policy.memoryMiB !== undefined && f.addressSpace !== null && f.exit.signal !== null && ALLOCATION_SIGNALS.includes(f.exit.signal)) {",
+    replace: "  if (false) {",
+    tests: [SANDBOX, SANDBOX_LIMITS],
     why: "a host stopped by its memory limit is E_LIMIT naming memory",
+  },
+  {
+    id: "sbx-limit-memory-by-signal",
+    area: "isolation",
+    file: "src/sandbox/limit-cause.ts",
+    find: "f.exit.signal !== null && ALLOCATION_SIGNALS.includes(f.exit.signal)",
+    replace: "true",
+    tests: [SANDBOX_LIMITS],
+    why: "the memory limit is decided by how the host died (an allocation's signal), never by what it printed or an exit code",
+  },
+  {
+    id: "sbx-limit-memory-rlimit-read",
+    area: "isolation",
+    file: "src/sandbox/command.ts",
+    find: "if (policy.memoryMiB !== undefined) addressSpaces.set(pid, addressSpaceOf(pid));",
+    replace: "",
+    tests: [SANDBOX_LIMITS],
+    why: "the memory verdict needs the address-space rlimit really in force, read from /proc while the host ran",
   },
   {
     id: "sbx-runtime-files-narrow",

@@ -41,6 +41,7 @@ export const MUTANT_TARGETS: Record<string, MutantTarget> = {
   "src/check/denials.ts": { tests: ["test/unit/check-denials.test.ts", "test/integration/check.test.ts"], fixtures: true, only: { "test/integration/check.test.ts": "reads-undeclared" } },
   "src/host/lease-pool.ts": { tests: ["test/integration/sandbox-lease.test.ts"] },
   "src/session/leases.ts": { tests: ["test/integration/sandbox-lease.test.ts"] },
+  "src/sandbox/limit-cause.ts": { tests: ["test/integration/sandbox-limits.test.ts"], fixtures: true },
   "src/sandbox/widening.ts": { tests: ["test/integration/sandbox-project.test.ts"], fixtures: true },
   "src/host/plugin.ts": { tests: ["test/integration/gate.test.ts", "test/integration/resilience.test.ts", "test/integration/tool-selection.test.ts"], fixtures: true },
   "src/host/prepared.ts": { tests: ["test/e2e/prepared-host.test.ts"], fixtures: true },
