@@ -38,8 +38,12 @@ export function landlockAudit(abi: number): AuditProbe {
       head.setUint32(8, 1, true);
       if (Number(c.symbols.send(fd, ptr(request), 16, 0)) < 0) return { on: false, why: "the audit status could not be asked for" };
       const reply = new Uint8Array(8192);
-      // The kernel answers AUDIT_GET while the send runs: the reply is queued already.
-      const n = Number(c.symbols.recv(fd, ptr(reply), reply.length, MSG_DONTWAIT));
+      // The kernel sends the reply from a thread of its own (audit_send_reply): it may take a moment.
+      let n = -1;
+      for (let waited = 0; n < 0 && waited < 500; waited += 5) {
+        n = Number(c.symbols.recv(fd, ptr(reply), reply.length, MSG_DONTWAIT));
+        if (n < 0) Bun.sleepSync(5);
+      }
       const view = new DataView(reply.buffer);
       for (let at = 0; at + 16 <= n; ) {
         const length = view.getUint32(at, true);

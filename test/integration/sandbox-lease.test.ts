@@ -10,7 +10,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Session } from "../../src/index.ts";
 import type { PermissionRequest } from "../../src/host/gate.ts";
-import { alive, approve, refusal, tempDir, until, writeModule } from "../helpers.ts";
+import { alive, approve, openSession, refusal, tempDir, until, writeModule } from "../helpers.ts";
 
 const CODE = `
 import { writeFileSync } from "node:fs";
@@ -64,6 +64,25 @@ test("under a lease, a write to the leased file works and a write to its sibling
   expect(report.pid).not.toBe(plugin.pid);
   const unleased = await write("out/sibling.md");
   expect(unleased).toEqual({ errno: "", pid: plugin.pid! });
+  // The plugin's stop ends its leased hosts too.
+  await session.close();
+  expect(alive(report.pid)).toBe(false);
+});
+
+test("a plugin that declares no sandbox: its lease alone confines the call", async () => {
+  using dir = tempDir();
+  const cwd = join(dir.path, "project");
+  mkdirSync(join(cwd, "out"), { recursive: true });
+  writeFileSync(join(cwd, "out/report.md"), "");
+  writeFileSync(join(cwd, "out/sibling.md"), "");
+  const folder = writeModule(dir.path, "free-leaser", CODE, { tools: [{ name: "write", gated: "dynamic", inputSchema: { type: "object" } }] });
+  await approve(folder);
+  await using session = await openSession({ cwd, permission: "once" });
+  const plugin = await session.load(folder);
+  expect(plugin.sandboxLayers).toBeNull();
+  const write = async (path: string) => (await plugin.invoke("write", { path: join(cwd, path), lease: REPORT_LEASE })).output as Written;
+  expect((await write("out/report.md")).errno).toBe("");
+  expect((await write("out/sibling.md")).errno).toBe("EACCES");
 });
 
 test("a lease that would widen anything refuses the call, naming each entry; nothing is written", async () => {

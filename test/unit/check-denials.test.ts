@@ -36,3 +36,12 @@ test("a path is named by its placeholder only inside that folder, never by a pre
   expect(sandboxPath("/work/p/a/b", places)).toBe("${project}/a/b");
   expect(sandboxPath("/work/pp/a", places)).toBe("/work/pp/a");
 });
+
+test("Landlock's audit is probed, never turned on: below ABI 7 it is off for that reason; on this kernel it answers on or off with why", async () => {
+  const { landlockAudit } = await import("../../src/sandbox/audit.ts");
+  const { landlockAbi } = await import("../../src/sandbox/kernel.ts");
+  expect(landlockAudit(6)).toEqual({ on: false, why: "Landlock logs denials from ABI 7 (Linux 6.15); this kernel offers ABI 6" });
+  const here = landlockAudit(landlockAbi());
+  // The status is read, not guessed: never "could not be read" on a kernel that answers it.
+  expect(here.on || !here.why.includes("could not be read")).toBe(true);
+});
