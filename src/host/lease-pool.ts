@@ -17,6 +17,8 @@ interface Leased {
   /** Calls running on it now. */
   busy: number;
   idle: ReturnType<typeof setTimeout> | null;
+  /** When its last call ended (performance.now()). */
+  lastUsed: number;
   /** Stopped by the pool (idle, or the plugin stopping): its end is no crash. */
   retired: boolean;
 }
@@ -69,21 +71,28 @@ export class LeasePool {
     if (host?.connection && !host.connection.alive) host = undefined;
     if (!host) host = this.start(key, sandbox);
     host.busy++;
-    if (host.idle) clearTimeout(host.idle);
-    host.idle = null;
     try {
       return await send(await host.starting);
     } finally {
-      if (--host.busy === 0 && this.hosts.get(key) === host) {
-        const leased = host;
-        host.idle = setTimeout(() => void this.retire(key, leased), this.options.idleMs);
-        host.idle.unref?.(); // the plugin's stop ends it too: an idle leased host keeps no process alive
-      }
+      host.lastUsed = performance.now();
+      if (--host.busy === 0 && this.hosts.get(key) === host && !host.idle) this.watchIdle(key, host, this.options.idleMs);
     }
   }
 
+  /** One timer per host, not one per call: when it fires early (a call came meanwhile), it waits out the rest. */
+  private watchIdle(key: string, host: Leased, ms: number): void {
+    host.idle = setTimeout(() => {
+      host.idle = null;
+      if (host.busy > 0 || this.hosts.get(key) !== host) return;
+      const left = host.lastUsed + this.options.idleMs - performance.now();
+      if (left > 1) this.watchIdle(key, host, left);
+      else void this.retire(key, host);
+    }, ms);
+    host.idle.unref?.(); // the plugin's stop ends it too: an idle leased host keeps no process alive
+  }
+
   private start(key: string, sandbox: SandboxDeclaration): Leased {
-    const host: Leased = { starting: this.options.launch(sandbox), connection: null, busy: 0, idle: null, retired: false };
+    const host: Leased = { starting: this.options.launch(sandbox), connection: null, busy: 0, idle: null, lastUsed: 0, retired: false };
     this.hosts.set(key, host);
     host.starting.then(
       (connection) => {
