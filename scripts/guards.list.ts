@@ -2320,6 +2320,15 @@ export const GUARDS: Guard[] = [
     tests: ["test/integration/check.test.ts"],
     why: "cxagent check makes a sandboxed plugin's calls under its sandbox, so a denied access is seen and named",
   },
+  {
+    id: "sbx-check-lease-widens",
+    area: "isolation",
+    file: "src/check/checks/gate.ts",
+    find: "      else if (lease?.widens) breaches.push(",
+    replace: "      else if (false) breaches.push(",
+    tests: [SANDBOX_LEASE],
+    why: "cxagent check fails a gate whose sandbox lease would widen the plugin's sandbox (its calls are refused)",
+  },
   // ---- Cortex process plugins (issue 43): each call one process, held to what the manifest allows ----
   {
     id: "process-outside-needs-allow",

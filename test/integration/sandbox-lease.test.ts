@@ -10,6 +10,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Session } from "../../src/index.ts";
 import type { PermissionRequest } from "../../src/host/gate.ts";
+import { checkPlugin } from "../../src/check/run.ts";
 import { alive, approve, openSession, refusal, tempDir, until, writeModule } from "../helpers.ts";
 
 const CODE = `
@@ -131,4 +132,17 @@ test("a lease that is not a sandbox makes the gate count as failed: the question
   expect(decision).toMatchObject({ ask: true, alwaysOffered: false, source: "gate-failed" });
   expect(decision.lease).toBeUndefined();
   expect(decision.display).toContain('its sandbox lease is not a sandbox (fs.write[0]: "${project}/../elsewhere" contains ".."');
+});
+
+test("cxagent check's gate-answers fails a gate whose lease would widen the plugin's sandbox, naming the entry", async () => {
+  using dir = tempDir();
+  const code = `export default { start() {}, stop() {}, invoke() { return { success: true, output: { content: "ok" } }; },
+    gate() { return { display: "write everything", sandbox: { fs: { write: ["\${project}"] } } }; } };`;
+  const folder = writeModule(dir.path, "wide-leaser", code, { tools: [{ name: "write", description: "writes", gated: "dynamic", inputSchema: { type: "object" } }], sandbox: { fs: { write: ["${project}/out"] } } });
+  await approve(folder);
+  await using session = await openSession();
+  const report = await checkPlugin(session, folder, { only: ["gate-answers"] });
+  const check = report.checks.find((c) => c.id === "gate-answers")!;
+  expect(check.status).toBe("fail");
+  expect(check.seen).toContain('its "sandbox" lease would widen the plugin\'s sandbox (sandbox.fs.write[0]: "${project}" lies outside what may be written ("${project}/out"))');
 });
