@@ -42,7 +42,7 @@ export const MUTANT_TARGETS: Record<string, MutantTarget> = {
   "src/host/lease-pool.ts": { tests: ["test/integration/sandbox-lease.test.ts"] },
   "src/session/leases.ts": { tests: ["test/integration/sandbox-lease.test.ts"] },
   "src/sandbox/limit-cause.ts": { tests: ["test/integration/sandbox-limits.test.ts"], fixtures: true },
-  "src/sandbox/widening.ts": { tests: ["test/integration/sandbox-project.test.ts"], fixtures: true },
+  "src/sandbox/widening.ts": { tests: ["test/unit/sandbox-widening.test.ts"] },
   "src/host/plugin.ts": { tests: ["test/integration/gate.test.ts", "test/integration/resilience.test.ts", "test/integration/tool-selection.test.ts"], fixtures: true },
   "src/host/prepared.ts": { tests: ["test/e2e/prepared-host.test.ts"], fixtures: true },
   "src/plugin-host/module-loader.ts": { tests: ["test/integration/module-trust.test.ts", "test/integration/module-plugins.test.ts"], fixtures: true },
