@@ -94,7 +94,12 @@ export class McpHub {
       server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: listedPrompts(served()) }));
       server.setRequestHandler(GetPromptRequestSchema, (request, extra) => getPrompt(served(), request.params.name, request.params.arguments, extra.signal));
     }
-    server.setRequestHandler(ListToolsRequestSchema, async (request) => toolsPage(this.tools(), request.params?.cursor));
+    server.setRequestHandler(ListToolsRequestSchema, async (request) => {
+      const page = toolsPage(this.tools(), request.params?.cursor);
+      // What `npm run agents:check` looks for: proof that an agent CLI listed our tools.
+      this.options.note(`tools/list from ${clientLabel(server.getClientVersion()?.name)}: ${page.tools.length} tools`);
+      return page;
+    });
     // tools/call through the fallback handler, so that its params are ours to check: the SDK's
     // check answers a malformed call with -32603 and a schema dump; ours, -32602 and a sentence.
     server.fallbackRequestHandler = async (request, extra) => {
@@ -234,4 +239,9 @@ export class McpHub {
       return failedCall(plugin.name, error);
     }
   }
+}
+
+/** A client's name as the client sent it, for a diagnostic line: only when it is plain text. */
+export function clientLabel(name: unknown): string {
+  return typeof name === "string" && /^[\w .@/+-]{1,64}$/.test(name) ? name : "a client";
 }

@@ -4,8 +4,10 @@
  * the manifest) is listed from that inspection; no code of it runs for `initialize` or
  * `tools/list`. Its first call loads it through the library (trust, spawn, the describe compared
  * with the sidecar, start), and a host idle for `idleMs` is stopped, to be started again by the
- * next call; `keepAlive` keeps it. Any other plugin (a Cortex one declares its tools only when it
- * runs; a client one originates work; one not approved or refused) is loaded at once, as before,
+ * next call; `keepAlive` keeps it. A Cortex plugin declares its tools only when it runs: it is
+ * served so once it has been started from the same bytes and settings by this cxagent (what it
+ * described then is kept: session/described.ts), and loaded at once the first time. Any other
+ * plugin (a client one originates work; one not approved or refused) is loaded at once, as before,
  * and gives the same refusals.
  */
 import { type FSWatcher, watch } from "node:fs";
@@ -34,7 +36,8 @@ export function servableLazily(inspection: Inspection, loadedAs?: string): boole
   // Names held by its own older version (still loaded while its last calls finish) are no collision.
   const collisions = inspection.collisions.filter((c) => c.holder !== loadedAs);
   const refused = inspection.shadowing !== null || inspection.dependencies.problem !== null || collisions.length > 0;
-  return approved && !refused && inspection.enabled && inspection.profile.sidecar && !inspection.manifest.client;
+  const known = inspection.profile.sidecar || inspection.described !== null;
+  return approved && !refused && inspection.enabled && known && !inspection.manifest.client;
 }
 
 export class LazyPlugin implements Served {
@@ -66,8 +69,9 @@ export class LazyPlugin implements Served {
     this.inspection = inspection;
   }
 
+  /** Its sidecar's, or (a Cortex plugin) what it described when last started from these bytes. */
   get manifest(): Manifest {
-    return this.inspection.manifest;
+    return this.inspection.described ?? this.inspection.manifest;
   }
 
   /** Its host's kernel layers, once a call started it (Plugin.sandboxLayers). */
@@ -202,6 +206,11 @@ export class LazyPlugin implements Served {
       (plugin) => {
         this.plugin = plugin;
         this.loading = null;
+        // A Cortex plugin listed from what it described before, describing otherwise now: list what it says now.
+        if (this.inspection.described && JSON.stringify(plugin.manifest) !== JSON.stringify(this.inspection.described)) {
+          this.inspection = { ...this.session.inspect(this.ref), described: plugin.manifest };
+          for (const listener of [...this.listListeners]) listener();
+        }
         plugin.onChange((change) => {
           for (const listener of [...this.changeListeners]) listener(change);
         });

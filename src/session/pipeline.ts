@@ -19,6 +19,7 @@ import type { Resolved } from "../discovery/discover.ts";
 import { addGrant, hasGrant, projectScope } from "../trust/grants.ts";
 import { type ConfirmTrust, confirmTrusted } from "../trust/check.ts";
 import { firstDifference } from "./compare.ts";
+import { describedKey, writeDescribed } from "./described.ts";
 import { hostCommand } from "./host-command.ts";
 import { bytesToLoad, type Inspection, recordInspected, refusalOf, trustRequestOf } from "./inspect.ts";
 import { claimNames } from "./names.ts";
@@ -169,6 +170,8 @@ function acceptCortex(inspection: Inspection, spec: PluginSpec, context: Pipelin
       }
       claimNames(served, context.loaded());
       spec.policy = narrowSelection(served.tools, inspection.selection, narrowing).policy;
+      // What `cxagent mcp` lists next time without running it (described.ts), for these bytes and settings.
+      if (JSON.stringify(served) !== JSON.stringify(inspection.described)) writeDescribed(context.stateDir, describedKey(inspection.loadSet.hash, spec.settings), served);
       return served;
     }
     if (JSON.stringify(served) === JSON.stringify(previous)) return served;
