@@ -39,4 +39,5 @@ test("the network: any over ports, ports over none, each said with both sides; n
     { at: "fs.write[0]", message: '"/y" lies outside what may be written (nothing)' },
     { at: "net.bind[0]", message: "port 1 is not among the ports allowed to bind (none)" },
   ]);
+  expect(wideningsOf(sb({ fs: { write: ["/z"] } }), sb({ fs: { write: ["/a", "/b"] } }))).toEqual([{ at: "fs.write[0]", message: '"/z" lies outside what may be written ("/a", "/b")' }]);
 });
