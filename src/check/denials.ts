@@ -88,6 +88,9 @@ function denialOf(call: string, args: string, errno: string, places: { project: 
   const quoted = /"((?:[^"\\]|\\.)*)"/.exec(args)?.[1];
   if (quoted === undefined) return null;
   const path = resolve(places.cwd, quoted.replace(/\\(.)/g, "$1"));
+  // The kernel's own files: what is denied there is the runtime's (Bun names a new thread by writing
+  // /proc/thread-self/comm), and no sandbox line grants writing them.
+  if (/^\/(proc|sys)(\/|$)/.test(path)) return null;
   const write = WRITES.test(call) || (/^open/.test(call) && /O_WRONLY|O_RDWR|O_CREAT|O_TRUNC/.test(args));
   const at = sandboxPath(path, places);
   return { what: path, op: write ? "write" : "read", errno, key: write ? "fs.write" : "fs.read", entry: JSON.stringify(at) };

@@ -12,6 +12,7 @@ import { policyOf } from "../sandbox/command.ts";
 import { intersect } from "../sandbox/intersect.ts";
 import { planSandbox, probeKernel } from "../sandbox/plan.ts";
 import { type Widening, wideningsOf } from "../sandbox/widening.ts";
+export type { Widening } from "../sandbox/widening.ts";
 
 export interface SandboxFacts {
   /** The plugin's own (sidecar `sandbox`, Cortex `[cxagent.sandbox]`). */

@@ -8,7 +8,7 @@ import { denialsOf, denialWords, sandboxPath } from "../../src/check/denials.ts"
 
 const places = { project: "/work/p", cache: "/state/cache/x", cwd: "/work/p" };
 
-test("reads, writes, connects, binds and sockets, each with its line; ENOENT, Unix sockets and repeats are not denials", () => {
+test("reads, writes, connects, binds and sockets, each with its line; ENOENT, Unix sockets, the runtime's /proc and /sys and repeats are not denials", () => {
   const trace = [
     '101 openat(AT_FDCWD, "/etc/hostname", O_RDONLY) = -1 EACCES (Permission denied)',
     '101 openat(AT_FDCWD, "/etc/hostname", O_RDONLY) = -1 EACCES (Permission denied)',
@@ -19,6 +19,8 @@ test("reads, writes, connects, binds and sockets, each with its line; ENOENT, Un
     "105 socket(AF_INET, SOCK_STREAM, IPPROTO_IP) = -1 EPERM (Operation not permitted)",
     '106 connect(6, {sa_family=AF_UNIX, sun_path="/run/x.sock"}, 110) = -1 EACCES (Permission denied)',
     '107 openat(AT_FDCWD, "/nope", O_RDONLY) = -1 ENOENT (No such file or directory)',
+    '108 openat(AT_FDCWD, "/proc/thread-self/comm", O_RDWR) = -1 EACCES (Permission denied)',
+    '108 openat(AT_FDCWD, "/sys/kernel/mm/transparent_hugepage/enabled", O_RDONLY) = -1 EACCES (Permission denied)',
   ].join("\n");
   const denials = denialsOf(trace, places);
   expect(denials.map(denialWords)).toEqual([
