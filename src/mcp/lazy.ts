@@ -11,7 +11,7 @@
  * and gives the same refusals.
  */
 import { type FSWatcher, watch } from "node:fs";
-import { type CommandResult, CxError, type Inspection, type InvokeOptions, isCxError, type JobResult, type Manifest, type Plugin, type PluginChange, type Session, type Submit, type Tool } from "../index.ts";
+import { type Changes, type CommandResult, CxError, type Inspection, type InvokeOptions, isCxError, type JobResult, type Manifest, type Plugin, type PluginChange, type Session, type Submit, type Tool } from "../index.ts";
 
 /** What the hub serves: a loaded `Plugin`, or a `LazyPlugin` standing for one. */
 export interface Served {
@@ -25,6 +25,15 @@ export interface Served {
   onSubmit(listener: (submit: Submit) => void): () => void;
   /** The kernel layers its host runs under (issue 39), null when unconfined or not started. */
   readonly sandboxLayers: readonly string[] | null;
+}
+
+/** A served plugin's changed files, waiting for approval. */
+export interface PendingApproval {
+  plugin: string;
+  hash: string;
+  folder: string;
+  /** Which files differ from the approved ones (null: the old approval kept no list; a new plugin). */
+  changes: Changes | null;
 }
 
 /** The default idle time before a lazily started host is stopped: 10 minutes. */
@@ -45,6 +54,8 @@ export class LazyPlugin implements Served {
   private inspection: Inspection;
   /** Its files changed and the new ones are not approved (yet): its tools are not listed. */
   private changed: string | null = null;
+  /** The changed files waiting for approval (what a client may be asked to approve), or null. */
+  private pending: PendingApproval | null = null;
   private plugin: Plugin | null = null;
   /** The old host's last calls, before a changed plugin's new bytes load. */
   private retiring: Promise<void> | null = null;
@@ -129,6 +140,7 @@ export class LazyPlugin implements Served {
     if (same && this.changed === null) return;
     const wasListed = this.changed === null;
     let swapped = false;
+    this.pending = fresh && fresh.trust.state !== "approved" ? { plugin: this.name, hash: fresh.loadSet.hash, folder: fresh.loadSet.realFolder, changes: fresh.trust.state === "changed" ? fresh.trust.changes : null } : null;
     if (fresh && !problem && servableLazily(fresh, this.name)) {
       this.changed = null;
       if (!same) this.swap(fresh);
@@ -148,6 +160,20 @@ export class LazyPlugin implements Served {
     if (!old) return;
     const drained = this.running === 0 ? Promise.resolve() : new Promise<void>((resolve) => (this.drained = resolve));
     this.retiring = drained.then(() => this.session.unload(old.name)).finally(() => (this.retiring = null));
+  }
+
+  /** Its changed files while they wait for approval, else null. */
+  get awaitingApproval(): PendingApproval | null {
+    return this.changed === null ? null : this.pending;
+  }
+
+  /**
+   * Approves its changed files, only if they still hash to `hash` (what the person was shown);
+   * its tools come back once they are looked at again.
+   */
+  async approvePending(hash: string): Promise<void> {
+    await this.session.approve(this.ref, { hash });
+    this.recheckSoon();
   }
 
   /** Whether a plugin host runs for it now. */

@@ -23,7 +23,7 @@ import { describedKey, writeDescribed } from "./described.ts";
 import { hostCommand } from "./host-command.ts";
 import { bytesToLoad, type Inspection, recordInspected, refusalOf, trustRequestOf } from "./inspect.ts";
 import { claimNames } from "./names.ts";
-import { sandboxOf } from "./sandbox.ts";
+import { callSandboxOf, sandboxOf } from "./sandbox.ts";
 import { LEASE_IDLE_MS, leasesOf } from "./leases.ts";
 import { narrowSelection } from "./selection.ts";
 import type { ToolChoice } from "../discovery/config.ts";
@@ -115,13 +115,15 @@ export async function runLoadPipeline(ref: string, options: PipelineOptions, con
   const entry = inspection.settings?.entry;
   const narrowing = { session: context.sessionTools, load: options.tools };
   // A declared sandbox: the host starts through the launcher, or the load is refused (E_SANDBOX) here.
+  // (A Cortex process plugin's host starts as it is, and each call's process through the launcher.)
   const sandboxSetting = { cwd: context.cwd, stateDir: context.stateDir, privateDir: context.runtime.host.snapshotDir };
   const sandbox = sandboxOf(inspection, hostCommand(), sandboxSetting);
+  const perCall = sandbox && inspection.profile.sandboxesCalls ? callSandboxOf(sandbox, hostCommand()) : null;
   const spec: PluginSpec = {
     name: sidecar.name,
     profile: inspection.profile,
-    hostCommand: sandbox?.command ?? hostCommand(),
-    ...(sandbox ? { sandbox } : {}),
+    hostCommand: (perCall ? null : sandbox?.command) ?? hostCommand(),
+    ...(sandbox ? { sandbox: perCall?.sandbox ?? sandbox } : {}),
     library: location.library,
     libraryBytes: bytesToLoad(inspection),
     dependencies: inspection.dependencies.plan!.inSet.map((d) => ({ path: d.path, soname: d.soname, bytes: loadSet.kept.get(d.path)! })),
@@ -132,14 +134,14 @@ export async function runLoadPipeline(ref: string, options: PipelineOptions, con
     expected: expectedOf(sidecar),
     ...context.runtime,
     // The session's host settings, and this plugin's own: the folders its Workers may start from.
-    host: { ...context.runtime.host, workerFolders: (inspection.profile.workers && entry !== undefined ? context.workerFoldersOf?.(entry) : undefined) ?? [] },
+    host: { ...context.runtime.host, workerFolders: (inspection.profile.workers && entry !== undefined ? context.workerFoldersOf?.(entry) : undefined) ?? [], ...(perCall ? { callSandbox: perCall.argument } : {}) },
     // From the sidecar, which describe must match tool for tool before anything is served.
     policy: narrowSelection(sidecar.tools, inspection.selection, narrowing).policy,
     // Given only now, after trust: the hosts start from the approved bytes, and may ask for what the approved sidecar declares.
     secrets: context.secretsFor?.(sidecar.name, sidecar.secrets ?? []),
     outputs: entry === undefined ? undefined : context.outputsOf?.(entry),
     // A dynamic gate's per-call lease: checked against the effective sandbox, served by a host of its own.
-    leases: leasesOf(inspection, hostCommand(), sandboxSetting, (entry === undefined ? undefined : context.idleMsOf?.(entry)) ?? LEASE_IDLE_MS),
+    ...(perCall ? {} : { leases: leasesOf(inspection, hostCommand(), sandboxSetting, (entry === undefined ? undefined : context.idleMsOf?.(entry)) ?? LEASE_IDLE_MS) }),
   };
   // A plugin with no sidecar (a Cortex one) declares its tools only when it runs.
   if (!inspection.profile.sidecar) spec.accept = acceptCortex(inspection, spec, context, narrowing);

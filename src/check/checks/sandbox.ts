@@ -22,6 +22,7 @@ export async function checkSandbox(ctx: CheckContext): Promise<Verdict> {
   const effective = ctx.inspection?.sandbox.effective ?? null;
   if (effective === null) return pass("the plugin declares no sandbox (and config.json imposes none): it runs unconfined, so nothing is denied to it");
   if (ctx.runnable !== null) return skip(ctx.runnable);
+  if (ctx.inspection?.profile.sandboxesCalls) return skip("its sandbox confines each call's own process, started through the launcher by its host, which this check does not trace");
   const host = await ctx.open();
   if (!(host instanceof CheckHost)) return skip(`its plugin host did not start under its sandbox: ${host.message.split("\n")[0]}`);
   const start = await host.start({}, ctx.scratch, ctx.timeouts.startMs);
