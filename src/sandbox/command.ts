@@ -12,6 +12,7 @@ import { endPidsCgroup, sweepPidsCgroups } from "./cgroup.ts";
 import { tmpOf } from "./launch.ts";
 import { launchWords } from "./launch-plan.ts";
 import { nativeLauncher } from "./native-launcher.ts";
+import { addressSpaceOf, limitCause } from "./limit-cause.ts";
 import { type KernelOffer, planSandbox, probeKernel } from "./plan.ts";
 
 export interface SandboxContext {
@@ -54,8 +55,10 @@ export interface Sandboxed {
   /** The layers that will be applied ("landlock+seccomp+…" in reports). */
   layers: SandboxLayer[];
   policy: SandboxPolicy;
-  /** After the host `pid` ended: removes its ${tmp} and cgroup; the limit it was stopped by, if any. */
-  ended(pid: number, exit: { code: number | null; signal: string | null }, stderr: readonly string[]): { limit: string; value: string } | null;
+  /** Once the host `pid` is ready: notes the rlimits in force (limit-cause.ts). */
+  started(pid: number): void;
+  /** After the host `pid` ended: removes its ${tmp} and cgroup; the limit it was stopped by, if any, and how that is known. */
+  ended(pid: number, exit: { code: number | null; signal: string | null }, stderr: readonly string[]): { limit: string; value: string; how: string } | null;
 }
 
 /**
@@ -91,6 +94,7 @@ export function sandboxedCommand(hostCommand: readonly string[], policy: Sandbox
     return native !== null ? [native, ...launchWords(policy, plan, host), "--", ...host] : [...self, "__sandbox", JSON.stringify(policy), ...host];
   };
   let command: string[] | undefined;
+  const addressSpaces = new Map<number, number | null>();
   return {
     get command() {
       return (command ??= commandFor([]));
@@ -98,15 +102,16 @@ export function sandboxedCommand(hostCommand: readonly string[], policy: Sandbox
     commandFor,
     layers: plan.layers,
     policy,
-    ended(pid, exit, stderr) {
+    started(pid) {
+      // The rlimit really in force, read while the host runs: after its end, /proc has nothing of it.
+      if (policy.memoryMiB !== undefined) addressSpaces.set(pid, addressSpaceOf(pid));
+    },
+    ended(pid, exit) {
       rmSync(tmpOf(policy.tmpBase, pid), { recursive: true, force: true });
       const forkRefused = plan.layers.includes("pids") && endPidsCgroup(plan.pidsBase!, pid);
-      if (exit.code === 0 && exit.signal === null) return null;
-      if (forkRefused) return { limit: "processes", value: String(policy.processes) };
-      if (policy.memoryMiB !== undefined && stderr.some((l) => /out of memory|RangeError: Out of memory|std::bad_alloc|Cannot allocate memory|ENOMEM/i.test(l))) {
-        return { limit: "memory", value: `${policy.memoryMiB} MiB` };
-      }
-      return null;
+      const addressSpace = addressSpaces.get(pid) ?? null;
+      addressSpaces.delete(pid);
+      return limitCause({ exit, policy, forkRefused, addressSpace });
     },
   };
 }
