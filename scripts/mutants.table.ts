@@ -37,6 +37,13 @@ export const MUTANT_TARGETS: Record<string, MutantTarget> = {
   "src/reaper/record.ts": { tests: ["test/integration/reap.test.ts", STATE], fixtures: true },
   "src/reaper/reap.ts": { tests: ["test/integration/reap.test.ts", "test/integration/orphans.test.ts"], fixtures: true },
   "src/host/gate.ts": { tests: ["test/unit/tool-selection.test.ts", "test/integration/gate.test.ts"], fixtures: true },
+  "src/sandbox/launch-plan.ts": { tests: ["test/unit/sandbox-plan.test.ts", "test/integration/sandbox.test.ts"], fixtures: true },
+  "src/host/permit.ts": { tests: ["test/integration/gate.test.ts"], fixtures: true },
+  "src/check/denials.ts": { tests: ["test/unit/check-denials.test.ts", "test/integration/check.test.ts"], fixtures: true, only: { "test/integration/check.test.ts": "reads-undeclared" } },
+  "src/host/lease-pool.ts": { tests: ["test/integration/sandbox-lease.test.ts"] },
+  "src/session/leases.ts": { tests: ["test/integration/sandbox-lease.test.ts"] },
+  "src/sandbox/limit-cause.ts": { tests: ["test/integration/sandbox-limits.test.ts"], fixtures: true },
+  "src/sandbox/widening.ts": { tests: ["test/unit/sandbox-widening.test.ts"] },
   "src/plugin-host/process-sandbox.ts": { tests: ["test/unit/process-sandbox.test.ts", "test/integration/cortex-process-sandbox.test.ts"], fixtures: true },
   "src/protocol/cortex-process.ts": {
     tests: ["test/unit/cortex-process-manifest.test.ts", "test/integration/cortex-process.test.ts", "test/e2e/cortex-process-cli.test.ts"],
