@@ -185,7 +185,8 @@ export class Redactor {
 
   private walk(value: unknown, depth: number): unknown {
     if (typeof value === "string") return this.text(value);
-    if (value === null || typeof value !== "object" || depth > 256) return value;
+    if (value === null || typeof value !== "object") return value;
+    if (depth > 256) return this.deep(value);
     if (Array.isArray(value)) {
       let changed = false;
       const next = value.map((item) => {
@@ -204,6 +205,18 @@ export class Redactor {
       Object.defineProperty(next, k, { value: r, enumerable: true, writable: true, configurable: true });
     }
     return changed ? next : value;
+  }
+
+  /** A value nested deeper than is walked: redacted as its JSON text (whole, as that text, if redacting broke it). */
+  private deep(value: object): unknown {
+    const json = JSON.stringify(value);
+    const redacted = this.text(json);
+    if (redacted === json) return value;
+    try {
+      return JSON.parse(redacted) as unknown;
+    } catch {
+      return redacted;
+    }
   }
 
   /**

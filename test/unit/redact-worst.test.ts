@@ -90,3 +90,20 @@ test("base64 with any padding (two, one, none, percent-encoded; standard or URL-
     }
   }
 });
+
+test("a value nested deeper than the walk goes (300 levels) is redacted as its JSON text, in strings and keys; a clean one is returned as it is", () => {
+  const r = new Redactor();
+  r.add("t", enc("hunter2hunter2"));
+  const deep = (n: number, inner: unknown) => Array.from({ length: n }).reduce<unknown>((v, _, i) => (i % 2 ? [v] : { a: v }), inner);
+  const out = r.value(deep(300, { s: "x hunter2hunter2 y", ["key hunter2hunter2"]: B64("hunter2hunter2") }));
+  expect(JSON.stringify(out)).not.toContain("hunter2");
+  expect(JSON.stringify(out)).not.toContain(B64("hunter2hunter2"));
+  expect(JSON.stringify(out)).toContain(`{"s":"x [REDACTED:t] y","key [REDACTED:t]":"[REDACTED:t]"}`);
+  const clean = deep(300, { s: "nothing here" });
+  expect(r.value(clean)).toBe(clean);
+  // A value whose JSON the secret spans across (a quote inside it): the JSON text, redacted, in its place.
+  const q = new Redactor();
+  q.add("q", enc('ab","cdefgh'));
+  const spanning = q.value(deep(300, ["ab", "cdefgh"]));
+  expect(JSON.stringify(spanning)).not.toContain("cdefgh");
+});
