@@ -5,7 +5,7 @@
  */
 import { afterEach, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { substituteRefs } from "../../src/results/refs.ts";
+import { referenceLines, substituteRefs } from "../../src/results/refs.ts";
 import { ResultStore } from "../../src/results/store.ts";
 import { openSession, tempDir, within, writeModule } from "../helpers.ts";
 import type { PermissionRequest } from "../../src/index.ts";
@@ -47,6 +47,32 @@ test("references under __proto__, constructor and prototype keys, in objects and
   expect(references.map((r) => r.at)).toEqual(["arguments.__proto__.text", "arguments.constructor.prototype.polluted", "arguments.text", "arguments.list[0].__proto__.x", "arguments.list[0].x", "arguments.list[1]"]);
   // The input is not changed in place.
   expect(own(own(args, "__proto__"), "text")).toBe(ref);
+});
+
+test("arguments without a reference come back as the same objects; a string that only starts like one is left as it is", () => {
+  using dir = tempDir();
+  const store = new ResultStore(dir.path);
+  const { ref } = store.put("x".repeat(100), { plugin: "a", tool: "make" });
+  const plain = { a: [1, { b: "cxref:sha256-abc" }, `${ref} `, `x${ref}`], c: { d: "cxref:sha256-" + "G".repeat(64) } };
+  const { args, references } = substituteRefs(plain, store);
+  expect(args).toBe(plain);
+  expect((args as typeof plain).a).toBe(plain.a);
+  expect(references).toEqual([]);
+  // One replaced deep in an array: that array and its parents copied, the rest shared.
+  const mixed = { keep: { k: 1 }, list: [{ k: 2 }, ref] };
+  const out = substituteRefs(mixed, store).args as typeof mixed;
+  expect(out).not.toBe(mixed);
+  expect(out.keep).toBe(mixed.keep);
+  expect(out.list[0]).toBe(mixed.list[0]);
+  expect(out.list).toEqual([{ k: 2 }, "x".repeat(100)]);
+  expect(mixed.list[1]).toBe(ref);
+});
+
+test("the prompt's lines: size, plugin and tool, or 'of unknown origin'; one line each", () => {
+  const r = { ref: "cxref:sha256-" + "a".repeat(64), sha256: "a".repeat(64), bytes: 12, usedAt: 0 };
+  expect(referenceLines([{ ...r, at: "arguments.x", plugin: "p", tool: "t" }, { ...r, at: "arguments.y", plugin: "p" }, { ...r, at: "arguments.z" }])).toBe(
+    [`arguments.x is ${r.ref}: 12 bytes from plugin 'p', tool t`, `arguments.y is ${r.ref}: 12 bytes from plugin 'p', tool ?`, `arguments.z is ${r.ref}: 12 bytes of unknown origin`].join("\n"),
+  );
 });
 
 test("through the library: a model's arguments with __proto__ and constructor keys reach the plugin with every reference replaced, and the parent's prototypes are untouched", async () => {
