@@ -10,7 +10,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, linkSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ResultStore } from "../../src/results/store.ts";
-import { cli, ROOT, tempDir, until } from "../helpers.ts";
+import { approve, cli, fixture, ROOT, tempDir, until } from "../helpers.ts";
 
 const STORE = join(ROOT, "src/results/store.ts");
 const sha = (bytes: Uint8Array | string) => createHash("sha256").update(bytes).digest("hex");
@@ -140,6 +140,23 @@ console.log(JSON.stringify(w.finish({ plugin: "p${n}", tool: "t" })));`,
   expect(readdirSync(folder).sort()).toEqual([`sha256-${sha(content)}`, `sha256-${sha(content)}.json`]);
   expect(statSync(join(folder, `sha256-${sha(content)}`)).mode & 0o777).toBe(0o600);
   expect(new ResultStore(dir.path).text(refs[0].ref)).toBe(content);
+}, 120_000);
+
+test("two cxagent invoke sessions spilling the same 5 MB result at once: both deliver the same reference, one 0600 file of the exact bytes", async () => {
+  using dir = tempDir();
+  await approve(fixture("big-reply"), dir.path);
+  const run = () => cli(["invoke", fixture("big-reply"), "big_reply", "--args", '{"bytes": 5000000, "tag": 4}', "--json", "--max-output", "2000"], { env: { CXAGENT_STATE_DIR: dir.path } });
+  const [a, b] = await Promise.all([run(), run()]);
+  expect([a.code, b.code]).toEqual([0, 0]);
+  const spilled = [a.json().result.spilled, b.json().result.spilled];
+  expect(spilled[0]).toEqual(spilled[1]);
+  const folder = join(dir.path, "results");
+  expect(readdirSync(folder).sort()).toEqual([`sha256-${spilled[0].sha256}`, `sha256-${spilled[0].sha256}.json`]);
+  expect(statSync(join(folder, `sha256-${spilled[0].sha256}`)).mode & 0o777).toBe(0o600);
+  const stored = readFileSync(join(folder, `sha256-${spilled[0].sha256}`));
+  expect(stored.length).toBe(5_000_000);
+  expect(sha(stored)).toBe(spilled[0].sha256);
+  expect(stored.subarray(0, 3).toString()).toBe("efg");
 }, 120_000);
 
 test("a result written while another process runs cxagent reap: the write under way is left alone and stored; an expired result is removed", async () => {
