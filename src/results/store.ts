@@ -270,16 +270,20 @@ function openTemp(path: string): number | null {
 }
 
 /**
- * Whether a temp file's writer has ended: its writer holds flock(2)'s lock on it while it writes,
- * and the kernel drops that lock when the process ends in any way. Without flock, a temp file
- * untouched for an hour counts as left.
+ * Whether the writer of the temp file open at `fd` has ended: a writer holds flock(2)'s lock on its
+ * temp file while it writes, and the kernel drops that lock when the process ends in any way.
+ * Without flock, a temp file untouched for an hour counts as left.
  */
+function writerEnded(fd: number): boolean {
+  const free = tryLock(fd);
+  return free === null ? Date.now() - fstatSync(fd).mtimeMs >= 3_600_000 : free;
+}
+
 function abandoned(path: string): boolean {
   const fd = openTemp(path);
   if (fd === null) return false;
   try {
-    const free = tryLock(fd);
-    return free === null ? Date.now() - fstatSync(fd).mtimeMs >= 3_600_000 : free;
+    return writerEnded(fd);
   } finally {
     closeSync(fd);
   }
@@ -290,8 +294,7 @@ function removeIfAbandoned(path: string): boolean {
   const fd = openTemp(path);
   if (fd === null) return false;
   try {
-    const free = tryLock(fd);
-    if (free === false || (free === null && Date.now() - fstatSync(fd).mtimeMs < 3_600_000)) return false;
+    if (!writerEnded(fd)) return false;
     rmSync(path, { force: true });
     return true;
   } finally {
