@@ -1,0 +1,121 @@
+/** Redaction's forms and held tails, case by case (issue 40): what each encoder may write, what a stream must hold back, and what it must not. */
+import { expect, test } from "bun:test";
+import { formsOf, marker, MARKER_PREFIX, Redactor } from "../../src/secrets/redact.ts";
+
+const enc = (text: string) => new TextEncoder().encode(text);
+
+test("the marker, and the forms of a value: raw and JSON-escaped only when it is UTF-8, base64 four ways, hex two ways, nothing empty", () => {
+  expect(marker("a.b")).toBe("[REDACTED:a.b]");
+  expect(MARKER_PREFIX).toBe("[REDACTED:");
+  // (Its URL-safe forms are the standard ones here: no '+' or '/'; each form once.)
+  expect(formsOf(enc('ab"c\\d\n'))).toEqual(['ab"c\\d\n', 'ab\\"c\\\\d\\n', "YWIiY1xkCg==", "YWIiY1xkCg", "616222635c640a", "616222635C640A"]);
+  expect(formsOf(enc("??>?"))).toEqual(["??>?", "Pz8+Pw==", "Pz8+Pw", "Pz8-Pw", "Pz8-Pw==", "3f3f3e3f", "3F3F3E3F"]);
+  const binary = Uint8Array.from([0xff, 0xfe, 0x00, 0x41, 0x80, 0x81, 0x82, 0x83]);
+  const forms = formsOf(binary);
+  expect(forms).toEqual([Buffer.from(binary).toString("base64"), Buffer.from(binary).toString("base64").replace(/=+$/, ""), Buffer.from(binary).toString("base64url"), `${Buffer.from(binary).toString("base64url")}=`, "fffe004180818283", "FFFE004180818283"]);
+  // A view into a larger buffer: only its own bytes.
+  const big = enc("xxxxsecret-valueyyyy");
+  expect(formsOf(big.subarray(4, 16))[0]).toBe("secret-value");
+  // Three bytes: no padding, so the padded forms are the same strings.
+  expect(formsOf(enc("a?~"))).toEqual(["a?~", "YT9+", "YT9-", "613f7e", "613F7E"]);
+});
+
+test("percent-encoding: any byte escaped or not, hex in either case, a space as + or %20; a byte that must be escaped never matches bare", () => {
+  const r = new Redactor();
+  r.add("p", enc("a b/c~d#e"));
+  for (const form of ["a+b/c~d%23e", "a%20b%2Fc%7Ed%23e", "a%20b%2fc%7ed%23e", "%61%20%62%2F%63%7E%64%23%65", "a+b%2Fc~d%23e"]) expect(r.text(`<${form}>`)).toBe("<[REDACTED:p]>");
+  // '#' is not left bare by any encoder: the raw form matches, a bare '#' in a percent form does not.
+  expect(r.text("a+b/c~d#e")).toBe("a+b/c~d#e");
+  expect(r.text("a%20b/c~d#e")).toBe("a%20b/c~d#e");
+  expect(r.text("a b/c~d#e")).toBe("[REDACTED:p]");
+  // Not a space: '+' stands for a space only.
+  const q = new Redactor();
+  q.add("q", enc("plus+plus"));
+  expect(q.text("plus%2Bplus plus+plus plus%2bplus")).toBe("[REDACTED:q] [REDACTED:q] [REDACTED:q]");
+  expect(q.text("plus plus")).toBe("plus plus");
+  // Several secrets: each percent form named by its own secret.
+  const two = new Redactor();
+  two.add("one", enc("first value"));
+  two.add("two", enc("second value"));
+  expect(two.text("second+value first%20value")).toBe("[REDACTED:two] [REDACTED:one]");
+  // Without '%' or '+' the percent pattern never runs, and text is left as it is.
+  expect(two.text("first_value")).toBe("first_value");
+});
+
+test("a stream holds back exactly the tail that could begin a form: percent escapes cut anywhere, and nothing more", () => {
+  const r = new Redactor();
+  r.add("p", enc("to ken/12"));
+  const cases: [string, string][] = [
+    ["x to%2", "x "],
+    ["x to%", "x "],
+    ["x to+ke", "x "],
+    ["x to%20ken%2F1", "x "],
+    ["x to%2G", "x to%2G"],
+    ["x to%3", "x to%3"],
+    ["x to%", "x "],
+    ["x %", "x "],
+    ["x t", "x "],
+    ["x tx", "x tx"],
+    ["x to ken/12", "x [REDACTED:p]"],
+    ["plain", "plain"],
+  ];
+  for (const [chunk, out] of cases) {
+    const s = r.stream();
+    expect({ chunk, out: s.push(chunk) }).toEqual({ chunk, out });
+    expect(s.push("")).toBe("");
+    expect(s.end()).toBe(r.text(chunk.slice(out === chunk ? chunk.length : out.length)) || "");
+  }
+  // A held tail that the next chunk completes, as a percent form.
+  const s = r.stream();
+  expect(s.push("x to%2") + s.push("0ken%2f12 y") + s.end()).toBe("x [REDACTED:p] y");
+  // heldTail counts at most one less than the longest form.
+  expect(r.heldTail("to ken/1")).toBe(8);
+  expect(r.heldTail("zzto ken/12")).toBe(0);
+  expect(r.heldTail("")).toBe(0);
+  expect(new Redactor().heldTail("to ken")).toBe(0);
+});
+
+test("a redactor with nothing known passes text and values through untouched, and streams hold nothing", () => {
+  const r = new Redactor();
+  expect(r.active).toBe(false);
+  const value = { a: ["[x]"] };
+  expect(r.value(value)).toBe(value);
+  expect(r.text("anything")).toBe("anything");
+  const s = r.stream();
+  expect(s.push("to ken")).toBe("to ken");
+  expect(s.end()).toBe("");
+  r.add("t", enc("to ken/12"));
+  expect(r.active).toBe(true);
+  expect(r.text("")).toBe("");
+});
+
+test("a name given a second value knows both; the same value again changes nothing", () => {
+  const r = new Redactor();
+  r.add("t", enc("first-secret"));
+  r.add("t", enc("second-secret"));
+  r.add("t", enc("first-secret"));
+  expect(r.text("first-secret second-secret")).toBe("[REDACTED:t] [REDACTED:t]");
+  // Two names for one value: the first name given.
+  r.add("u", enc("first-secret"));
+  expect(r.text("first-secret")).toBe("[REDACTED:t]");
+});
+
+test("values: arrays and objects copied only where something changed; keys redacted; other values as they are", () => {
+  const r = new Redactor();
+  r.add("t", enc("secret-value"));
+  const untouched = [1, "a", null, true, { b: [2] }];
+  expect(r.value(untouched)).toBe(untouched);
+  const mixed = { keep: { k: 1 }, list: [{ k: 2 }, "secret-value", 3], "secret-value": 1 };
+  const out = r.value(mixed) as Record<string, unknown>;
+  expect(out).toEqual({ keep: { k: 1 }, list: [{ k: 2 }, "[REDACTED:t]", 3], "[REDACTED:t]": 1 });
+  expect(out.keep).toBe(mixed.keep);
+  expect((out.list as unknown[])[0]).toBe(mixed.list[0]);
+  expect(r.value("secret-value")).toBe("[REDACTED:t]");
+  expect(r.value(42)).toBe(42);
+  expect(r.value(null)).toBeNull();
+  // A key that is __proto__ stays an own key of the copy.
+  const parsed = JSON.parse('{"__proto__":{"x":"secret-value"}}');
+  const red = r.value(parsed) as Record<string, unknown>;
+  expect(Object.getPrototypeOf(red)).toBe(Object.prototype);
+  expect(Object.getOwnPropertyDescriptor(red, "__proto__")?.value).toEqual({ x: "[REDACTED:t]" });
+});
