@@ -1,6 +1,6 @@
 /** Resolving a secret's binding (issue 40), in the cxagent process: real files, real commands, the environment; every refusal's words. */
 import { expect, test } from "bun:test";
-import { chmodSync, chownSync, mkdirSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { MAX_SECRET_BYTES, MIN_SECRET_BYTES, resolveBinding } from "../../src/secrets/resolve.ts";
@@ -82,4 +82,27 @@ test("a command: run without a shell in the environment given, its stdout the va
 test("an environment variable of cxagent's own: its value, or that it is not set", async () => {
   expect(text(await resolveBinding({ env: "CX_T" }, { CX_T: "env-token-1\n" }))).toEqual({ value: "env-token-1" });
   expect(text(await resolveBinding({ env: "CX_T" }, {}))).toEqual({ message: "the environment variable CX_T is not set in cxagent's environment" });
+});
+
+test("a command's stdin is nothing (a program reading it ends at once); what it said is its first non-blank line, at most 200 characters", async () => {
+  expect(text(await resolveBinding({ command: ["cat"] }))).toEqual({ message: "its value is 0 bytes long, shorter than the 8 a secret must have (redacting a shorter one would hide ordinary words)" });
+  const long = "w".repeat(300);
+  const said = text(await resolveBinding({ command: ["sh", "-c", `printf '\\n  ${long}\\nnext' >&2; exit 2`] })).message!;
+  expect(said).toEndWith(` exited with 2 (it said: ${"w".repeat(200)})`);
+}, 20_000);
+
+test("resolving leaves no file descriptor open, a file's or a command's", async () => {
+  using dir = tempDir();
+  const path = join(dir.path, "t");
+  writeFileSync(path, "fd-token-1", { mode: 0o600 });
+  const open = () => readdirSync("/proc/self/fd").length;
+  await resolveBinding({ file: path });
+  await resolveBinding({ command: ["printf", "cmd-token-1"] });
+  const before = open();
+  for (let i = 0; i < 20; i++) {
+    await resolveBinding({ file: path });
+    await resolveBinding({ file: join(dir.path, "missing") });
+  }
+  for (let i = 0; i < 5; i++) await resolveBinding({ command: ["printf", "cmd-token-1"] });
+  expect(open()).toBeLessThanOrEqual(before); // (a spawn's pipes may close later, never earlier)
 });
