@@ -45,10 +45,10 @@ export const MUTANT_TARGETS: Record<string, MutantTarget> = {
   "src/mcp/http.ts": { tests: ["test/unit/mcp-mapping.test.ts", "test/mcp/http.test.ts"], fixtures: true },
   // Issues 40 and 41: secrets and large results.
   "src/secrets/access.ts": { tests: ["test/unit/secret-bindings.test.ts"] },
-  "src/secrets/echo.ts": { tests: ["test/unit/echo.test.ts", "test/unit/secret-bindings.test.ts", "test/integration/secrets.test.ts"], fixtures: true, only: { "test/integration/secrets.test.ts": "marker" } },
+  "src/secrets/echo.ts": { tests: ["test/unit/echo.test.ts", "test/unit/secret-bindings.test.ts"] },
   "src/secrets/redact.ts": { tests: ["test/unit/redact.test.ts", "test/unit/redact-worst.test.ts", "test/unit/redact-forms.test.ts", "test/unit/secret-bindings.test.ts"] },
-  "src/secrets/resolve.ts": { tests: ["test/unit/secret-resolve.test.ts", "test/unit/secret-bindings.test.ts", "test/integration/secrets.test.ts"], fixtures: true },
-  "src/secrets/broker.ts": { tests: ["test/unit/secret-broker.test.ts", "test/unit/secret-bindings.test.ts", "test/integration/secrets.test.ts", "test/integration/outputs-secrets.test.ts"], fixtures: true },
+  "src/secrets/resolve.ts": { tests: ["test/unit/secret-resolve.test.ts", "test/unit/secret-bindings.test.ts"] },
+  "src/secrets/broker.ts": { tests: ["test/unit/secret-broker.test.ts", "test/unit/secret-bindings.test.ts"] },
   "src/results/refs.ts": { tests: ["test/integration/result-refs.test.ts", "test/integration/outputs.test.ts"], fixtures: true },
   "src/results/store.ts": { tests: ["test/unit/result-store.test.ts", "test/unit/result-store-edges.test.ts", "test/integration/result-store-races.test.ts"], only: { "test/integration/result-store-races.test.ts": "killed|reap|same moment|swapped for a link" } },
   "src/results/page.ts": { tests: ["test/unit/result-page.test.ts", "test/unit/deliver.test.ts"] },
