@@ -269,13 +269,16 @@ function openTemp(path: string): number | null {
   }
 }
 
+/** A result's temp file (ResultWriter), as against an origin file's (files.ts writeJsonAtomic, which holds no lock). */
+const RESULT_TEMP = ".result.tmp";
+
 /**
- * Whether the writer of the temp file open at `fd` has ended: a writer holds flock(2)'s lock on its
- * temp file while it writes, and the kernel drops that lock when the process ends in any way.
- * Without flock, a temp file untouched for an hour counts as left.
+ * Whether the writer of the temp file `path`, open at `fd`, has ended: a result's writer holds
+ * flock(2)'s lock on its temp file while it writes, and the kernel drops that lock when the
+ * process ends in any way. Any other temp file (or without flock): when untouched for an hour.
  */
-function writerEnded(fd: number): boolean {
-  const free = tryLock(fd);
+function writerEnded(fd: number, path: string): boolean {
+  const free = path.endsWith(RESULT_TEMP) ? tryLock(fd) : null;
   return free === null ? Date.now() - fstatSync(fd).mtimeMs >= 3_600_000 : free;
 }
 
@@ -283,7 +286,7 @@ function abandoned(path: string): boolean {
   const fd = openTemp(path);
   if (fd === null) return false;
   try {
-    return writerEnded(fd);
+    return writerEnded(fd, path);
   } finally {
     closeSync(fd);
   }
@@ -294,7 +297,7 @@ function removeIfAbandoned(path: string): boolean {
   const fd = openTemp(path);
   if (fd === null) return false;
   try {
-    if (!writerEnded(fd)) return false;
+    if (!writerEnded(fd, path)) return false;
     rmSync(path, { force: true });
     return true;
   } finally {
@@ -320,7 +323,7 @@ export class ResultWriter {
     // The lock says "being written" to another process's sweep; a sweep that took the file in the
     // instant before the lock has removed it (no link left): then another name.
     for (let attempt = 0; ; attempt++) {
-      const temp = join(store.folder, `.${process.pid}.${Date.now()}.${Math.random().toString(36).slice(2)}.tmp`);
+      const temp = join(store.folder, `.${process.pid}.${Date.now()}.${Math.random().toString(36).slice(2)}${RESULT_TEMP}`);
       const fd = openSync(temp, "wx", 0o600);
       if (tryLock(fd) !== false && fstatSync(fd).nlink > 0) {
         this.temp = temp;

@@ -106,10 +106,10 @@ test("eviction removes the least recently used until the rest fit, never the one
   expect(small.evict(second.sha256)).toEqual([`${REF_PREFIX}${third.sha256}`]);
   expect(existsSync(store.pathOf(second.sha256))).toBe(true);
   // A leftover is named by a dry reap and stays.
-  writeFileSync(join(store.folder, ".9.9.dead.tmp"), "half");
+  writeFileSync(join(store.folder, ".9.9.dead.result.tmp"), "half");
   const dry = store.reap({ dryRun: true });
-  expect(dry.leftovers).toEqual([join(store.folder, ".9.9.dead.tmp")]);
-  expect(existsSync(join(store.folder, ".9.9.dead.tmp"))).toBe(true);
+  expect(dry.leftovers).toEqual([join(store.folder, ".9.9.dead.result.tmp")]);
+  expect(existsSync(join(store.folder, ".9.9.dead.result.tmp"))).toBe(true);
 });
 
 test("a writer: bytes counted; written after finishing, or finished twice, is refused; abort removes its temp file; a folder gone before finishing is E_STATE", () => {
