@@ -119,3 +119,86 @@ test("values: arrays and objects copied only where something changed; keys redac
   expect(Object.getPrototypeOf(red)).toBe(Object.prototype);
   expect(Object.getOwnPropertyDescriptor(red, "__proto__")?.value).toEqual({ x: "[REDACTED:t]" });
 });
+
+test("forms: none for an empty value; a byte under 0x10 escaped with its leading zero", () => {
+  expect(formsOf(new Uint8Array(0))).toEqual([]);
+  const r = new Redactor();
+  r.add("nl", enc("line\nbreak-x"));
+  expect(r.text("<line%0Abreak-x>")).toBe("<[REDACTED:nl]>");
+  expect(r.text("<line%0abreak-x>")).toBe("<[REDACTED:nl]>");
+  expect(r.text("<line%Abreak-x>")).toBe("<line%Abreak-x>");
+});
+
+test("a '+' stands for a space only, and a byte that must be escaped is never bare in a percent form, whole or as a held tail", () => {
+  const r = new Redactor();
+  r.add("p", enc("a b/c~d#e"));
+  expect(r.text("a+b/c~d+e")).toBe("a+b/c~d+e");
+  expect(r.text("a+b/c~d%2Be")).toBe("a+b/c~d%2Be");
+  const held = (text: string) => {
+    const s = r.stream();
+    return s.push(text);
+  };
+  expect(held("x a+b/c~d#")).toBe("x a+b/c~d#"); // '#' bare: no percent form goes on from here
+  expect(held("x a+b/c~d%2")).toBe("x ");
+  expect(held("x a+b/c~d%21")).toBe("x a+b/c~d%21"); // %21 is '!', not '#'
+  expect(held("x a+b/c~d%2G")).toBe("x a+b/c~d%2G");
+  expect(held("x a+")).toBe("x ");
+  const t = new Redactor();
+  t.add("t", enc("to ken/12"));
+  expect(t.stream().push("x t+")).toBe("x t+"); // '+' for 'o': no
+  // A byte under 0x10 in the value, and a text whose escape is not two hex digits: not a start.
+  const c = new Redactor();
+  c.add("c", enc("ab\x02cdefgh"));
+  expect(c.stream().push("x ab%2 ")).toBe("x ab%2 ");
+  expect(c.stream().push("x ab%02")).toBe("x ");
+});
+
+test("one secret the start of another: the longer is matched whole, whichever was known first", () => {
+  const r = new Redactor();
+  r.add("short", enc("tok3n-123"));
+  r.add("long", enc("tok3n-123-more-bytes"));
+  expect(r.text("<tok3n-123-more-bytes> <tok3n-123>")).toBe("<[REDACTED:long]> <[REDACTED:short]>");
+});
+
+test("overlapping matches are named by the longest, the first when as long; percent and raw forms in any order", () => {
+  const later = new Redactor();
+  later.add("long", enc("12345678abcd"));
+  later.add("short", enc("abcdefgh"));
+  expect(later.text("x12345678abcdefghy")).toBe("x[REDACTED:long]y");
+  const even = new Redactor();
+  even.add("first", enc("12345678"));
+  even.add("second", enc("5678abcd"));
+  expect(even.text("x12345678abcdy")).toBe("x[REDACTED:first]y");
+  const r = new Redactor();
+  r.add("p", enc("a b/c~d#e"));
+  expect(r.text("1 a+b%2Fc~d%23e 2 a b/c~d#e 3 a%20b/c~d%23e 4")).toBe("1 [REDACTED:p] 2 [REDACTED:p] 3 [REDACTED:p] 4");
+});
+
+test("a fully percent-escaped value (three times its length) split anywhere in a stream is held whole", () => {
+  const r = new Redactor();
+  const value = "to ken/12";
+  r.add("p", enc(value));
+  const form = [...enc(value)].map((b) => `%${b.toString(16).padStart(2, "0").toUpperCase()}`).join("");
+  for (let i = 1; i < form.length; i++) {
+    const s = r.stream();
+    expect({ i, out: s.push(`a ${form.slice(0, i)}`) + s.push(`${form.slice(i)} b`) + s.end() }).toEqual({ i, out: "a [REDACTED:p] b" });
+  }
+});
+
+test("a redacted object's properties can be set again; a deep value whose redacted JSON no longer parses is that text", () => {
+  const r = new Redactor();
+  r.add("t", enc("secret-value"));
+  const out = r.value({ "secret-value": 1, b: "secret-value" }) as Record<string, unknown>;
+  out.b = "other";
+  out["[REDACTED:t]"] = 2;
+  expect(out).toEqual({ "[REDACTED:t]": 2, b: "other" });
+  expect(Object.keys(out)).toEqual(["[REDACTED:t]", "b"]);
+  delete out.b;
+  expect(out).toEqual({ "[REDACTED:t]": 2 });
+  const q = new Redactor();
+  q.add("q", enc('cdefgh"]'));
+  const deep = (n: number, inner: unknown) => Array.from({ length: n }).reduce<unknown>((v) => ({ a: v }), inner);
+  const broken = JSON.stringify(q.value(deep(300, ["ab", "cdefgh"])));
+  expect(broken).not.toContain("cdefgh");
+  expect(broken).toContain("[REDACTED:q]");
+});
