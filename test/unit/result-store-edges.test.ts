@@ -1,6 +1,6 @@
 /** The result store's edges (issue 41): every refusal's words, offsets clamped, the writer's misuse, what scan calls foreign, eviction's order. */
 import { expect, test } from "bun:test";
-import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { REF_PREFIX, RESULT_DEFAULTS, ResultStore } from "../../src/results/store.ts";
@@ -134,4 +134,62 @@ test("a writer: bytes counted; written after finishing, or finished twice, is re
   rmSync(store.folder, { recursive: true });
   const error = thrown(() => lost.finish({ plugin: "p", tool: "t" }));
   expect(error.code).toBe("E_STATE");
+});
+
+test("names: only the exact patterns count; anything around them is foreign, and a reference must be exactly one", () => {
+  using dir = tempDir();
+  const store = new ResultStore(dir.path);
+  const { sha256 } = store.put("named", { plugin: "p", tool: "t" });
+  const hex = sha256;
+  const odd = [`x-sha256-${hex}`, `sha256-${hex}x`, `x-sha256-${hex}.json`, `sha256-${hex}.jsonx`, `x.1.2.a.result.tmp`, `.1.2.a.result.tmpx`, "mine"];
+  for (const name of odd) writeFileSync(join(store.folder, name), "x", { mode: 0o600 });
+  const scan = store.scan();
+  expect(scan.results.map((r) => r.hex)).toEqual([hex]);
+  expect(scan.foreign.sort()).toEqual(odd.map((n) => join(store.folder, n)).sort());
+  expect(thrown(() => store.read(`x${REF_PREFIX}${hex}`)).code).toBe("E_INVALID_INPUT");
+});
+
+test("a result of another user's is not trusted; a result whose origin file is gone is still reaped", () => {
+  using dir = tempDir();
+  const store = new ResultStore(dir.path, { maxAgeMs: 60_000 });
+  const { ref, sha256 } = store.put("theirs", { plugin: "p", tool: "t" });
+  chownSync(store.pathOf(sha256), 4321, 4321);
+  expect(thrown(() => store.read(ref)).message).toContain("is not trusted: it is not a plain file of this user's with mode 0600");
+  const other = store.put("no origin", { plugin: "p", tool: "t" });
+  rmSync(`${store.pathOf(other.sha256)}.json`);
+  const old = new Date(Date.now() - 120_000);
+  utimesSync(store.pathOf(other.sha256), old, old);
+  expect(store.reap().removed).toEqual([other.ref]);
+  expect(existsSync(store.pathOf(other.sha256))).toBe(false);
+});
+
+test("a write under way is not named by a dry reap; a temp removed before it is finished is E_STATE naming the store, with its cause", () => {
+  using dir = tempDir();
+  const store = new ResultStore(dir.path);
+  const live = store.begin();
+  live.write(Buffer.from("live"));
+  expect(store.reap({ dryRun: true }).leftovers).toEqual([]);
+  for (const name of readdirSync(store.folder)) if (name.endsWith(".result.tmp")) rmSync(join(store.folder, name));
+  const error = thrown(() => live.finish({ plugin: "p", tool: "t" }));
+  expect(error.code).toBe("E_STATE");
+  expect(error.message).toStartWith(`cannot store a result in ${store.folder}: `);
+  expect((error.cause as NodeJS.ErrnoException).code).toBe("ENOENT");
+});
+
+test("reading, storing, reaping and aborting leave no file descriptor open", () => {
+  using dir = tempDir();
+  const store = new ResultStore(dir.path);
+  const { ref } = store.put("x".repeat(3 << 20), { plugin: "p", tool: "t" });
+  writeFileSync(join(store.folder, ".1.1.dead.result.tmp"), "");
+  const open = () => readdirSync("/proc/self/fd").length;
+  store.read(ref);
+  const before = open();
+  for (let i = 0; i < 20; i++) {
+    store.read(ref, 5, 10);
+    store.put(`small ${i}`, { plugin: "p", tool: "t" });
+    store.reap({ dryRun: true });
+    store.begin().abort();
+  }
+  store.reap();
+  expect(open()).toBeLessThanOrEqual(before);
 });
