@@ -57,3 +57,29 @@ test("a store without the origin file: plugin and tool are null", () => {
   rmSync(`${store.pathOf(sha256)}.json`);
   expect(readPage(store, ref, 0, 4)).toMatchObject({ offset: 0, length: 4, text: "some", plugin: null, tool: null, next: 4 });
 });
+
+test("bytes that are not UTF-8 (a run of continuation bytes): at most 3 skipped at a page's start, never a page that ends before it starts, and paging moves on to the end", () => {
+  // (Text pages cannot carry such bytes; `cxagent result` gives them exactly.)
+  using dir = tempDir();
+  const store = new ResultStore(dir.path);
+  const bytes = Buffer.concat([Buffer.from("ab"), Buffer.alloc(10, 0x80), Buffer.from("cd")]);
+  const { ref } = store.put(bytes, { plugin: "p", tool: "t" });
+  const page = readPage(store, ref, 2, 4);
+  expect({ offset: page.offset, length: page.length, next: page.next }).toEqual({ offset: 5, length: 5, next: 10 });
+  let pages = 0;
+  for (let offset: number | null = 0; offset !== null && pages < 20; pages++) {
+    const p = readPage(store, ref, offset, 4);
+    expect(p.offset - offset).toBeLessThanOrEqual(3);
+    expect(p.length).toBeGreaterThanOrEqual(0);
+    expect(p.next === null || p.next > offset).toBe(true);
+    offset = p.next;
+  }
+  expect(pages).toBeLessThan(20);
+});
+
+test("a page of length 0 is empty, and says the next page starts where it does", () => {
+  using dir = tempDir();
+  const store = new ResultStore(dir.path);
+  const { ref } = store.put("😀abc", { plugin: "p", tool: "t" });
+  expect(readPage(store, ref, 0, 0)).toMatchObject({ offset: 0, length: 0, text: "", next: 0 });
+});
