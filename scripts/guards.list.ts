@@ -90,6 +90,7 @@ const SANDBOX = "test/integration/sandbox.test.ts";
 const SANDBOX_PLAN = "test/unit/sandbox-plan.test.ts";
 const SANDBOX_CONFIG = "test/integration/sandbox-config.test.ts";
 const PROCESS = "test/integration/cortex-process.test.ts";
+const PROCESS_SANDBOX = "test/integration/cortex-process-sandbox.test.ts";
 const SECRETS = "test/integration/secrets.test.ts";
 
 export const GUARDS: Guard[] = [
@@ -1811,6 +1812,24 @@ export const GUARDS: Guard[] = [
     tests: ["test/integration/check.test.ts"],
     why: "check names a string literal or static buffer returned as if malloc'd, and never frees it",
   },
+  {
+    id: "check-cortex-no-double-free",
+    area: "protocol",
+    file: "ffi/shim/97-check-cortex.c",
+    find: `  int stale = where == CK_HEAP && cx_freed_before(b.ptr);`,
+    replace: `  int stale = 0 && cx_freed_before(b.ptr);`,
+    tests: ["test/integration/check-cortex-buffers.test.ts"],
+    why: "check never hands buffer_free a Cortex buffer it released already (returned again, untouched since), and names it: freed-once (issue 43)",
+  },
+  {
+    id: "check-cortex-lends-copies",
+    area: "protocol",
+    file: "ffi/shim/85-cortex.c",
+    find: `    cortex_lent *lent = g_cortex_check.lend ? g_cortex_check.lend(&name, &input, &context) : NULL;`,
+    replace: `    cortex_lent *lent = NULL;`,
+    tests: ["test/integration/check-cortex-buffers.test.ts"],
+    why: "in check mode a Cortex call's buffers are lent as fresh heap copies, so a plugin that frees one is named (lent-buffers) instead of crashing the host (issue 43)",
+  },
   // ---- Cortex native plugins (issue 17): the same promises for a table of function pointers ----
   {
     id: "cortex-kind-by-exports",
@@ -1861,8 +1880,8 @@ export const GUARDS: Guard[] = [
     id: "cortex-every-buffer-freed",
     area: "protocol",
     file: "ffi/shim/85-cortex.c",
-    find: `  g_cortex.buffer_free(b);\n  return copy;`,
-    replace: `  if (copy) g_cortex.buffer_free(b);\n  return copy;`,
+    find: `  else g_cortex.buffer_free(b);\n  return copy;`,
+    replace: `  else if (copy) g_cortex.buffer_free(b);\n  return copy;`,
     tests: [CORTEX],
     why: "every buffer a Cortex plugin returns goes back to its buffer_free, an empty or oversized one too",
   },
@@ -2223,13 +2242,22 @@ export const GUARDS: Guard[] = [
     why: "a process tool's command or working folder outside its approved folder needs allow_host_paths (and the trust prompt names it)",
   },
   {
-    id: "process-sandbox-refused",
+    id: "process-sandbox-confines-calls",
     area: "isolation",
-    file: "src/protocol/cortex-process.ts",
-    find: `  if (isPlainObject(declared) && declared.sandbox !== undefined) {`,
-    replace: `  if (false) {`,
-    tests: [PROCESS],
-    why: "a Cortex process plugin that declares the kernel sandbox, which cannot confine its commands yet, is refused, never run unconfined",
+    file: "src/plugin-host/process.ts",
+    find: `        ...(confine ? { confine } : {}),`,
+    replace: ``,
+    tests: [PROCESS_SANDBOX],
+    why: "each call of a Cortex process plugin that declares [cxagent.sandbox] starts through the sandbox launcher: reading or writing outside and connecting with net \"none\" are refused by the kernel (issue 43)",
+  },
+  {
+    id: "process-sandbox-no-host-word",
+    area: "isolation",
+    file: "src/plugin-host/process-sandbox.ts",
+    find: `  if (argv.includes("__host")) throw`,
+    replace: `  if (false) throw`,
+    tests: [PROCESS_SANDBOX],
+    why: "a sandboxed tool whose command line holds __host is refused: the launcher would read what follows as a plugin host's options and grant the folders they name (issue 43)",
   },
   {
     id: "process-env-cleared",

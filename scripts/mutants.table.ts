@@ -37,6 +37,7 @@ export const MUTANT_TARGETS: Record<string, MutantTarget> = {
   "src/reaper/record.ts": { tests: ["test/integration/reap.test.ts", STATE], fixtures: true },
   "src/reaper/reap.ts": { tests: ["test/integration/reap.test.ts", "test/integration/orphans.test.ts"], fixtures: true },
   "src/host/gate.ts": { tests: ["test/unit/tool-selection.test.ts", "test/integration/gate.test.ts"], fixtures: true },
+  "src/plugin-host/process-sandbox.ts": { tests: ["test/unit/process-sandbox.test.ts", "test/integration/cortex-process-sandbox.test.ts"], fixtures: true },
   "src/host/plugin.ts": { tests: ["test/integration/gate.test.ts", "test/integration/resilience.test.ts", "test/integration/tool-selection.test.ts"], fixtures: true },
   "src/host/prepared.ts": { tests: ["test/e2e/prepared-host.test.ts"], fixtures: true },
   "src/plugin-host/module-loader.ts": { tests: ["test/integration/module-trust.test.ts", "test/integration/module-plugins.test.ts"], fixtures: true },

@@ -18,6 +18,7 @@
 /* Every buffer a table function returns is copied into a string of the shim's own and given   */
 /* back to the table's buffer_free at once, as it came (cap unchanged), on every path: empty,  */
 /* oversized, invalid. Buffers this part lends the plugin are never passed to buffer_free.     */
+/* In check mode (97-check-cortex.c) each returned buffer is judged before it is given back.   */
 
 typedef struct {
   u8 *ptr;
@@ -60,11 +61,24 @@ static const char *cortex_problem(i64 code) {
   }
 }
 
+/* The functions of the table that return a buffer, as check events name them. */
+enum { CORTEX_FROM_INFO, CORTEX_FROM_DESCRIPTOR, CORTEX_FROM_EXECUTE };
+
+/* Check mode (97-check-cortex.c): lends each call fresh copies of its buffers, and judges each
+ * returned buffer before (or instead of) giving it to buffer_free. All NULL in an ordinary host. */
+typedef struct cortex_lent cortex_lent;
+static struct {
+  cortex_lent *(*lend)(cortex_buffer *name, cortex_buffer *input, cortex_buffer *context);
+  void (*release)(cortex_buffer b, int from, const char *anchor, const cortex_lent *lent);
+  void (*give_back)(cortex_lent *lent);
+} g_cortex_check;
+
 /* Copies a returned buffer into a NUL-terminated string of the shim's own (NUL bytes inside are
  * kept: *len counts them) and releases the buffer through the plugin's buffer_free, exactly once,
- * whatever it holds. Returns NULL with *len set to one of the codes above when there is nothing
- * to copy. */
-static char *cortex_take(cortex_buffer b, i64 *len) {
+ * whatever it holds (in check mode, g_cortex_check.release does, or names why it must not).
+ * Returns NULL with *len set to one of the codes above when there is nothing to copy. `anchor` is
+ * a local of the function that called the table (check mode tells its stack by it). */
+static char *cortex_take(cortex_buffer b, i64 *len, int from, const char *anchor, const cortex_lent *lent) {
   char *copy = NULL;
   if (!b.ptr && b.len != 0) *len = CORTEX_NULL_WITH_LEN;
   else if (!b.ptr || b.len == 0) *len = CORTEX_EMPTY;
@@ -76,7 +90,8 @@ static char *cortex_take(cortex_buffer b, i64 *len) {
     copy[b.len] = 0;
     *len = (i64)b.len;
   }
-  g_cortex.buffer_free(b);
+  if (g_cortex_check.release) g_cortex_check.release(b, from, anchor, lent);
+  else g_cortex.buffer_free(b);
   return copy;
 }
 
@@ -217,10 +232,13 @@ static void cortex_invoke_reply(buf *r, i64 id, const char *tool, const char *ar
   char *text = NULL;
   i64 n = CORTEX_NO_MEMORY;
   if (!invocation.failed) {
+    char anchor = 0;
     cortex_buffer name = {(u8 *)tool, tool_n, 0};
     cortex_buffer input = {(u8 *)args, str_len(args), 0};
     cortex_buffer context = {(u8 *)invocation.p, invocation.n, 0};
-    text = cortex_take(g_cortex.tool_execute(g_cortex.plugin, name, input, context), &n);
+    cortex_lent *lent = g_cortex_check.lend ? g_cortex_check.lend(&name, &input, &context) : NULL;
+    text = cortex_take(g_cortex.tool_execute(g_cortex.plugin, name, input, context), &n, CORTEX_FROM_EXECUTE, &anchor, lent);
+    if (lent) g_cortex_check.give_back(lent);
   }
   buf_free(&invocation);
   lock(&g_cortex_mu);
@@ -266,12 +284,16 @@ CORTEX_API int shim_cortex_set(const void *table, const char *session_json) {
 
 /* plugin_info, copied (the caller frees it with shim_cortex_release); *len is its length, or a
  * negative code when there was nothing to copy. The buffer itself is already freed. */
-CORTEX_API char *shim_cortex_info(i64 *len) { return cortex_take(g_cortex.plugin_info(g_cortex.plugin), len); }
+CORTEX_API char *shim_cortex_info(i64 *len) {
+  char anchor = 0;
+  return cortex_take(g_cortex.plugin_info(g_cortex.plugin), len, CORTEX_FROM_INFO, &anchor, NULL);
+}
 
 CORTEX_API u64 shim_cortex_count(void) { return (u64)g_cortex.tool_count(g_cortex.plugin); }
 
 CORTEX_API char *shim_cortex_descriptor(u64 index, i64 *len) {
-  return cortex_take(g_cortex.tool_descriptor(g_cortex.plugin, (size_t)index), len);
+  char anchor = 0;
+  return cortex_take(g_cortex.tool_descriptor(g_cortex.plugin, (size_t)index), len, CORTEX_FROM_DESCRIPTOR, &anchor, NULL);
 }
 
 CORTEX_API void shim_cortex_release(char *p) { x_free(p); }

@@ -233,7 +233,7 @@ export function render(runs: RunRecord[], options: ReportOptions): string {
       );
     }
     if (has(runs, "crash.")) out.push(`- crash detection (segfault in invoke → failed result): ${spread(runs, "crash.detect_ms")} ms (worst ${spread(runs, "crash.detect_max_ms")} ms).`);
-    if (has(runs, "process.")) out.push(`- a Cortex process tool's call (examples/cortex-process shell_word_count, one process per call): ${spread(runs, "process.call_ms")} ms; the same script spawned by Bun alone: ${spread(runs, "process.bare_ms")} ms.`);
+    if (has(runs, "process.")) out.push(`- a Cortex process tool's call (examples/cortex-process shell_word_count, one process per call): ${spread(runs, "process.call_ms")} ms; the same script spawned by Bun alone: ${spread(runs, "process.bare_ms")} ms; the same tool confined by \`[cxagent.sandbox]\` (each call through the sandbox launcher): ${spread(runs, "process.confined_call_ms")} ms.`);
     out.push("");
   }
   out.push(...METHOD);

@@ -34,6 +34,8 @@ export interface Observations {
   returned: CheckEvent[];
   /** Host-table misuse (check events "host-table"). */
   misuse: CheckEvent[];
+  /** Buffers a Cortex plugin was lent and freed (check events "lent"). */
+  lent: CheckEvent[];
   /** Log reports with no call, and the host's own messages. */
   logs: { level: number; text: string }[];
   /** What the plugins wrote to stdout and stderr, the last lines. */
@@ -48,7 +50,7 @@ export interface Observations {
 }
 
 export function newObservations(): Observations {
-  return { returned: [], misuse: [], logs: [], output: [], submits: [], registered: [], processes: new Map(), waitedFor: new Set() };
+  return { returned: [], misuse: [], lent: [], logs: [], output: [], submits: [], registered: [], processes: new Map(), waitedFor: new Set() };
 }
 
 /** Spawns a plugin host in check mode with these hooks (the runner knows the plugin). */
@@ -70,7 +72,7 @@ export class CheckHost {
   static async open(spawn: SpawnCheckHost, seen: Observations): Promise<CheckHost | CxError> {
     try {
       const { connection, ready } = await spawn({
-        onCheck: (event) => (event.what === "returned" ? seen.returned : seen.misuse).push(event),
+        onCheck: (event) => (event.what === "returned" ? seen.returned : event.what === "lent" ? seen.lent : seen.misuse).push(event),
         onLog: (level, text) => seen.logs.push({ level, text }),
         onOutput: (text) => {
           seen.output.push(text);

@@ -29,6 +29,7 @@ import { checkBadSettings, checkDescribe, checkHandshake, checkStart, checkStop 
 import { checkDescriptions, checkExports, checkLibrary, checkNames, checkSchemas, checkSidecar } from "./checks/static.ts";
 import { CheckContext } from "./context.ts";
 import { checkCortexDescriptors, checkCortexLoad } from "./checks/cortex.ts";
+import { checkBufferCap, checkFreedOnce, checkLentBuffers } from "./checks/buffers.ts";
 import { newObservations, type SpawnCheckHost } from "./host.ts";
 import { type CheckOutcome, type CheckReport, countOutcomes, type PluginKind, type Verdict } from "./report.ts";
 import { profileOf } from "../kinds/index.ts";
@@ -78,6 +79,10 @@ export const CHECKS: readonly Check[] = [
   { id: "host-table", title: "host-table reports stay inside calls", kinds: NATIVE, live: true, run: checkHostTable },
   { id: "ownership", title: "every returned string is fresh heap memory", kinds: LIBRARIES, live: true, run: checkOwnership },
   { id: "free", title: "cxagent_plugin_free releases each string", kinds: LIBRARIES, live: true, run: checkFree },
+  // A Cortex plugin's buffers: {ptr, len, cap}, freed by its own buffer_free (checks/buffers.ts).
+  { id: "buffer-cap", title: "each returned buffer's len is within its cap", kinds: CORTEX, live: true, run: checkBufferCap },
+  { id: "freed-once", title: "no buffer is returned again once freed", kinds: CORTEX, live: true, run: checkFreedOnce },
+  { id: "lent-buffers", title: "tool_execute never frees a buffer it is lent", kinds: CORTEX, live: true, run: checkLentBuffers },
   { id: "spawns", title: "started processes are declared", kinds: ALL, live: true, run: checkSpawns },
   { id: "registers", title: "started processes are registered", kinds: ALL, live: true, run: checkRegisters },
 ];

@@ -241,6 +241,7 @@ export class ChildTransport implements Transport {
       source: spec.host.source,
       check: spec.check,
       ...(spec.host.workerFolders.length ? { workerFolders: spec.host.workerFolders } : {}),
+      ...(spec.host.callSandbox === undefined ? {} : { callSandbox: spec.host.callSandbox }),
     });
     // The host's stdout: a socket pair where there is one (protocol-socket.ts), else a pipe.
     const pair = prepared ? null : socketPair();

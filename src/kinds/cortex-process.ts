@@ -36,6 +36,7 @@ export const CORTEX_PROCESS: KindProfile = {
   workers: false,
   sidecar: true,
   handshake: false,
+  sandboxesCalls: true,
   checkable: true,
   declaresTools: "manifest.toml",
   words: {

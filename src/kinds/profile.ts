@@ -54,6 +54,11 @@ export interface KindProfile {
    * does: a Cortex process plugin's manifest.toml (the location's library). Undefined otherwise.
    */
   readonly declaresTools?: string;
+  /**
+   * Whether its sandbox confines each call's process (a Cortex process plugin's commands), its
+   * plugin host starting as it is; otherwise the sandbox launcher starts the host itself.
+   */
+  readonly sandboxesCalls?: boolean;
   /** Whether `cxagent check` can run it in a check-mode plugin host. */
   readonly checkable: boolean;
   /** Whether its load has a handshake (an ABI version to agree on); a module's has none, describe is its first answer. */

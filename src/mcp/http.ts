@@ -18,6 +18,7 @@ import { isIP } from "node:net";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import { CxError } from "../index.ts";
+import { SessionEvents } from "./event-store.ts";
 import type { McpHub } from "./hub.ts";
 
 export const SESSION_CAP = 64;
@@ -147,7 +148,10 @@ export interface HttpServer {
 /** The default cap on an HTTP request's body: the plugin protocol's line cap (SPEC §12), not the SDK's 4 MiB. */
 export const HTTP_BODY_CAP = BODY_CAP;
 
-export function serveHttp(hub: McpHub, listen: Listen, token: string | null, bodyCap = BODY_CAP): HttpServer {
+/** The SSE `retry` field: how long a client waits before it reconnects to a closed stream. */
+export const RETRY_MS = 1000;
+
+export function serveHttp(hub: McpHub, listen: Listen, token: string | null, bodyCap = BODY_CAP, pollMs?: number): HttpServer {
   const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
   let policy: RequestPolicy = { hosts: null, token };
 
@@ -168,6 +172,7 @@ export function serveHttp(hub: McpHub, listen: Listen, token: string | null, bod
       } catch {
         return jsonError(400, "Parse error: the body is not JSON");
       }
+      if (pollMs !== undefined) pollCalls(transport, posted, pollMs);
       cancelOnDrop(request, transport, posted);
       return transport.handleRequest(request, { parsedBody: posted });
     }
@@ -187,6 +192,8 @@ export function serveHttp(hub: McpHub, listen: Listen, token: string | null, bod
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => crypto.randomUUID(),
       maxRequestBodySize: bodyCap,
+      eventStore: new SessionEvents(),
+      retryInterval: Math.min(RETRY_MS, pollMs ?? RETRY_MS),
       onsessioninitialized: (sessionId) => {
         sessions.set(sessionId, transport);
         while (token !== null && sessions.size > SESSION_CAP) {
@@ -229,9 +236,7 @@ export function serveHttp(hub: McpHub, listen: Listen, token: string | null, bod
  * `notifications/cancelled` would: the plugin's call is abandoned and nothing is answered.
  */
 function cancelOnDrop(request: Request, transport: WebStandardStreamableHTTPServerTransport, body: unknown) {
-  const ids = (Array.isArray(body) ? body : [body]).flatMap((m) =>
-    m !== null && typeof m === "object" && "method" in m && "id" in m && (typeof m.id === "string" || typeof m.id === "number") ? [m.id] : [],
-  );
+  const ids = requestIds(body);
   if (ids.length === 0) return;
   request.signal.addEventListener(
     "abort",
@@ -242,4 +247,25 @@ function cancelOnDrop(request: Request, transport: WebStandardStreamableHTTPServ
     },
     { once: true },
   );
+}
+
+/** The ids of the requests (not notifications) in a posted message or batch. */
+function requestIds(body: unknown, method?: string): (string | number)[] {
+  return (Array.isArray(body) ? body : [body]).flatMap((m) =>
+    m !== null && typeof m === "object" && "method" in m && (method === undefined || m.method === method) && "id" in m && (typeof m.id === "string" || typeof m.id === "number") ? [m.id] : [],
+  );
+}
+
+/**
+ * `--sse-poll-ms`: a tools/call still running after `pollMs` has its SSE stream closed by cxagent
+ * (SEP-1699 polling), which frees the connection; the client reconnects after the `retry` interval
+ * with Last-Event-ID and gets the rest from the session's events, the result included. The call
+ * goes on: a stream the server ends is no dropped client (its request's signal does not abort).
+ */
+function pollCalls(transport: WebStandardStreamableHTTPServerTransport, body: unknown, pollMs: number) {
+  const ids = requestIds(body, "tools/call");
+  if (ids.length === 0) return;
+  setTimeout(() => {
+    for (const id of ids) transport.closeSSEStream(id); // nothing, when the call has answered
+  }, pollMs).unref();
 }

@@ -19,6 +19,7 @@ import {
 import { type CallEvent, composeInstructions, CxError, isCxError, type PluginChange, type Session } from "../index.ts";
 import { callParamsProblem, toolsPage } from "./call-params.ts";
 import { LazyPlugin, type Served } from "./lazy.ts";
+import { askToApprove } from "./approval.ts";
 import { getPrompt, listedPrompts } from "./prompts.ts";
 import { type AllowRule, permissionFor, policyHint } from "./permission.ts";
 import { deliveryOptions, READ_RESULT_TOOL, readResultCall, ResultToolListing, withSpill } from "./results.ts";
@@ -53,6 +54,10 @@ export class McpHub {
   private readonly ready = new Set<Server>();
   private readonly levels = new WeakMap<Server, McpLevel>();
   private readonly quarantined = new Map<string, CxError>();
+  /** Connections cxagent knows are the user's own (stdio; HTTP with the token): only they may approve. */
+  private readonly authenticated = new WeakSet<Server>();
+  /** The changed files each plugin's approval was last asked for (its hash): asked once. */
+  private readonly asked = new Map<string, string>();
   private readonly inFlight = new Set<Promise<unknown>>();
   private readonly resultTool = new ResultToolListing();
 
@@ -94,7 +99,12 @@ export class McpHub {
       server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: listedPrompts(served()) }));
       server.setRequestHandler(GetPromptRequestSchema, (request, extra) => getPrompt(served(), request.params.name, request.params.arguments, extra.signal));
     }
-    server.setRequestHandler(ListToolsRequestSchema, async (request) => toolsPage(this.tools(), request.params?.cursor));
+    server.setRequestHandler(ListToolsRequestSchema, async (request) => {
+      const page = toolsPage(this.tools(), request.params?.cursor);
+      // What `npm run agents:check` looks for: proof that an agent CLI listed our tools.
+      this.options.note(`tools/list from ${clientLabel(server.getClientVersion()?.name)}: ${page.tools.length} tools`);
+      return page;
+    });
     // tools/call through the fallback handler, so that its params are ours to check: the SDK's
     // check answers a malformed call with -32603 and a schema dump; ours, -32602 and a sentence.
     server.fallbackRequestHandler = async (request, extra) => {
@@ -109,6 +119,7 @@ export class McpHub {
       this.levels.set(server, request.params.level);
       return {};
     });
+    if (authenticated) this.authenticated.add(server);
     server.oninitialized = () => this.ready.add(server);
     server.onclose = () => this.ready.delete(server);
     return server;
@@ -149,6 +160,23 @@ export class McpHub {
     const listed = plugin.tools.length > 0 || plugin.manifest.tools.length === 0;
     this.options.warn(listed ? `plugin '${plugin.name}' changed and its new files are approved: its tools are listed again` : `plugin '${plugin.name}' changed on disk: its tools are not listed until its new files are approved (cxagent approve)`);
     for (const server of this.ready) server.sendToolListChanged().catch(() => {});
+    if (!listed && plugin instanceof LazyPlugin) void this.askToApprove(plugin);
+  }
+
+  /** Asks the user's own client (one that can show a form) to approve the changed files; once per hash. */
+  private async askToApprove(plugin: LazyPlugin) {
+    const pending = plugin.awaitingApproval;
+    if (!pending || this.asked.get(plugin.name) === pending.hash) return;
+    const server = [...this.ready].find((s) => this.authenticated.has(s) && s.getClientCapabilities()?.elicitation?.form !== undefined);
+    if (!server) return;
+    this.asked.set(plugin.name, pending.hash);
+    try {
+      if (!(await askToApprove(server, pending))) return void this.options.warn(`plugin '${plugin.name}': its new files were not approved by the client; cxagent approve ${pending.folder} still can`);
+      await plugin.approvePending(pending.hash);
+      this.options.warn(`plugin '${plugin.name}': its new files (hash ${pending.hash}) were approved through the client`);
+    } catch (error) {
+      this.options.warn(`plugin '${plugin.name}': approving its new files through the client failed: ${(error as Error).message}`);
+    }
   }
 
   private pluginChanged(plugin: Served, change: PluginChange) {
@@ -234,4 +262,9 @@ export class McpHub {
       return failedCall(plugin.name, error);
     }
   }
+}
+
+/** A client's name as the client sent it, for a diagnostic line: only when it is plain text. */
+export function clientLabel(name: unknown): string {
+  return typeof name === "string" && /^[\w .@/+-]{1,64}$/.test(name) ? name : "a client";
 }

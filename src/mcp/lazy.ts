@@ -4,12 +4,14 @@
  * the manifest) is listed from that inspection; no code of it runs for `initialize` or
  * `tools/list`. Its first call loads it through the library (trust, spawn, the describe compared
  * with the sidecar, start), and a host idle for `idleMs` is stopped, to be started again by the
- * next call; `keepAlive` keeps it. Any other plugin (a Cortex one declares its tools only when it
- * runs; a client one originates work; one not approved or refused) is loaded at once, as before,
+ * next call; `keepAlive` keeps it. A Cortex plugin declares its tools only when it runs: it is
+ * served so once it has been started from the same bytes and settings by this cxagent (what it
+ * described then is kept: session/described.ts), and loaded at once the first time. Any other
+ * plugin (a client one originates work; one not approved or refused) is loaded at once, as before,
  * and gives the same refusals.
  */
 import { type FSWatcher, watch } from "node:fs";
-import { type CommandResult, CxError, type Inspection, type InvokeOptions, isCxError, type JobResult, type Manifest, type Plugin, type PluginChange, type Session, type Submit, type Tool } from "../index.ts";
+import { type Changes, type CommandResult, CxError, type Inspection, type InvokeOptions, isCxError, type JobResult, type Manifest, type Plugin, type PluginChange, type Session, type Submit, type Tool } from "../index.ts";
 
 /** What the hub serves: a loaded `Plugin`, or a `LazyPlugin` standing for one. */
 export interface Served {
@@ -25,6 +27,15 @@ export interface Served {
   readonly sandboxLayers: readonly string[] | null;
 }
 
+/** A served plugin's changed files, waiting for approval. */
+export interface PendingApproval {
+  plugin: string;
+  hash: string;
+  folder: string;
+  /** Which files differ from the approved ones (null: the old approval kept no list; a new plugin). */
+  changes: Changes | null;
+}
+
 /** The default idle time before a lazily started host is stopped: 10 minutes. */
 export const DEFAULT_IDLE_MS = 10 * 60_000;
 
@@ -34,7 +45,8 @@ export function servableLazily(inspection: Inspection, loadedAs?: string): boole
   // Names held by its own older version (still loaded while its last calls finish) are no collision.
   const collisions = inspection.collisions.filter((c) => c.holder !== loadedAs);
   const refused = inspection.shadowing !== null || inspection.dependencies.problem !== null || collisions.length > 0;
-  return approved && !refused && inspection.enabled && inspection.profile.sidecar && !inspection.manifest.client;
+  const known = inspection.profile.sidecar || inspection.described !== null;
+  return approved && !refused && inspection.enabled && known && !inspection.manifest.client;
 }
 
 export class LazyPlugin implements Served {
@@ -42,6 +54,8 @@ export class LazyPlugin implements Served {
   private inspection: Inspection;
   /** Its files changed and the new ones are not approved (yet): its tools are not listed. */
   private changed: string | null = null;
+  /** The changed files waiting for approval (what a client may be asked to approve), or null. */
+  private pending: PendingApproval | null = null;
   private plugin: Plugin | null = null;
   /** The old host's last calls, before a changed plugin's new bytes load. */
   private retiring: Promise<void> | null = null;
@@ -66,8 +80,9 @@ export class LazyPlugin implements Served {
     this.inspection = inspection;
   }
 
+  /** Its sidecar's, or (a Cortex plugin) what it described when last started from these bytes. */
   get manifest(): Manifest {
-    return this.inspection.manifest;
+    return this.inspection.described ?? this.inspection.manifest;
   }
 
   /** Its host's kernel layers, once a call started it (Plugin.sandboxLayers). */
@@ -125,6 +140,7 @@ export class LazyPlugin implements Served {
     if (same && this.changed === null) return;
     const wasListed = this.changed === null;
     let swapped = false;
+    this.pending = fresh && fresh.trust.state !== "approved" ? { plugin: this.name, hash: fresh.loadSet.hash, folder: fresh.loadSet.realFolder, changes: fresh.trust.state === "changed" ? fresh.trust.changes : null } : null;
     if (fresh && !problem && servableLazily(fresh, this.name)) {
       this.changed = null;
       if (!same) this.swap(fresh);
@@ -144,6 +160,20 @@ export class LazyPlugin implements Served {
     if (!old) return;
     const drained = this.running === 0 ? Promise.resolve() : new Promise<void>((resolve) => (this.drained = resolve));
     this.retiring = drained.then(() => this.session.unload(old.name)).finally(() => (this.retiring = null));
+  }
+
+  /** Its changed files while they wait for approval, else null. */
+  get awaitingApproval(): PendingApproval | null {
+    return this.changed === null ? null : this.pending;
+  }
+
+  /**
+   * Approves its changed files, only if they still hash to `hash` (what the person was shown);
+   * its tools come back once they are looked at again.
+   */
+  async approvePending(hash: string): Promise<void> {
+    await this.session.approve(this.ref, { hash });
+    this.recheckSoon();
   }
 
   /** Whether a plugin host runs for it now. */
@@ -202,6 +232,11 @@ export class LazyPlugin implements Served {
       (plugin) => {
         this.plugin = plugin;
         this.loading = null;
+        // A Cortex plugin listed from what it described before, describing otherwise now: list what it says now.
+        if (this.inspection.described && JSON.stringify(plugin.manifest) !== JSON.stringify(this.inspection.described)) {
+          this.inspection = { ...this.session.inspect(this.ref), described: plugin.manifest };
+          for (const listener of [...this.listListeners]) listener();
+        }
         plugin.onChange((change) => {
           for (const listener of [...this.changeListeners]) listener(change);
         });

@@ -26,6 +26,8 @@ export interface McpOptions {
   timeoutMs?: number;
   /** Over HTTP, the most bytes of a request body (default 64 MiB). */
   bodyCap?: number;
+  /** Over HTTP, close a running call's event stream after this long; the client resumes it. */
+  pollMs?: number;
   /** Stop a lazily started plugin host after this long without a call (default 10 minutes). */
   idleMs?: number;
   cwd: string;
@@ -89,7 +91,7 @@ export async function serveMcp(options: McpOptions): Promise<number> {
     const tools = hub.tools().length;
     const served = `${plugins.length} plugin${plugins.length === 1 ? "" : "s"} (${tools} tool${tools === 1 ? "" : "s"})${plugins.length ? `: ${plugins.map((p) => p.name).join(", ")}` : ""}`;
     if (options.http) {
-      http = serveHttp(hub, options.http, token?.token ?? null, options.bodyCap);
+      http = serveHttp(hub, options.http, token?.token ?? null, options.bodyCap, options.pollMs);
       // The token first: whoever waits for the address line has the token line by then.
       if (token?.source === "env") say("clients must send 'Authorization: Bearer <the token in CXAGENT_MCP_TOKEN>'");
       else if (token?.source === "file") say(`clients must send 'Authorization: Bearer <the token in ${options.tokenFile}>'`);

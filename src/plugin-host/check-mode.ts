@@ -31,9 +31,11 @@ export interface CheckMode {
 /**
  * Turns check mode on. `library` is the dlopen handle of the plugin's library (glibc's and musl's
  * handles both begin like `struct link_map`: the load address, the name, the dynamic section,
- * then the next and previous object). Returns an error message when the shim could not begin.
+ * then the next and previous object); `describe` and `free` are a cxagent plugin's exports (null
+ * for a Cortex plugin, whose buffers ffi/shim/97-check-cortex.c watches). Returns an error
+ * message when the shim could not begin.
  */
-export function beginCheckMode(libc: Libc, shim: Shim, library: Pointer, describe: Pointer, free: Pointer): CheckMode | { error: string } {
+export function beginCheckMode(libc: Libc, shim: Shim, library: Pointer, describe: Pointer | null, free: Pointer | null): CheckMode | { error: string } {
   const ranges = segments(library);
   const table = new BigUint64Array(ranges.flat());
   const imports = new BigUint64Array(libc.addresses(["mincore", "sbrk"]));

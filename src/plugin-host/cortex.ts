@@ -15,6 +15,7 @@ import type { Problem } from "../protocol/issues.ts";
 import { preview } from "../protocol/issues.ts";
 import type { ToolDeadline } from "../protocol/wire.ts";
 import { CORTEX_ABI, deadlineOf, type Descriptor, DescriptorSchema, PluginInfoSchema, readCortexJson, synthesizeManifest } from "./cortex-manifest.ts";
+import { beginCheckMode } from "./check-mode.ts";
 import { openLibrary } from "./library.ts";
 import { readyLine, tooLongText } from "./ready-line.ts";
 import type { HostStart } from "./start.ts";
@@ -44,6 +45,11 @@ export function startCortex(start: HostStart): never {
   const lib = openLibrary(start);
   const init = libc.symbol(lib, "cortex_plugin_init");
   if (!init) return refuse("exports", `${path} does not export cortex_plugin_init, the entry point of a Cortex native plugin`);
+  // Check mode (`cxagent check`): every buffer the table returns is judged before buffer_free gets it.
+  if (settings.check) {
+    if ("error" in beginCheckMode(libc, shim, lib, null, null)) return refuse("load", "the shim could not begin check mode");
+    shim.check.cortex();
+  }
 
   // The handshake: CortexHostApi {abi_version: 1} in, the table out. Both stay alive for good:
   // the plugin may keep the host pointer.

@@ -10,6 +10,8 @@
  *   before its stdin is written; the whole group is ended (SIGKILL) at its timeout, on cancel, on
  *   output past max_output_bytes, and when the call ends, so nothing it started outlives the call.
  * - stdout and stderr are read as they come (no pipe can fill and stall it), and counted together.
+ * - Under a sandbox (`confine`, process-sandbox.ts) the sandbox launcher starts it: the launcher
+ *   confines itself, then execs the command line above (the limits' shell, then the command).
  */
 import { spawn } from "node:child_process";
 
@@ -33,6 +35,8 @@ export interface ToolProcess {
   signal: AbortSignal;
   /** Called with its pid once it runs (the plugin host records it with the parent). */
   started(pid: number): Promise<void> | void;
+  /** The command line through the sandbox launcher, and what to clean up once the process ended; a refusal throws. */
+  confine?: (argv: string[]) => { command: string[]; ended(pid: number, exit: { code: number | null; signal: string | null }, stderr: readonly string[]): unknown };
 }
 
 export type ToolOutcome =
@@ -42,6 +46,7 @@ export type ToolOutcome =
   | { end: "cancelled" }
   | { end: "too-much"; bytes: number }
   | { end: "limit"; which: string; stderr: Buffer }
+  | { end: "refused"; why: string }
   | { end: "not-started"; message: string };
 
 /** The process groups of calls still running: ended with the plugin host, whatever ends it. */
@@ -77,7 +82,14 @@ export function launchArgv(call: Pick<ToolProcess, "argv" | "maxMemoryBytes" | "
 export function runToolProcess(call: ToolProcess): Promise<ToolOutcome> {
   return new Promise((resolve) => {
     if (call.signal.aborted) return resolve({ end: "cancelled" });
-    const argv = launchArgv(call);
+    let argv = launchArgv(call);
+    let confined: ReturnType<NonNullable<ToolProcess["confine"]>> | null = null;
+    try {
+      confined = call.confine ? call.confine(argv) : null;
+    } catch (error) {
+      return resolve({ end: "refused", why: (error as Error).message });
+    }
+    if (confined) argv = confined.command;
     let child;
     try {
       child = spawn(argv[0]!, argv.slice(1), { cwd: call.cwd, env: call.env, stdio: ["pipe", "pipe", "pipe"], detached: true });
@@ -117,6 +129,7 @@ export function runToolProcess(call: ToolProcess): Promise<ToolOutcome> {
     child.on("close", () => {
       if (pid !== undefined) endGroup(pid);
       const err = Buffer.concat(stderr);
+      if (confined && pid !== undefined) confined.ended(pid, { code: exit?.status ?? null, signal: exit?.signal ?? null }, err.toString("utf8").split("\n"));
       if (outcome) return settle(outcome);
       if (exit?.signal) return settle({ end: "signal", signal: exit.signal, stderr: err });
       const status = exit?.status ?? 0;

@@ -16,6 +16,7 @@ import { preview } from "../protocol/issues.ts";
 import { writeSnapshot } from "./module-loader.ts";
 import { serve } from "./module-serve.ts";
 import { endAllCalls, runToolProcess, type ToolOutcome } from "./process-run.ts";
+import { type CallSandbox, callPolicy, launcherRefusal, readCallSandbox, sandboxCall } from "./process-sandbox.ts";
 import { readyLine, tooLongText } from "./ready-line.ts";
 import type { HostStart } from "./start.ts";
 
@@ -60,6 +61,17 @@ export async function startProcess({ libc, shim, settings, refuse, phase, protoc
     }
   }
 
+  // [cxagent.sandbox]: each call's process through the launcher, the snapshot and allowed outside paths added to the policy.
+  let sandbox: CallSandbox | null = null;
+  if (settings.callSandbox !== undefined) {
+    const given = readCallSandbox(settings.callSandbox);
+    if ("error" in given) return refuse("load", given.error);
+    const outside = read.plugin.tools.flatMap((t) => (t.working_dir !== undefined && isOutside(t.working_dir) ? [where(t.working_dir)] : []));
+    const commands = read.plugin.tools.flatMap((t) => (isOutside(t.command) ? [where(t.command)] : []));
+    sandbox = { launcher: given.launcher, policy: callPolicy(given.policy, root, { commands, folders: outside }) };
+  }
+  const confine = sandbox === null ? undefined : (argv: string[]) => sandboxCall(sandbox!, sandbox!.policy, argv);
+
   const tools = new Map(read.plugin.tools.map((t) => [t.name, t]));
   const plugin: ModulePlugin = {
     start() {},
@@ -78,6 +90,7 @@ export async function startProcess({ libc, shim, settings, refuse, phase, protoc
         maxCpuSecs: tool.max_cpu_secs,
         signal: call.signal,
         started: (pid) => call.registerChild(pid),
+        ...(confine ? { confine } : {}),
       });
       return answerOf(tool, outcome, call);
     },
@@ -127,6 +140,8 @@ export function answerOf(tool: ProcessTool, outcome: ToolOutcome, call: Pick<Cal
       throw new Error(`${who} timed out after ${tool.timeout_secs} s (its timeout_secs); its process group was ended${tail(outcome.stderr)}`);
     case "too-much":
       throw new Error(`${who} wrote more than ${tool.max_output_bytes} bytes on stdout and stderr (its max_output_bytes); its process group was ended`);
+    case "refused":
+      throw new Error(`${who} was not run: ${outcome.why}`);
     case "limit":
       throw new Error(`${who} was not run: its ${outcome.which === "AS" ? `max_memory_bytes (RLIMIT_AS)` : `max_cpu_secs (RLIMIT_CPU)`} could not be set here, and a limit that cannot be applied refuses the call`);
     case "signal":
@@ -134,6 +149,8 @@ export function answerOf(tool: ProcessTool, outcome: ToolOutcome, call: Pick<Cal
     case "exited":
       break;
   }
+  const refused = launcherRefusal(outcome.status, outcome.stderr.toString("utf8"));
+  if (refused) throw new Error(`${who} was not run: its sandbox's ${refused.layer} layer could not be applied (${refused.why}), and a protection that cannot be applied refuses the call`);
   if (outcome.status !== 0) {
     const text = outcome.stderr.toString("utf8").trim();
     return { success: false, exitCode: outcome.status, errorMessage: text || `exited with status ${outcome.status}`, output: { content: "" } };

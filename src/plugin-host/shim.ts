@@ -39,6 +39,7 @@ const SYMBOLS = {
   shim_check_free: { args: [FFIType.ptr], returns: FFIType.void },
   shim_check_table: { args: [], returns: FFIType.ptr },
   shim_check_exports: { args: [FFIType.ptr], returns: FFIType.void },
+  shim_cortex_check: { args: [], returns: FFIType.void },
   shim_orphaned: { args: [], returns: FFIType.i32 },
   shim_end_group: { args: [], returns: FFIType.void },
 } as const;
@@ -118,6 +119,8 @@ export async function loadShim(libc: Libc, built: string | null = null) {
       free: s.shim_check_free,
       table: s.shim_check_table,
       exports: s.shim_check_exports,
+      /** A Cortex plugin's buffers judged and its calls' buffers lent as copies (ffi/shim/97-check-cortex.c). */
+      cortex: s.shim_cortex_check,
     },
     /** For a host that reads its requests itself: whether its parent is gone or on its way out. */
     orphaned: () => s.shim_orphaned() !== 0,

@@ -15,16 +15,18 @@
  *     max_memory_bytes, max_cpu_secs                past them; RLIMIT_AS and RLIMIT_CPU
  *     effects[{kind, confirmation, ...}]            gating, as a Cortex native tool's
  *
- * Every other key is Cortex's own and ignored (cortex_version, trust, [capabilities], [sandbox]),
- * but cxagent's kernel sandbox, `[cxagent.sandbox]`: it does not confine a process plugin's commands
- * yet (its launcher grants no folder to execute from), so a manifest that declares it is refused
- * rather than run unconfined.
+ * cxagent's kernel sandbox, `[cxagent.sandbox]` (protocol/sandbox.ts), confines each call's
+ * process (plugin-host/process-sandbox.ts): the plugin's folder readable and its commands
+ * executable, outside working folders readable and outside commands executable where
+ * allow_host_paths lets a tool name them. Every other key is Cortex's own and ignored
+ * (cortex_version, trust, [capabilities], [sandbox]).
  */
 import { isAbsolute, normalize, posix } from "node:path";
 import { parse, TomlError } from "smol-toml";
 import * as v from "valibot";
 import { describeValue, type Problem, toProblems } from "./issues.ts";
 import { CONTRACT_CURRENT, isPluginName, PLUGIN_NAME_RULE } from "./manifest.ts";
+import { type SandboxDeclaration, SandboxSchema } from "./sandbox.ts";
 
 export const PROCESS_MANIFEST = "manifest.toml";
 /** Cortex's default cap on a call's stdout and stderr together. */
@@ -66,6 +68,7 @@ const ManifestSchema = v.object({
     allow_host_paths: v.optional(v.boolean(), false),
     tools: v.pipe(v.array(ToolSchema), v.minLength(1, "must list at least one tool")),
   }),
+  cxagent: v.optional(v.object({ sandbox: v.optional(SandboxSchema) })),
 });
 
 /** One tool of a process plugin, with its paths as written (relative to the plugin's folder, unless outside). */
@@ -77,6 +80,8 @@ export interface ProcessPlugin {
   description: string | null;
   allowHostPaths: boolean;
   tools: ProcessTool[];
+  /** `[cxagent.sandbox]`: what each call's process may touch; none: unconfined. */
+  sandbox?: SandboxDeclaration;
   /** The cxagent manifest it declares (checked by the caller, like any other). */
   manifest: Record<string, unknown>;
 }
@@ -114,15 +119,9 @@ export function readProcessManifest(bytes: Uint8Array): ProcessRead {
   if (!checked.success) {
     return { ok: false, problems: toProblems(checked.issues, "manifest.toml").map((p, i) => (checked.issues[i]?.input === undefined && p.path ? { ...p, message: `${p.path} is required` } : p)) };
   }
-  const { name, version, description, native } = checked.output;
+  const { name, version, description, native, cxagent } = checked.output;
+  const sandbox = cxagent?.sandbox;
   const problems: Problem[] = [];
-  const declared = (document as { cxagent?: { sandbox?: unknown } }).cxagent;
-  if (isPlainObject(declared) && declared.sandbox !== undefined) {
-    problems.push({
-      path: "cxagent.sandbox",
-      message: "cxagent.sandbox: the kernel sandbox (landlock, seccomp, rlimits, netns, pids) is not applied to a Cortex process plugin's commands in this version, so the plugin is refused rather than run unconfined; remove [cxagent.sandbox] to run it without one (each call still has its rlimits, its cleared environment and its own process group)",
-    });
-  }
   native.tools.forEach((tool, i) => {
     for (const [key, path] of [["command", tool.command], ["working_dir", tool.working_dir]] as const) {
       if (path !== undefined && !native.allow_host_paths && isOutside(path)) {
@@ -140,8 +139,9 @@ export function readProcessManifest(bytes: Uint8Array): ProcessRead {
     client: false,
     tools: native.tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.input_schema, ...gatingOf(t) })),
     commands: [],
+    ...(sandbox ? { sandbox } : {}),
   };
-  return { ok: true, plugin: { name, version, description: description ?? null, allowHostPaths: native.allow_host_paths, tools: native.tools, manifest } };
+  return { ok: true, plugin: { name, version, description: description ?? null, allowHostPaths: native.allow_host_paths, tools: native.tools, ...(sandbox ? { sandbox } : {}), manifest } };
 }
 
 /** Whether a path a tool names leaves the plugin's folder (absolute, or up through ".."). */

@@ -16,6 +16,9 @@
  *   --snapshot DIR          module only: the empty private folder the parent made for the snapshot
  *   --worker-folder DIR     module only, repeatable: a folder outside the plugin's own from which
  *                           its Workers may start (the plugin's "workerFolders" in config.json)
+ *   --call-sandbox JSON     cortex-process only: {"launcher": [...], "policy": {...}}, the sandbox
+ *                           launcher's command and the policy each call's process starts under
+ *                           (plugin-host/process-sandbox.ts); the host itself runs as it is
  *   --check                 check mode, for `cxagent check`: the shim watches every export and the
  *                           host table and says what it sees ("check" events, wire.ts)
  *
@@ -48,6 +51,8 @@ export interface HostArguments {
   check?: boolean;
   /** Module only: folders outside the plugin's own from which its Workers may start (config.json "workerFolders"). */
   workerFolders?: string[];
+  /** Cortex process only: the launcher and policy each call's process starts under (JSON). */
+  callSandbox?: string;
 }
 
 /** The settings' defaults, which the host reads too: one table (host-settings.ts). */
@@ -71,6 +76,7 @@ export function hostArgv(a: HostArguments): string[] {
     ...(a.check ? ["--check"] : []),
     ...(a.snapshot === null ? [] : ["--snapshot", a.snapshot]),
     ...(a.workerFolders ?? []).flatMap((folder) => ["--worker-folder", folder]),
+    ...(a.callSandbox === undefined ? [] : ["--call-sandbox", a.callSandbox]),
   ];
 }
 
@@ -128,6 +134,9 @@ export function readHostArgv(argv: readonly string[]): HostArguments | { error: 
         break;
       case "--worker-folder":
         (out.workerFolders ??= []).push(value);
+        break;
+      case "--call-sandbox":
+        out.callSandbox = value;
         break;
       default:
         return { error: `unknown option '${flag}'` };

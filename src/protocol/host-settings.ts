@@ -53,6 +53,8 @@ export interface HostSettings {
   snapshotDir: string | null;
   /** A module's "workerFolders" (its config.json entry): folders outside its own its Workers may start from. */
   workerFolders: string[];
+  /** A Cortex process plugin's sandbox, which confines each call's process (host-args.ts --call-sandbox); unset: none. */
+  callSandbox?: string;
 }
 
 /** What a caller may give: any setting, the rest from the table. */

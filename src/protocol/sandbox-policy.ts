@@ -19,6 +19,11 @@ export interface SandboxPolicy {
   plugin: string;
   read: string[];
   write: string[];
+  /**
+   * Files and folders whose programs it may run, besides the runtime's own (runtime-files.ts):
+   * a Cortex process plugin's commands, run from its snapshot (plugin-host/process-sandbox.ts).
+   */
+  execute?: string[];
   net: "none" | "any" | { connect: { port: number }[]; bind: { port: number }[] };
   processes?: number;
   memoryMiB?: number;

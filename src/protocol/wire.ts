@@ -78,12 +78,19 @@ const isFault = (x: unknown) => FAULTS.has(x);
  * `preview` of the text when something is wrong. `what: "host-table"`, a misuse of a host-table
  * function: `function`, `misuse` ("outside-call", "after-return", "after-stop", "out-of-range",
  * "bad-call-id") and `from`, the export the thread was in ("thread": none, a thread of its own).
- * An ordinary plugin host never writes one.
+ * A Cortex plugin's (ffi/shim/97-check-cortex.c): "returned" names the table function as `export`
+ * (plugin_info, tool_descriptor, tool_execute), `free` "buffer_free", `where` may be "lent" (the
+ * host's own lent memory), `repeated` a buffer buffer_free had already released, and `cap`;
+ * `what: "lent"`, a buffer the host lent tool_execute (`buffer`: tool_name, input_json,
+ * invocation_json) that the plugin freed. An ordinary plugin host never writes one.
  */
 export const CheckEventSchema = v.object({
   event: v.literal("check"),
-  what: v.picklist(["returned", "host-table"]),
+  what: v.picklist(["returned", "host-table", "lent"]),
   export: v.optional(v.string()),
+  free: v.optional(v.string()),
+  cap: v.optional(v.number()),
+  buffer: v.optional(v.string()),
   where: v.optional(v.string()),
   repeated: v.optional(v.boolean()),
   released: v.optional(v.string()),

@@ -69,6 +69,7 @@ export function runLauncher(argv: readonly string[]): never {
     for (const p of runtime.list) grant(p, ACCESS.list);
     for (const p of runtime.device) grant(p, ACCESS.device);
     for (const p of policy.read) grant(expand(p), ACCESS.read);
+    for (const p of policy.execute ?? []) grant(expand(p), ACCESS.execute);
     for (const p of policy.write) grant(expand(p), ACCESS.write);
     grant(tmp, ACCESS.write);
     // A module's host writes its approved files into the snapshot folder; its Workers may start from the named folders.

@@ -23,6 +23,7 @@ import { type CortexManifest, nameFromLibrary, parseCortexManifest, sameFile } f
 import { isCortexLibrary } from "../discovery/kind.ts";
 import { type KindProfile, profileOf } from "../kinds/index.ts";
 import { type ProcessFacts, processFactsOf } from "./process-facts.ts";
+import { describedKey, readDescribed } from "./described.ts";
 import { approvedElsewhere, readApprovalsOf, recordApproval, type Trust, trustOf } from "../trust/approvals.ts";
 import type { TrustRequest } from "../trust/check.ts";
 
@@ -86,6 +87,11 @@ export interface Inspection {
   cortex: CortexFacts | null;
   /** What a Cortex process plugin's tools run (its manifest.toml). */
   process: ProcessFacts | null;
+  /**
+   * A plugin without a sidecar: what it described when last started from these bytes, with these
+   * settings, by this cxagent (session/described.ts), or null. `manifest` stays what is declared.
+   */
+  described: Manifest | null;
   loadSet: LoadSet;
   trust: Trust;
   /** Folders where a plugin of the same name is approved: a different plugin from this one. */
@@ -147,7 +153,8 @@ export function inspectLocation(location: Resolved, context: InspectContext): In
     if (!isCxError(error)) throw error;
     dependencies = { plan: null, problem: error };
   }
-  const selection = configSelection(manifest.tools, rules);
+  const described = profile.sidecar ? null : readDescribed(context.stateDir, describedKey(loadSet.hash, settingsValue(binding.settings, context.config)));
+  const selection = configSelection((described ?? manifest).tools, rules);
   return {
     name: manifest.name,
     location,
@@ -156,6 +163,7 @@ export function inspectLocation(location: Resolved, context: InspectContext): In
     profile,
     cortex,
     process: declared?.process ?? null,
+    described,
     loadSet,
     trust: trustOf(approvals, manifest.name, loadSet.realFolder, loadSet.hash, loadSet.files),
     approvedElsewhere: approvedElsewhere(approvals, manifest.name, loadSet.realFolder),
@@ -164,12 +172,17 @@ export function inspectLocation(location: Resolved, context: InspectContext): In
     shadowing: binding.shadowing,
     enabled: disabled.user === null && disabled.project === null,
     disabled,
-    // A Cortex plugin's tools are not known yet: no pattern can be said to match none of them.
-    selection: cortex ? { ...selection, policy: { ...selection.policy, unmatched: [] } } : selection,
+    // A Cortex plugin's tools are not known yet (unless described before): no pattern can be said to match none of them.
+    selection: cortex && !described ? { ...selection, policy: { ...selection.policy, unmatched: [] } } : selection,
     collisions: collisionsOf(manifest, context.loaded),
     sandbox: sandboxFacts(manifest.sandbox, entry, context.config.sandboxRequired === true),
     dependencies,
   };
+}
+
+/** The settings a load without its own receives (session/pipeline.ts): its config entry's, else none. */
+function settingsValue(source: SettingsSource | null, config: Config): unknown {
+  return (source === null ? undefined : config.plugins.get(source.entry)?.settings) ?? {};
 }
 
 /** What is known of a Cortex plugin before it runs. */

@@ -19,10 +19,11 @@ import type { Resolved } from "../discovery/discover.ts";
 import { addGrant, hasGrant, projectScope } from "../trust/grants.ts";
 import { type ConfirmTrust, confirmTrusted } from "../trust/check.ts";
 import { firstDifference } from "./compare.ts";
+import { describedKey, writeDescribed } from "./described.ts";
 import { hostCommand } from "./host-command.ts";
 import { bytesToLoad, type Inspection, recordInspected, refusalOf, trustRequestOf } from "./inspect.ts";
 import { claimNames } from "./names.ts";
-import { sandboxOf } from "./sandbox.ts";
+import { callSandboxOf, sandboxOf } from "./sandbox.ts";
 import { narrowSelection } from "./selection.ts";
 import type { ToolChoice } from "../discovery/config.ts";
 import { ruleText } from "../host/tool-policy.ts";
@@ -111,12 +112,14 @@ export async function runLoadPipeline(ref: string, options: PipelineOptions, con
   const entry = inspection.settings?.entry;
   const narrowing = { session: context.sessionTools, load: options.tools };
   // A declared sandbox: the host starts through the launcher, or the load is refused (E_SANDBOX) here.
+  // (A Cortex process plugin's host starts as it is, and each call's process through the launcher.)
   const sandbox = sandboxOf(inspection, hostCommand(), { cwd: context.cwd, stateDir: context.stateDir, privateDir: context.runtime.host.snapshotDir });
+  const perCall = sandbox && inspection.profile.sandboxesCalls ? callSandboxOf(sandbox, hostCommand()) : null;
   const spec: PluginSpec = {
     name: sidecar.name,
     profile: inspection.profile,
-    hostCommand: sandbox?.command ?? hostCommand(),
-    ...(sandbox ? { sandbox } : {}),
+    hostCommand: (perCall ? null : sandbox?.command) ?? hostCommand(),
+    ...(sandbox ? { sandbox: perCall?.sandbox ?? sandbox } : {}),
     library: location.library,
     libraryBytes: bytesToLoad(inspection),
     dependencies: inspection.dependencies.plan!.inSet.map((d) => ({ path: d.path, soname: d.soname, bytes: loadSet.kept.get(d.path)! })),
@@ -127,7 +130,7 @@ export async function runLoadPipeline(ref: string, options: PipelineOptions, con
     expected: expectedOf(sidecar),
     ...context.runtime,
     // The session's host settings, and this plugin's own: the folders its Workers may start from.
-    host: { ...context.runtime.host, workerFolders: (inspection.profile.workers && entry !== undefined ? context.workerFoldersOf?.(entry) : undefined) ?? [] },
+    host: { ...context.runtime.host, workerFolders: (inspection.profile.workers && entry !== undefined ? context.workerFoldersOf?.(entry) : undefined) ?? [], ...(perCall ? { callSandbox: perCall.argument } : {}) },
     // From the sidecar, which describe must match tool for tool before anything is served.
     policy: narrowSelection(sidecar.tools, inspection.selection, narrowing).policy,
     // Given only now, after trust: the hosts start from the approved bytes, and may ask for what the approved sidecar declares.
@@ -163,6 +166,8 @@ function acceptCortex(inspection: Inspection, spec: PluginSpec, context: Pipelin
       }
       claimNames(served, context.loaded());
       spec.policy = narrowSelection(served.tools, inspection.selection, narrowing).policy;
+      // What `cxagent mcp` lists next time without running it (described.ts), for these bytes and settings.
+      if (JSON.stringify(served) !== JSON.stringify(inspection.described)) writeDescribed(context.stateDir, describedKey(inspection.loadSet.hash, spec.settings), served);
       return served;
     }
     if (JSON.stringify(served) === JSON.stringify(previous)) return served;

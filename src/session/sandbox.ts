@@ -7,6 +7,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { ensurePrivateFolder } from "../host/private-folder.ts";
 import { policyOf, type Sandboxed, sandboxedCommand } from "../sandbox/command.ts";
+import type { HostSandbox } from "../protocol/sandbox.ts";
 import type { Inspection } from "./inspect.ts";
 
 export interface SandboxSetting {
@@ -26,4 +27,17 @@ export function sandboxOf(inspection: Inspection, hostCommand: readonly string[]
   if ([...declared.fs.read, ...declared.fs.write].some((p) => p.startsWith("${cache}"))) mkdirSync(join(s.stateDir, "cache", name), { recursive: true, mode: 0o700 });
   const policy = policyOf(declared, { plugin: name, project: s.cwd, folder: inspection.loadSet.realFolder, stateDir: s.stateDir, tmpBase, accepts: inspection.sandbox.accepts });
   return sandboxedCommand(hostCommand, policy);
+}
+
+/**
+ * A plugin whose sandbox confines each call's process (its profile's sandboxesCalls: a Cortex
+ * process plugin): its host starts as it is, told on its command line (--call-sandbox) the
+ * launcher's command (the cxagent command that runs `__sandbox`) and the policy, planned here
+ * already (a missing layer refused the load). Its layers are reported as any sandboxed host's;
+ * what a limit did to a call is that call's failure, not the host's.
+ */
+export function callSandboxOf(sandboxed: Sandboxed, hostCommand: readonly string[]): { argument: string; sandbox: HostSandbox } {
+  const at = hostCommand.indexOf("__host");
+  const launcher = hostCommand.slice(0, at < 0 ? hostCommand.length : at);
+  return { argument: JSON.stringify({ launcher, policy: sandboxed.policy }), sandbox: { layers: sandboxed.layers, ended: () => null } };
 }

@@ -92,3 +92,12 @@ test("an is_error result is reported by results; a plugin_info name other than i
   expect(r.results!.status).toBe("warn");
   expect(r.results!.seen).toContain("fail {} reported success:false: it failed on purpose");
 }, 30_000);
+
+test("concurrency fails a Cortex plugin whose calls at once answer otherwise than alone (a static scratch buffer, unlocked)", async () => {
+  const r = await statuses(fixture("cortex-buffers"), ["handshake", "results", "concurrency"], { CXAGENT_FX_BUFFERS: "racy" });
+  expect(r.handshake!.status).toBe("pass");
+  expect(r.results!.status).toBe("pass");
+  expect(r.concurrency!.status).toBe("fail");
+  expect(r.concurrency!.seen).toContain("answered differently from the same calls made one at a time");
+  expect(r.concurrency!.seen).toContain("squared is");
+}, 60_000);

@@ -30,6 +30,8 @@ interface Case {
   expect: Record<string, CheckStatus>;
   /** Words each named check's `seen` must hold. */
   seen?: Record<string, string[]>;
+  /** The plugin hosts' environment: which breach a fixture of several makes. */
+  env?: Record<string, string>;
 }
 
 const CASES: Case[] = [
@@ -71,6 +73,10 @@ const CASES: Case[] = [
   { fixture: "returns-static-buffer", only: ["results", "ownership"], expect: { ownership: "fail" }, seen: { ownership: ["own writable data (a static buffer?)"] } },
   { fixture: "returns-stack-buffer", only: ["results", "ownership"], expect: { results: "fail", ownership: "fail" }, seen: { ownership: ["on the calling thread's stack (a local buffer?)"] } },
   { fixture: "free-does-nothing", only: ["results", "free"], expect: { free: "fail" }, seen: { free: ["cxagent_plugin_free did not release"] } },
+  // A Cortex plugin's buffers (test/integration/check-cortex-buffers.test.ts has each breach against every buffer check).
+  { fixture: "cortex-buffers", env: { CXAGENT_FX_BUFFERS: "len_over_cap" }, only: ["results", "buffer-cap"], expect: { results: "fail", "buffer-cap": "fail" }, seen: { "buffer-cap": ["whose len is larger than its cap"] } },
+  { fixture: "cortex-buffers", env: { CXAGENT_FX_BUFFERS: "freed_again" }, only: ["results", "bad-arguments", "freed-once"], expect: { "bad-arguments": "fail", "freed-once": "fail" }, seen: { "freed-once": ["that buffer_free had already released"] } },
+  { fixture: "cortex-buffers", env: { CXAGENT_FX_BUFFERS: "frees_input" }, only: ["results", "lent-buffers"], expect: { "lent-buffers": "fail" }, seen: { "lent-buffers": ["the host lent it (input_json)"] } },
   { fixture: "undeclared-spawner", only: ["start", "spawns"], expect: { spawns: "fail" }, seen: { spawns: ["spawns: false", "sleep, pid"] } },
   // Both: the child that called setsid, and the daemon whose parent exited (found because the check's host is its subreaper).
   { fixture: "spawns-without-registering", only: ["start", "registers"], expect: { registers: "fail" }, seen: { registers: ["2 processes left the plugin host's process group and were never registered"] } },
@@ -80,8 +86,8 @@ const statuses = (report: CheckReport) => Object.fromEntries(report.checks.map((
 
 describe("each fixture fails the check named for its breach", () => {
   for (const c of CASES) {
-    test(`${c.fixture}: ${Object.entries(c.expect).map(([id, s]) => `${id} ${s}`).join(", ")}`, async () => {
-      const report = await checkPlugin(session, fixture(c.fixture), { only: c.only });
+    test(`${c.fixture}${c.env ? ` (${Object.values(c.env).join(" ")})` : ""}: ${Object.entries(c.expect).map(([id, s]) => `${id} ${s}`).join(", ")}`, async () => {
+      const report = await checkPlugin(session, fixture(c.fixture), { only: c.only, ...(c.env ? { env: c.env } : {}) });
       const wanted = Object.fromEntries(c.only.map((id) => [id, c.expect[id] ?? "pass"]));
       expect({ fixture: c.fixture, statuses: statuses(report), checks: report.checks }).toMatchObject({ fixture: c.fixture, statuses: wanted });
       for (const [id, words] of Object.entries(c.seen ?? {})) {
@@ -106,8 +112,11 @@ test("a plugin that keeps every rule passes every check, exercising each optiona
   const report = await checkPlugin(session, fixture("passes-check"));
   expect(report.checks.map((c) => c.id)).toEqual(CHECKS.map((c) => c.id));
   // The gate's speed is the machine's too: on a loaded one it may only warn.
-  expect(report.checks.filter((c) => c.status !== "pass" && !(c.id === "gate-speed" && c.status === "warn"))).toEqual([]);
-  expect(report).toMatchObject({ plugin: "passes-check", version: "1.0.0", kind: "native", ok: true, counts: { fail: 0, skip: 0 } });
+  // Skipped: only a Cortex plugin's buffer checks.
+  const skipped = report.checks.filter((c) => c.status === "skip");
+  expect(skipped.map((c) => [c.id, c.seen])).toEqual(["buffer-cap", "freed-once", "lent-buffers"].map((id) => [id, "does not apply to a native plugin"]));
+  expect(report.checks.filter((c) => c.status !== "pass" && c.status !== "skip" && !(c.id === "gate-speed" && c.status === "warn"))).toEqual([]);
+  expect(report).toMatchObject({ plugin: "passes-check", version: "1.0.0", kind: "native", ok: true, counts: { fail: 0, skip: 3 } });
   const seen = Object.fromEntries(report.checks.map((c) => [c.id, c.seen]));
   expect(seen["gate-answers"]).toMatch(/\d+ NULL \(no prompt\), [1-9]\d* asking with a display/);
   // one submit per plugin host; the check starts more than one, and on a loaded machine a host it
@@ -122,7 +131,7 @@ test("a plugin that keeps every rule passes every check, exercising each optiona
 
 test("a full run of a plugin with one breach fails that check alone", async () => {
   const report = await checkPlugin(session, fixture("free-does-nothing"));
-  expect(report.checks.filter((c) => c.status !== "pass").map((c) => [c.id, c.status])).toEqual([["free", "fail"]]);
+  expect(report.checks.filter((c) => c.status !== "pass" && c.status !== "skip").map((c) => [c.id, c.status])).toEqual([["free", "fail"]]);
   expect(report.ok).toBe(false);
 }, 60_000);
 
@@ -161,7 +170,7 @@ test("a TypeScript module plugin runs every check that applies to it, and passes
   expect(report).toMatchObject({ plugin: "calculator-ts", kind: "module", ok: true, counts: { fail: 0 } });
   // Skipped: only what a module has no part of (a library's symbols, handshake, host table, C strings).
   const skipped = report.checks.filter((c) => c.status === "skip");
-  expect(skipped.map((c) => c.id)).toEqual(["library", "exports", "handshake", "host-table", "ownership", "free"]);
+  expect(skipped.map((c) => c.id)).toEqual(["library", "exports", "handshake", "host-table", "ownership", "free", "buffer-cap", "freed-once", "lent-buffers"]);
   for (const c of skipped) expect(c.seen).toBe("does not apply to a module plugin");
   expect(report.checks.filter((c) => c.status !== "skip" && c.status !== "pass" && !(c.id === "gate-speed" && c.status === "warn"))).toEqual([]);
   const seen = Object.fromEntries(report.checks.map((c) => [c.id, c.seen]));

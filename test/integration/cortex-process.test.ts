@@ -169,17 +169,3 @@ describe("each call, one process", () => {
   });
 });
 
-test("a manifest declaring cxagent's kernel sandbox is refused: it cannot confine a process plugin's commands yet, and nothing runs unconfined in its name", async () => {
-  using dir = tempDir();
-  const folder = copy(dir.path, (t) => `${t}\n[cxagent.sandbox]\nnet = "none"\n`);
-  await using session = await openSession();
-  let error: CxError | undefined;
-  try {
-    session.inspect(folder);
-  } catch (e) {
-    error = e as CxError;
-  }
-  expect(error).toBeInstanceOf(CxError);
-  expect(error!.code).toBe("E_MANIFEST");
-  expect(error!.message).toContain("cxagent.sandbox: the kernel sandbox (landlock, seccomp, rlimits, netns, pids) is not applied to a Cortex process plugin's commands in this version");
-});

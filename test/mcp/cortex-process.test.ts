@@ -4,7 +4,7 @@
  * process, and a malformed answer as an isError result while the server goes on.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, cpSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT } from "../helpers.ts";
@@ -14,9 +14,14 @@ const EXAMPLE = join(ROOT, "examples/cortex-process");
 const FIXTURE = join(ROOT, "test/fixtures/cortex-process");
 let home = "";
 let state = "";
+let confined = "";
 beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), "cxagent-mcp-process-"));
-  state = await approvedState(home, [EXAMPLE, FIXTURE]);
+  // The fixture with [cxagent.sandbox] (issue 43): each call's process through the launcher.
+  confined = join(home, "confined");
+  cpSync(FIXTURE, confined, { recursive: true });
+  appendFileSync(join(confined, "manifest.toml"), '\n[cxagent.sandbox]\nnet = "none"\n');
+  state = await approvedState(home, [EXAMPLE, FIXTURE, confined]);
 });
 afterAll(() => rmSync(home, { recursive: true, force: true }));
 
@@ -48,4 +53,20 @@ test("a result's media: a readable image inline as image content, a remote video
     { type: "image", data: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]).toString("base64"), mimeType: "image/png" },
     { type: "resource_link", uri: "https://example.org/clip.mp4", name: "https://example.org/clip.mp4", mimeType: "video/mp4" },
   ]);
+}, 30_000);
+
+test("a sandboxed Cortex process plugin over MCP: each call's process runs under the launcher, and its _meta names the layers", async () => {
+  await using server = await connect([confined], { state });
+  const result = await server.client.callTool({ name: "act", arguments: { fault: "env" } });
+  expect(result.isError).toBe(false);
+  expect(result._meta).toMatchObject({ "cxagent/sandbox": expect.stringContaining("landlock") });
+  // the launcher's marks on the command's environment: its layers, and a ${tmp} of the call's own
+  expect(text(result)).toMatch(/CXAGENT_SANDBOX=no_new_privs\+\S*landlock\S*seccomp/);
+  expect(text(result)).toMatch(/TMPDIR=\S+\/sandbox-\d+ /);
+  const plain = await connect([FIXTURE], { state });
+  try {
+    expect(text(await plain.client.callTool({ name: "act", arguments: { fault: "env" } }))).not.toContain("CXAGENT_SANDBOX=");
+  } finally {
+    await plain[Symbol.asyncDispose]();
+  }
 }, 30_000);

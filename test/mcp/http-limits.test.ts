@@ -97,3 +97,54 @@ test("a client that drops its connection cancels its call", async () => {
   socket.destroy();
   await until(() => server.stderr().includes("slow_invoke: cancelled by the client"), 4000, `the call to be cancelled; stderr:\n${server.stderr()}`);
 }, 60_000);
+
+/** The SSE events of a response body, read until it ends or `done` says so. */
+async function events(response: Response, done: (data: string) => boolean = () => false) {
+  const seen: { id?: string; data: string; retry?: string }[] = [];
+  let buffer = "";
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  for (;;) {
+    const { value, done: ended } = await reader.read();
+    if (ended) break;
+    buffer += value;
+    let at: number;
+    while ((at = buffer.indexOf("\n\n")) >= 0) {
+      const block = buffer.slice(0, at);
+      buffer = buffer.slice(at + 2);
+      const field = (name: string) => block.split("\n").find((l) => l.startsWith(`${name}:`))?.slice(name.length + 1).trim();
+      seen.push({ id: field("id"), data: field("data") ?? "", retry: field("retry") });
+      if (done(seen.at(-1)!.data)) {
+        await reader.cancel();
+        return seen;
+      }
+    }
+  }
+  return seen;
+}
+
+test("--sse-poll-ms 300: a running call's stream is closed, not its call; the client resumes with Last-Event-ID and gets the result", async () => {
+  await using server = await serving(["--sse-poll-ms", "300"]);
+  const began = performance.now();
+  const posted = await server.post(JSON.stringify({ jsonrpc: "2.0", id: 9, method: "tools/call", params: { name: "slow_invoke", arguments: { ms: 1500 } } }));
+  expect(posted.headers.get("content-type")).toContain("text/event-stream");
+  const first = await events(posted);
+  // The stream ended long before the call could: a priming event (an id, no data, the retry field) and nothing else.
+  expect(performance.now() - began).toBeLessThan(1400);
+  expect(first).toEqual([{ id: expect.any(String), data: "", retry: "300" }]);
+  const resumed = await fetch(server.url, { headers: { ...server.headers, "last-event-id": first[0]!.id! } });
+  expect(resumed.status).toBe(200);
+  const rest = await events(resumed, (data) => data.includes('"id":9'));
+  const result = JSON.parse(rest.at(-1)!.data);
+  expect(result.id).toBe(9);
+  expect(result.result.isError).toBe(false);
+  expect(server.stderr()).not.toContain("cancelled by the client");
+  // An event id nobody was given is refused, and says so.
+  const unknown = await fetch(server.url, { headers: { ...server.headers, "last-event-id": "no-such-stream.1" } });
+  expect(unknown.status).toBe(400);
+}, 60_000);
+
+test("--sse-poll-ms needs --http", async () => {
+  const proc = Bun.spawnSync([...CLI, "mcp", "--sse-poll-ms", "300", "--state-dir", state, "--config-dir", CONFIG_DIR], { cwd: ROOT, stdin: "ignore" });
+  expect(proc.exitCode).toBe(2);
+  expect(proc.stderr.toString()).toContain("--sse-poll-ms only applies to --http");
+});

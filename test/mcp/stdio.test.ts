@@ -69,10 +69,10 @@ describe("framing (point 2)", () => {
 describe("initialize (point 3)", () => {
   test("capabilities, serverInfo and the composed instructions", async () => {
     await using server = await connect([CONFORMANCE], { state });
-    expect(server.client.getServerCapabilities()).toEqual({ tools: { listChanged: true }, logging: {} });
+    expect(server.client.getServerCapabilities()).toEqual({ tools: { listChanged: true }, logging: {}, prompts: {} });
     expect(server.client.getServerVersion()).toEqual({ name: "cxagent", version: pkg.version });
     expect(server.client.getInstructions()).toBe(
-      "## test_simple_text, test_error_handling, test_tool_with_logging, test_tool_with_progress, test_elicitation, json_schema_2020_12_tool\n\n" +
+      "## test_simple_text, test_error_handling, test_tool_with_logging, test_tool_with_progress, test_reconnection, test_elicitation, json_schema_2020_12_tool\n\n" +
         "The MCP conformance suite's fixture tools; each behaves as its scenario expects.\n",
     );
   });

@@ -7,6 +7,7 @@ import { PassThrough } from "node:stream";
 import { CxError, type JobResult, type Manifest } from "../../src/index.ts";
 import { isLoopback, loopbackHosts, parseListen, refusal } from "../../src/mcp/http.ts";
 import { answerOf, elicitation, parseAllowRule, permissionFor } from "../../src/mcp/permission.ts";
+import { clientLabel } from "../../src/mcp/hub.ts";
 import { StdioTransport } from "../../src/mcp/stdio.ts";
 import { callResult, failedCall, isAtLeast, listedTool, mcpLevel, ProgressCounter, visible } from "../../src/mcp/tools.ts";
 
@@ -302,4 +303,17 @@ describe("the stdio transport", () => {
     expect(t.events).toEqual(["end: stdin closed", "close"]);
     expect(t.frames).toHaveLength(1);
   });
+});
+
+test("a client's name reaches the --verbose log only as plain text", () => {
+  expect(clientLabel("claude-code")).toBe("claude-code");
+  expect(clientLabel("qwen-cli-mcp-client-cxagent")).toBe("qwen-cli-mcp-client-cxagent");
+  expect(clientLabel("evil\u001b]0;pwned\u0007")).toBe("a client");
+  expect(clientLabel("line\nbreak")).toBe("a client");
+  expect(clientLabel("right-to-left \u202e")).toBe("a client");
+  expect(clientLabel("x".repeat(64))).toBe("x".repeat(64));
+  expect(clientLabel("x".repeat(65))).toBe("a client");
+  expect(clientLabel("")).toBe("a client");
+  expect(clientLabel(undefined)).toBe("a client");
+  expect(clientLabel({ name: "x" })).toBe("a client");
 });

@@ -52,6 +52,15 @@ describe("the plugin host's kind", () => {
     expect(readHostArgv(["/p/x.so"])).toMatchObject({ kind: "native", snapshot: null });
   });
 
+  test("a Cortex process plugin's call sandbox travels as one JSON argument, and only when there is one", () => {
+    const callSandbox = JSON.stringify({ launcher: ["/usr/bin/cxagent"], policy: { plugin: "p", read: ["/a b"], write: [], net: "none", tmpBase: "/run/x", accepts: [] } });
+    const argv = hostArgv({ ...base, kind: "cortex-process", snapshot: "/run/s", callSandbox });
+    expect(argv.slice(-2)).toEqual(["--call-sandbox", callSandbox]);
+    expect(readHostArgv(argv)).toEqual({ ...base, kind: "cortex-process", snapshot: "/run/s", callSandbox });
+    expect(hostArgv({ ...base, kind: "cortex-process", snapshot: "/run/s" })).not.toContain("--call-sandbox");
+    expect(readHostArgv(["/p/x", "--call-sandbox"])).toEqual({ error: "--call-sandbox needs a value" });
+  });
+
   test("an unknown kind is an error naming the ones there are", () => {
     expect(readHostArgv(["/p/x", "--kind", "python"])).toEqual({ error: "--kind takes native, cortex, module or cortex-process, not 'python'" });
   });

@@ -11,29 +11,39 @@ const WHERE_WORDS: Record<string, string> = {
   "plugin-writable": "in the library's own writable data (a static buffer?)",
   library: "in another library's memory (a C library's static buffer, such as strerror's?)",
   stack: "on the calling thread's stack (a local buffer?)",
+  lent: "inside a buffer the host lent the call (its own tool_name, input_json or invocation_json)",
 };
+
+/** The function that returned it, and the one that frees it: a Cortex plugin's events name both (ffi/shim/97-check-cortex.c). */
+export const returnedBy = (e: { export?: string; free?: string }) => (e.free ? e.export! : `cxagent_plugin_${e.export}`);
+const freedBy = (e: { free?: string } | undefined) => e?.free ?? "cxagent_plugin_free";
+/** What it returned: a cxagent plugin returns strings, a Cortex plugin buffers. */
+const things = (e: { free?: string } | undefined) => (e?.free ? "buffer" : "string");
 
 export function checkOwnership(ctx: CheckContext): Verdict {
   const returned = ctx.seen.returned;
   if (returned.length === 0) return skip(ctx.runnable ?? "no export returned a string");
   const wrong = returned.filter((e) => e.where !== "heap");
-  const repeated = returned.filter((e) => e.repeated && e.where === "heap");
+  // A Cortex buffer returned again once freed is freed-once's (buffers.ts).
+  const repeated = returned.filter((e) => e.repeated && e.where === "heap" && !e.free);
   const problems: string[] = [];
   const byKind = new Map<string, typeof wrong>();
   for (const e of wrong) byKind.set(`${e.export}\u0000${e.where}`, [...(byKind.get(`${e.export}\u0000${e.where}`) ?? []), e]);
   for (const [key, events] of byKind) {
-    const [name, where] = key.split("\u0000");
-    problems.push(`cxagent_plugin_${name} returned ${plural(events.length, "string")} ${WHERE_WORDS[where!] ?? where}, e.g. ${quote(events[0]!.preview ?? "", 80)}`);
+    const where = key.split("\u0000")[1];
+    problems.push(`${returnedBy(events[0]!)} returned ${plural(events.length, things(events[0]))} ${WHERE_WORDS[where!] ?? where}, e.g. ${quote(events[0]!.preview ?? "", 80)}`);
   }
   if (repeated.length) {
-    problems.push(`${plural(repeated.length, "string")} returned again (by ${[...new Set(repeated.map((e) => `cxagent_plugin_${e.export}`))].join(", ")}) while an earlier return of the same pointer was not yet freed, e.g. ${quote(repeated[0]!.preview ?? "", 80)}`);
+    problems.push(`${plural(repeated.length, "string")} returned again (by ${[...new Set(repeated.map(returnedBy))].join(", ")}) while an earlier return of the same pointer was not yet freed, e.g. ${quote(repeated[0]!.preview ?? "", 80)}`);
   }
   if (problems.length) {
-    return fail(`${problems.join("; ")}; the host frees every string it is given, so each must be one your cxagent_plugin_free can release (it was not freed here, to keep the host alive)`,
-      "return a fresh allocation every time: malloc/strdup in C, CString::into_raw in Rust, C.CString in Go");
+    return fail(`${problems.join("; ")}; the host frees every ${things(wrong[0] ?? repeated[0])} it is given, so each must be one your ${freedBy(wrong[0] ?? repeated[0])} can release (it was not freed here, to keep the host alive)`,
+      wrong[0]?.free
+        ? "return a fresh allocation every time (malloc in C; a Vec or String turned into ptr, len and cap in Rust), which your buffer_free releases"
+        : "return a fresh allocation every time: malloc/strdup in C, CString::into_raw in Rust, C.CString in Go");
   }
-  const exports = [...new Set(returned.map((e) => e.export))];
-  return pass(`all ${plural(returned.length, "string")} returned by ${exports.map((e) => `cxagent_plugin_${e}`).join(", ")} ${returned.length === 1 ? "was a fresh heap allocation" : "were fresh heap allocations"}`);
+  const exports = [...new Set(returned.map(returnedBy))];
+  return pass(`all ${plural(returned.length, things(returned[0]))} returned by ${exports.join(", ")} ${returned.length === 1 ? "was a fresh heap allocation" : "were fresh heap allocations"}`);
 }
 
 export function checkFree(ctx: CheckContext): Verdict {
@@ -42,15 +52,15 @@ export function checkFree(ctx: CheckContext): Verdict {
   const kept = freed.filter((e) => e.released === "no");
   const yes = freed.filter((e) => e.released === "yes").length;
   if (kept.length) {
-    return fail(`cxagent_plugin_free did not release ${kept.length} of the ${plural(freed.length, "string")} it was given (glibc's allocator still had each in use after the call), e.g. from cxagent_plugin_${kept[0]!.export}: ${quote(kept[0]!.preview ?? "", 80)}`,
+    return fail(`${freedBy(kept[0])} did not release ${kept.length} of the ${plural(freed.length, things(kept[0]))} it was given (glibc's allocator still had each in use after the call), e.g. from ${returnedBy(kept[0]!)}: ${quote(kept[0]!.preview ?? "", 80)}`,
       "release each pointer with the deallocator of the allocator that made it: free() for malloc, CString::from_raw for CString::into_raw; every call leaks its answer otherwise");
   }
   if (yes === 0) {
-    return warn(`whether cxagent_plugin_free releases what it is given could not be told for any of the ${plural(freed.length, "string")} (this looks only into glibc's heap; another C library or allocator hides it)`,
+    return warn(`whether ${freedBy(freed[0])} releases what it is given could not be told for any of the ${plural(freed.length, "string")} (this looks only into glibc's heap; another C library or allocator hides it)`,
       "nothing to fix if free() (or your allocator's own release) is called on each pointer");
   }
   const unknown = freed.length - yes;
-  return pass(`cxagent_plugin_free released ${yes === freed.length ? `all ${plural(yes, "string")}` : `${yes} of ${plural(freed.length, "string")}`} it was given${unknown ? ` (${unknown} could not be told: glibc had merged ${unknown === 1 ? "it" : "them"} with a free neighbour)` : ""}`);
+  return pass(`${freedBy(freed[0])} released ${yes === freed.length ? `all ${plural(yes, things(freed[0]))}` : `${yes} of ${plural(freed.length, things(freed[0]))}`} it was given${unknown ? ` (${unknown} could not be told: glibc had merged ${unknown === 1 ? "it" : "them"} with a free neighbour)` : ""}`);
 }
 
 /** Processes the plugin started and did not register: seen in a host's subtree, neither registered nor below a registered one. */

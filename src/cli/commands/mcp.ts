@@ -29,6 +29,11 @@ export default defineCommand({
     "token-file": { type: "string", description: "Read the HTTP bearer token from this file (yours, mode 0600 or stricter)", valueHint: "FILE" },
     timeout: { type: "string", description: "Abandon a call after this many milliseconds (a tool error)", valueHint: "MS" },
     "max-body": { type: "string", description: "Over HTTP, refuse a request body over this many bytes with 413 (default 67108864, 64 MiB: the plugin protocol's line cap)", valueHint: "BYTES" },
+    "sse-poll-ms": {
+      type: "string",
+      description: "Over HTTP, close the event stream of a call still running after this many milliseconds; the client reconnects with Last-Event-ID and gets the rest, the result included (SSE polling; default: never)",
+      valueHint: "MS",
+    },
     "idle-ms": { type: "string", description: "Stop a plugin host after this many milliseconds without a call (default 600000; config.json's idleMs or keepAlive per plugin wins); its next call starts it again", valueHint: "MS" },
   },
   async run({ args, rawArgs }): Promise<CommandResult> {
@@ -45,6 +50,7 @@ export default defineCommand({
       throw new CxError("E_USAGE", noToken ? "--token-file and --no-token contradict each other" : "--token-file only applies to --http");
     }
     if (args["max-body"] !== undefined && typeof args.http !== "string") throw new CxError("E_USAGE", "--max-body only applies to --http");
+    if (args["sse-poll-ms"] !== undefined && typeof args.http !== "string") throw new CxError("E_USAGE", "--sse-poll-ms only applies to --http");
     if (noToken && allowRemote) throw new CxError("E_USAGE", "--no-token cannot be used with --allow-remote: off loopback a bearer token is always required");
     const exitCode = await serveMcp({
       plugins: args._.map(String),
@@ -55,6 +61,7 @@ export default defineCommand({
       timeoutMs: parseTimeout(args.timeout),
       idleMs: parseTimeout(args["idle-ms"], "--idle-ms"),
       bodyCap: parseBodyCap(args["max-body"]),
+      pollMs: parseTimeout(args["sse-poll-ms"], "--sse-poll-ms"),
       cwd: options.cwd,
       configDir: options.configDir,
       stateDir: options.stateDir,
