@@ -74,6 +74,12 @@ test("a command: run without a shell in the environment given, its stdout the va
   expect(text(await resolveBinding({ command: ["false"] }))).toEqual({ message: "command false exited with 1" });
   expect(text(await resolveBinding({ command: ["sh", "-c", "kill -TERM $$"] }))).toEqual({ message: `command sh -c "kill -TERM $$" exited with signal SIGTERM` });
   expect(text(await resolveBinding({ command: ["cxagent-no-such-program"] }))).toEqual({ message: "command cxagent-no-such-program failed: the program was not found" });
+  // Found but not runnable: the error as it is, not "not found".
+  const notRunnable = join(import.meta.dir, "secret-resolve.test.ts");
+  const refused = text(await resolveBinding({ command: [notRunnable] })).message!;
+  expect(refused).toStartWith(`command ${notRunnable} failed: `);
+  expect(refused).not.toContain("the program was not found");
+  expect(refused).toContain("EACCES");
   expect(text(await resolveBinding({ command: ["head", "-c", String(MAX_SECRET_BYTES + 3), "/dev/zero"] }))).toEqual({ message: `command head -c ${MAX_SECRET_BYTES + 3} /dev/zero failed: it wrote over ${MAX_SECRET_BYTES} bytes` });
   const most = await resolveBinding({ command: ["head", "-c", String(MAX_SECRET_BYTES + 2), "/dev/zero"] });
   expect(text(most)).toEqual({ message: `its value is over ${MAX_SECRET_BYTES} bytes` });
