@@ -202,3 +202,31 @@ test("a redacted object's properties can be set again; a deep value whose redact
   expect(broken).not.toContain("cdefgh");
   expect(broken).toContain("[REDACTED:q]");
 });
+
+test("percent forms of bytes over 0x7f: either case in both hex digits", () => {
+  const r = new Redactor();
+  r.add("e", enc("café-token"));
+  for (const form of ["caf%C3%A9-token", "caf%c3%a9-token", "caf%C3%a9-token", "caf%c3%A9-token"]) expect(r.text(`<${form}>`)).toBe("<[REDACTED:e]>");
+});
+
+test("held tails: a raw space is no '+' stand-in for another character; a whole value of plain characters goes out at once", () => {
+  const r = new Redactor();
+  r.add("p", enc("to ken/12"));
+  expect(r.stream().push("x to_k")).toBe("x to_k");
+  const plain = new Redactor();
+  plain.add("plain", enc("plain-token1"));
+  expect(plain.stream().push("x plain-token1")).toBe("x [REDACTED:plain]");
+});
+
+test("two secrets side by side: two markers; a key alone redacted still makes a copy; a stream pushed to after its end starts empty", () => {
+  const r = new Redactor();
+  r.add("a", enc("AAAAAAAA"));
+  r.add("b", enc("BBBBBBBB"));
+  expect(r.text("xAAAAAAAABBBBBBBBy")).toBe("x[REDACTED:a][REDACTED:b]y");
+  const keyOnly = { AAAAAAAA: 1 };
+  expect(r.value(keyOnly)).toEqual({ "[REDACTED:a]": 1 });
+  const s = r.stream();
+  expect(s.push("x AAAA")).toBe("x ");
+  expect(s.end()).toBe("AAAA");
+  expect(s.push("y") + s.end()).toBe("y");
+});
