@@ -223,7 +223,7 @@ test("two secrets side by side: two markers; a key alone redacted still makes a 
   r.add("a", enc("AAAAAAAA"));
   r.add("b", enc("BBBBBBBB"));
   expect(r.text("xAAAAAAAABBBBBBBBy")).toBe("x[REDACTED:a][REDACTED:b]y");
-  const keyOnly = { AAAAAAAA: 1 };
+  const keyOnly: Record<string, number> = { AAAAAAAA: 1 };
   expect(r.value(keyOnly)).toEqual({ "[REDACTED:a]": 1 });
   const s = r.stream();
   expect(s.push("x AAAA")).toBe("x ");
