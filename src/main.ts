@@ -17,6 +17,11 @@ if (argv[0] === "__sandbox") {
   const { runPluginHost } = await import("./plugin-host/main.ts");
   await runPluginHost(argv.slice(1));
 } else {
+  if (argv[0] === "mcp" && process.env.CXAGENT_IDLE_RUNTIME !== "0") {
+    // Before the CLI loads: the server starts itself again with an idle-quiet runtime (cli/_idle-runtime.ts).
+    const [{ restartIdleTuned }, { isCompiled }] = await Promise.all([import("./cli/_idle-runtime.ts"), import("./session/host-command.ts")]);
+    restartIdleTuned(argv, isCompiled());
+  }
   const prepare = argv[0] === "invoke" && !argv.some((a) => a === "--help" || a === "-h") && process.env.CXAGENT_PREPARE_HOST !== "0";
   const prepared = prepare ? await import("./host/prepared.ts") : null;
   if (prepared) {

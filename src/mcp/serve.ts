@@ -112,6 +112,7 @@ export async function serveMcp(options: McpOptions): Promise<number> {
       transport.fast = new FastCalls(hub, server, (message) => transport.send(message), true);
       cleanups.push(() => process.stdin.pause());
       note(`serving over stdio: ${served}`);
+      if (process.env.CXAGENT_IDLE_RUNTIME === "1") note(`pid ${process.pid} restarted itself with BUN_GC_TIMER_DISABLE=1${process.env.BUN_JSC_useWarmUpMarkedBlocks === "0" ? " and BUN_JSC_useWarmUpMarkedBlocks=0" : ""}, so that it does no work while idle`);
     }
     const why = await stopped;
     note(`stopping: ${why}`);
