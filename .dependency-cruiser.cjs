@@ -43,6 +43,7 @@ module.exports = {
     // The shim's build, embedded in the compiled binary: not there yet in a fresh clone before
     // build-native runs, when the import resolves to nothing (and so names no part of the table).
     { comment: "the compiled binary's embedded shim", from: { path: "^src/plugin-host/_shim-embedded\\.ts$" }, to: { path: "ffi/build/cxagent_shim\\.(so|c)$" } },
+    { comment: "the compiled binary's embedded sandbox launcher", from: { path: "^src/sandbox/_launcher-embedded\\.ts$" }, to: { path: "ffi/build/cxagent-sandbox\\.bin$" } },
     ...rows.map(([parts, imports]) => ({
       comment: `ARCHITECTURE.md: ${parts.join(", ")} may import ${imports.join(", ") || "nothing"}`,
       from: { path: parts.map(pathOf) },

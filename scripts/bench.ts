@@ -21,6 +21,7 @@ import { outputsSection } from "./bench/outputs.ts";
 import { contendedPluginsSection, idleSection, pluginsSection } from "./bench/plugins.ts";
 import { render, type RunRecord, targetTable } from "./bench/report.ts";
 import { sandboxSection } from "./bench/sandbox.ts";
+import { leaseSection } from "./bench/lease.ts";
 import { prepare, ROOT, run } from "./bench/setup.ts";
 import { coldLoadSection, oneShotSection } from "./bench/startup.ts";
 
@@ -42,6 +43,7 @@ const SECTIONS: Record<string, (ctx: Context, fig: Figures) => unknown> = {
   "mcp-serve": mcpServeSection,
   "mcp-lazy": mcpLazySection,
   sandbox: sandboxSection,
+  lease: leaseSection,
 };
 
 const USAGE = `Usage: npm run bench [-- options]

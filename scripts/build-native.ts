@@ -2,6 +2,7 @@
 /**
  * Builds the native parts with the system C compiler:
  *   - ffi/build/cxagent_shim.so, the plugin host's shim (libc-free, so it loads anywhere);
+ *   - ffi/build/cxagent-sandbox.bin, the sandbox launcher (static and libc-free; src/sandbox/native-launcher.ts);
  *   - examples/<name>/<name>.so beside each example's sidecar: from <name>.c with the C compiler,
  *     or, for a Rust example (a Cargo.toml in its folder), with cargo when it is on PATH. cargo
  *     builds into target/ at the repository root, and the library is copied next to the sidecar
@@ -64,6 +65,12 @@ compile(join(root, "ffi/build/cxagent_shim.so"), [shimSource], [
 // plugin hosts run from this checkout would compile the source with TinyCC (src/shim-source.ts).
 const shimLibrary = join(root, "ffi/build/cxagent_shim.so");
 if (!builtShimIsFresh(shimLibrary, join(root, "ffi/shim"))) utimesSync(shimLibrary, new Date(), new Date());
+// The sandbox launcher (ffi/launcher/sandbox-launcher.c): a static executable with no libc at all
+// (its own _start and system calls), which the binary embeds and a checkout runs as it is.
+compile(join(root, "ffi/build/cxagent-sandbox.bin"), [join(root, "ffi/launcher/sandbox-launcher.c")], [
+  "-static", "-nostdlib", "-no-pie", "-O2", ...WARN, "-fno-builtin", "-fno-tree-loop-distribute-patterns",
+  "-fno-stack-protector", "-fno-asynchronous-unwind-tables",
+]);
 // The shim's copy of the host table against the public header: a mismatch fails the build.
 compile(join(root, "ffi/build/check-layout.o"), ["ffi/check-layout.c"], ["-c", "-std=c11", ...WARN, "-I", "ffi"], [
   join(root, "ffi/cxagent_plugin.h"),

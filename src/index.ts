@@ -14,7 +14,7 @@ export {
 } from "./session/session.ts";
 export type { LoadStep, LoadTimings } from "./session/pipeline.ts";
 export type { CortexFacts, Inspection, SettingsSource, Shadowing } from "./session/inspect.ts";
-export type { SandboxFacts } from "./session/sandbox-facts.ts";
+export type { Narrowing, SandboxFacts, Widening } from "./session/sandbox-facts.ts";
 export type { SandboxDeclaration } from "./protocol/sandbox.ts";
 export type { SandboxLayer } from "./protocol/sandbox-policy.ts";
 export type { PluginKind } from "./protocol/host-args.ts";

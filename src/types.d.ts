@@ -3,6 +3,10 @@ declare module "*.so" {
   const path: string;
   export default path;
 }
+declare module "*.bin" {
+  const path: string;
+  export default path;
+}
 declare module "*.c" {
   const path: string;
   export default path;

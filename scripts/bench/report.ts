@@ -213,13 +213,14 @@ export function render(runs: RunRecord[], options: ReportOptions): string {
   }
   if (has(runs, "mcpserve.")) out.push(...mcpServeTable((key) => spread(runs, key)));
   out.push(...mcpLazyTable((key, scale) => spread(runs, key, scale), (prefix) => has(runs, prefix)));
-  if (has(runs, "cold.") || has(runs, "oneshot.") || has(runs, "sandbox.")) {
+  if (has(runs, "cold.") || has(runs, "oneshot.") || has(runs, "sandbox.") || has(runs, "lease.")) {
     out.push("## Start-up", "", "| measurement | cxagent | baseline |", "| --- | --- | --- |");
     if (has(runs, "cold.1.")) out.push(`| cold load, spawn → ready → started, ms | ${spread(runs, "cold.1.cxagent_ms")} (with sidecar, hash, approval: ${spread(runs, "cold.1.with_trust_ms")}) | bare Bun child answering a line: ${spread(runs, "cold.1.bare_ms")} |`);
     if (has(runs, "cold.1.ts_ms")) out.push(`| cold load of a TypeScript plugin, ms | ${spread(runs, "cold.1.ts_ms")} (with sidecar, hash, approval: ${spread(runs, "cold.1.ts_with_trust_ms")}) | the native plugin above: ${spread(runs, "cold.1.cxagent_ms")} |`);
     if (has(runs, "cold.32.")) out.push(`| 32 plugins, ms: one after another / all at once | ${spread(runs, "cold.32.serial_ms")} / ${spread(runs, "cold.32.parallel_ms")} | 32 bare Bun children${has(runs, "cold.32.bare_serial_ms") ? `, one after another / all at once: ${spread(runs, "cold.32.bare_serial_ms")} /` : " at once:"} ${spread(runs, "cold.32.bare_ms")}${has(runs, "cold.32.ideal_serial_ms") ? `; 32 ideal starts: ${spread(runs, "cold.32.ideal_serial_ms")} / ${spread(runs, "cold.32.ideal_ms")}` : ""} |`);
     if (has(runs, "sandbox.cold.")) out.push(`| cold load, confined by the kernel sandbox (issue 39), ms; ratio to unconfined in the same run | ${spread(runs, "sandbox.cold.confined_ms")}; ×${ratioSpread(runs, "sandbox.cold.confined_ms", "sandbox.cold.unconfined_ms")} | unconfined: ${spread(runs, "sandbox.cold.unconfined_ms")} |`);
     if (has(runs, "sandbox.warm.")) out.push(`| warm call on a confined host, median µs; ratio to unconfined | ${spread(runs, "sandbox.warm.confined_us")}; ×${ratioSpread(runs, "sandbox.warm.confined_us", "sandbox.warm.unconfined_us")} | unconfined: ${spread(runs, "sandbox.warm.unconfined_us")} |`);
+    if (has(runs, "lease.")) out.push(`| first call under a sandbox lease (its own host's start), ms; warm call under it, median µs | ${spread(runs, "lease.first_ms")}; ${spread(runs, "lease.warm.leased_us")} | without a lease: ${spread(runs, "lease.warm.plain_us")} µs |`);
     if (has(runs, "oneshot.")) out.push(`| one-shot compiled \`cxagent invoke\` of calc_multiply, ms | ${spread(runs, "oneshot.invoke_ms")} | \`cxagent --version\`: ${spread(runs, "oneshot.version_ms")} |`);
     out.push("");
   }

@@ -75,6 +75,8 @@ export const TARGETS: Target[] = [
   ),
   { text: "`cxagent mcp`: 10 plugins' tools all listed ≤ 50 ms (issue 42)", needs: ["mcplazy.10.cxagent-mcp.listed_ms"], ratio: (f) => f["mcplazy.10.cxagent-mcp.listed_ms"]!, limit: 50, better: "lower", unit: " ms" },
   { text: "`cxagent mcp`: 10 plugins idle ≤ 0.05 % of one CPU (issue 42)", needs: ["mcplazy.idle.cxagent-mcp.cpu_pct"], ratio: (f) => f["mcplazy.idle.cxagent-mcp.cpu_pct"]!, limit: 0.05, better: "lower", unit: " %" },
+  { text: "confined cold load ≤ 1.2× an unconfined one (issue 39)", needs: ["sandbox.cold.confined_ms", "sandbox.cold.unconfined_ms"], ratio: (f) => f["sandbox.cold.confined_ms"]! / f["sandbox.cold.unconfined_ms"]!, limit: 1.2, better: "lower" },
+  { text: "warm call on a confined host within 5 % of unconfined, median (issue 39)", needs: ["sandbox.warm.confined_us", "sandbox.warm.unconfined_us"], ratio: (f) => f["sandbox.warm.confined_us"]! / f["sandbox.warm.unconfined_us"]!, limit: 1.05, better: "lower" },
   { text: "crash detection ≤ 10 ms (SPEC §2)", needs: ["crash.detect_ms"], ratio: (f) => f["crash.detect_ms"]!, limit: 10, better: "lower", unit: " ms" },
 ];
 

@@ -35,6 +35,8 @@ import { type CheckOutcome, type CheckReport, countOutcomes, type PluginKind, ty
 import { profileOf } from "../kinds/index.ts";
 import { DEFAULT_KIND, PLUGIN_KINDS } from "../protocol/host-args.ts";
 import { ensurePrivateFolder } from "../host/private-folder.ts";
+import { sandboxOf } from "../session/sandbox.ts";
+import { checkSandbox } from "./checks/sandbox.ts";
 
 export interface Check {
   id: string;
@@ -85,7 +87,13 @@ export const CHECKS: readonly Check[] = [
   { id: "lent-buffers", title: "tool_execute never frees a buffer it is lent", kinds: CORTEX, live: true, run: checkLentBuffers },
   { id: "spawns", title: "started processes are declared", kinds: ALL, live: true, run: checkSpawns },
   { id: "registers", title: "started processes are registered", kinds: ALL, live: true, run: checkRegisters },
+  { id: "sandbox", title: "the calls stay within the declared sandbox", kinds: ALL, live: true, run: checkSandbox },
 ];
+
+/** The command and sandbox of a check host: through the launcher when the plugin has a sandbox (E_SANDBOX, as at load, when a layer is missing). */
+function sandboxedSpawn(sandboxed: ReturnType<typeof sandboxOf>) {
+  return sandboxed ? { hostCommand: sandboxed.command, sandbox: sandboxed } : { hostCommand: hostCommand() };
+}
 
 /** The kinds this build can run in a check-mode plugin host. */
 const RUNS: readonly PluginKind[] = PLUGIN_KINDS.filter((kind) => profileOf(kind).checkable);
@@ -146,8 +154,11 @@ export async function checkPlugin(session: Session, ref: string, options: CheckO
   const scratch = options.project !== undefined ? realpathSync(options.project) : made;
   const seen = newObservations();
   const env = pluginHostEnv(process.env, options.env);
+  // A declared (or imposed) sandbox holds for check's hosts as for a session's: the calls are made under it (issue 39 point 5).
+  // (A plugin whose sandbox confines each call's process, not its host, runs its check hosts as they are.)
+  const sandboxed = () => (inspection && !inspection.profile.sandboxesCalls ? sandboxOf(inspection, hostCommand(), { cwd: scratch, stateDir: session.folders.stateDir, privateDir: session.snapshotDir }) : null);
   const spawn: SpawnCheckHost = (hooks) => Connection.spawn({
-    hostCommand: hostCommand(),
+    ...sandboxedSpawn(sandboxed()),
     kind,
     library: location.library,
     libraryBytes: inspection ? bytesToLoad(inspection) : undefined,

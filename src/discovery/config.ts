@@ -56,7 +56,7 @@ export const PluginConfigSchema = v.strictObject({
   readCapBytes: v.optional(v.pipe(v.number(), v.integer("must be a whole number of bytes"), v.minValue(4096, "must be at least 4096 bytes"), v.maxValue(64 << 20, "must be at most 67108864 bytes (64 MiB)"))),
   /** The most bytes of output.content a caller gets before the rest is spilled to the result store (issue 41). */
   maxOutputBytes: v.optional(v.pipe(v.number(), v.integer("must be a whole number of bytes"), v.minValue(1024, "must be at least 1024 bytes"))),
-  /** `cxagent mcp`: stop its plugin host after this long without a call (default: the server's, 10 minutes). */
+  /** `cxagent mcp`: stop its plugin host after this long without a call (default: the server's, 10 minutes); anywhere: stop a host serving a sandbox lease after this long idle (default 30 s). */
   idleMs: v.optional(MillisecondsSchema),
   /** `cxagent mcp`: once started, keep its plugin host until the server stops. */
   keepAlive: v.optional(v.boolean()),

@@ -7,7 +7,10 @@
  *   - hide tools: `"tools": {"deny": [pattern]}`;
  *   - make tools ask on every call: `"tools": {"ask": [pattern]}`;
  *   - lower a limit: `"invokeTimeoutMs"`, `"gateTimeoutMs"` (at most the user's value);
- *   - remove a secret's binding: `"secrets": {"github.token": false}` (adding one is refused).
+ *   - remove a secret's binding: `"secrets": {"github.token": false}` (adding one is refused);
+ *   - narrow its kernel sandbox: `"sandbox": {...}` (issue 39), intersected with what the plugin
+ *     declares and the user's config.json imposes; an entry that would widen it (a path outside,
+ *     a wider network, a higher limit) refuses the plugin's load by its JSON path (sandbox-facts.ts).
  *
  * Everything else is refused by its JSON path, the whole file with it: `"enabled": true`,
  * `tools.allow`, `pluginPaths`, `settings`, `file`, `path`, a raised limit, any unknown key. It
@@ -19,6 +22,7 @@ import { CxError } from "../errors.ts";
 import { readSmallFile } from "../files.ts";
 import { formatPath, type Problem, toProblems } from "../protocol/issues.ts";
 import { describeProblems } from "../protocol/manifest.ts";
+import { SandboxSchema } from "../protocol/sandbox.ts";
 import { type Config, isPlainObject, MillisecondsSchema, type PluginConfig } from "./config.ts";
 import { ToolPatternsSchema } from "./globs.ts";
 import { ProjectSecretsSchema } from "./secret-bindings.ts";
@@ -27,7 +31,7 @@ import { ProjectSecretsSchema } from "./secret-bindings.ts";
 const SIZE_CAP = 1 << 20;
 
 const NARROWS = `a project can narrow what your own config.json allows, never widen it`;
-const MAY_HOLD = `per plugin, "enabled": false, "tools": {"deny": [...], "ask": [...]}, a lower "invokeTimeoutMs" or "gateTimeoutMs", and "secrets": {"<name>": false}`;
+const MAY_HOLD = `per plugin, "enabled": false, "tools": {"deny": [...], "ask": [...]}, a lower "invokeTimeoutMs" or "gateTimeoutMs", "secrets": {"<name>": false}, and a narrower "sandbox"`;
 
 /** A key that would widen: present at all, it is refused with `why`. */
 const widening = (why: string) => v.optional(v.custom<never>(() => false, why));
@@ -47,6 +51,7 @@ const ProjectPluginSchema = v.strictObject({
   path: widening("a project cannot pin a plugin's folder: that is your own config.json's to say"),
   settings: widening("a project cannot supply a plugin's settings: they come only from your own config.json"),
   secrets: v.optional(ProjectSecretsSchema),
+  sandbox: v.optional(SandboxSchema),
 });
 export type ProjectPluginConfig = v.InferOutput<typeof ProjectPluginSchema>;
 

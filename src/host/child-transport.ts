@@ -247,7 +247,7 @@ export class ChildTransport implements Transport {
     const pair = prepared ? null : socketPair();
     try {
       this.proc = prepared?.proc ?? Bun.spawn({
-        cmd: [...spec.command, ...args],
+        cmd: spec.sandbox?.commandFor?.(args) ?? [...spec.command, ...args],
         cwd: spec.cwd,
         env: withRuntimeTuning(spec.host.env, profile),
         stdio: ["pipe", pair?.child ?? "pipe", "pipe", ...copies],

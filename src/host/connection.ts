@@ -121,9 +121,9 @@ export class Connection {
   }
 
   /** Spawns a plugin host as a child process and waits for its startup line (see open). */
-  static spawn(options: SpawnOptions): Promise<Opened> {
+  static async spawn(options: SpawnOptions): Promise<Opened> {
     const host = options.host ?? settleHostSettings(options);
-    return Connection.open((sink) => new ChildTransport({
+    const opened = await Connection.open((sink) => new ChildTransport({
       command: options.hostCommand,
       library: options.library,
       libraryBytes: options.libraryBytes,
@@ -135,6 +135,9 @@ export class Connection {
       check: options.check,
       ...(options.sandbox ? { sandbox: options.sandbox } : {}),
     }, sink), { ...options, poolCap: host.poolCap ?? undefined, stuckMs: host.stuckMs, spinUs: host.spinUs, startupMs: host.startupMs });
+    const pid = opened.connection.pid;
+    if (pid !== null) options.sandbox?.started?.(pid); // ready: its rlimits are in force
+    return opened;
   }
 
   /**

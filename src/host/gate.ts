@@ -3,7 +3,9 @@
  * tool's gate export may only narrow beneath it. The plugin's `display` is wording, never scope:
  * the host builds the rule itself, and a gate that fails in any way asks, with no Always.
  */
-import { preview } from "../protocol/issues.ts";
+import * as v from "valibot";
+import { preview, toProblems } from "../protocol/issues.ts";
+import { type SandboxDeclaration, SandboxSchema } from "../protocol/sandbox.ts";
 import type { Tool } from "../protocol/manifest.ts";
 import { ruleFor } from "../protocol/rules.ts";
 import type { RuleSource } from "./tool-policy.ts";
@@ -29,6 +31,12 @@ export interface GateDecision {
    * question: Always is then never offered and no stored grant answers.
    */
   forcedBy: RuleSource | null;
+  /**
+   * A "dynamic" gate's per-call lease (issue 39 point 6): the narrower sandbox the call is to run
+   * under, as the gate answered it; the plugin intersects it with its effective sandbox, refuses
+   * one that would widen, and serves the call from a host started with exactly that.
+   */
+  lease?: SandboxDeclaration;
 }
 
 /** What the gate export answered, as the plugin host relayed it. */
@@ -56,6 +64,7 @@ export function decide(plugin: string, tool: Tool, args: unknown, answer: GateAn
     source: decision.source,
     granted: false,
     forcedBy,
+    ...(decision.lease ? { lease: decision.lease } : {}),
   };
 }
 
@@ -82,12 +91,14 @@ function decideFromPlugin(plugin: string, tool: Tool, args: unknown, answer: Gat
   const value = answer.value;
   if (value === null) return failed("it returned JSON null, which is not NULL");
   if (typeof value !== "object" || Array.isArray(value)) return failed(`it returned ${Array.isArray(value) ? "an array" : typeof value}, not an object`);
-  const { display, alwaysAskable } = value as { display?: unknown; alwaysAskable?: unknown };
+  const { display, alwaysAskable, sandbox } = value as { display?: unknown; alwaysAskable?: unknown; sandbox?: unknown };
   if (typeof display !== "string") return failed("its answer has no string display");
   if (alwaysAskable !== undefined && typeof alwaysAskable !== "boolean") return failed("its alwaysAskable is not a boolean");
+  const lease = sandbox === undefined ? null : v.safeParse(SandboxSchema, sandbox);
+  if (lease && !lease.success) return failed(`its sandbox lease is not a sandbox (${toProblems(lease.issues, "sandbox").map((p) => p.message).join("; ")})`);
   // alwaysAskable only narrows: the manifest's false stays false.
   const alwaysOffered = tool.alwaysAskable && alwaysAskable !== false;
-  return { ask: true, display, alwaysOffered, rule, source: "gate", granted: alwaysOffered && granted(rule), forcedBy };
+  return { ask: true, display, alwaysOffered, rule, source: "gate", granted: alwaysOffered && granted(rule), forcedBy, ...(lease ? { lease: lease.output } : {}) };
 }
 
 /** How a call that needs permission was answered: allowed this once, allowed always (a grant), or denied. */

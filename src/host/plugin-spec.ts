@@ -6,7 +6,7 @@ import type { CxError } from "../errors.ts";
 import type { KindProfile } from "../kinds/index.ts";
 import type { HostSettings } from "../protocol/host-settings.ts";
 import type { KnownManifest, Manifest } from "../protocol/manifest.ts";
-import type { HostSandbox } from "../protocol/sandbox.ts";
+import type { HostSandbox, SandboxDeclaration } from "../protocol/sandbox.ts";
 import type { CallEvent, ProcessHooks, SealedDependency } from "./connection.ts";
 import type { PermissionAnswer, PermissionHandler } from "./gate.ts";
 import type { ToolPolicy } from "./tool-policy.ts";
@@ -71,6 +71,21 @@ export interface PluginSpec {
   results?: ResultStore;
   /** Set when its host starts through the sandbox launcher (src/sandbox/): the layers, and what a limit did. */
   sandbox?: HostSandbox;
+  /** How a "dynamic" gate's per-call lease is settled and served (issue 39 point 6); without it, a lease refuses the call. */
+  leases?: Leases;
+}
+
+/** Per-call sandbox leases, settled by the session (which knows the effective sandbox) and served by host/lease-pool.ts. */
+export interface Leases {
+  /**
+   * The lease intersected with the plugin's effective sandbox: the sandbox the call runs under, and
+   * it in words for the prompt. Throws E_SANDBOX naming each entry that would widen it.
+   */
+  settle(lease: SandboxDeclaration): { sandbox: SandboxDeclaration; words: string };
+  /** The command that starts a host under exactly `sandbox` (through the launcher), and its sandbox. */
+  host(sandbox: SandboxDeclaration): { hostCommand: string[]; sandbox: HostSandbox };
+  /** How long a leased host may wait for its next call before it is stopped (ms). */
+  idleMs: number;
 }
 
 export interface InvokeOptions {

@@ -8,11 +8,13 @@ import { CxError, isCxError } from "../errors.ts";
 import { didYouMean } from "../suggest.ts";
 import type { Manifest, Tool } from "../protocol/manifest.ts";
 import { CONTRACT_CURRENT } from "../protocol/manifest.ts";
-import { type CommandResult, deniedResult, type JobResult, type Submit } from "../protocol/result.ts";
+import type { CommandResult, JobResult, Submit } from "../protocol/result.ts";
 import { Submits } from "./submits.ts";
-import { decide, GATE_MS, type GateAnswer, type GateDecision, PERMISSION_ANSWERS, type PermissionAnswer, type PermissionHandler } from "./gate.ts";
+import { decide, GATE_MS, type GateAnswer, type GateDecision } from "./gate.ts";
+import { settleLease, settlePermission } from "./permit.ts";
+import { LeasePool } from "./lease-pool.ts";
+import type { SandboxDeclaration } from "../protocol/sandbox.ts";
 import { hiddenToolError, OPEN_POLICY, type ToolPolicy } from "./tool-policy.ts";
-import { preview } from "../protocol/issues.ts";
 import type { Reply } from "../protocol/wire.ts";
 import type { PluginKind } from "../protocol/host-args.ts";
 import { type KindProfile, profileOf } from "../kinds/index.ts";
@@ -21,7 +23,6 @@ import { gateDeadline, gateLateWords, invokeDeadline } from "./deadline.ts";
 import { ArgumentsCheck } from "./arguments.ts";
 import { OutputCheck } from "./output-schema.ts";
 import { CallOutputs, withReferences } from "./outputs.ts";
-import type { GivenReference } from "../results/refs.ts";
 import { commandResult, invokeResult } from "./replies.ts";
 import type { InvokeOptions, PluginChange, PluginSpec } from "./plugin-spec.ts";
 import { refuseEchoedMarker } from "../secrets/echo.ts";
@@ -48,6 +49,7 @@ export class Plugin {
   private readonly outputs: CallOutputs;
   private commandTurn: Promise<void> = Promise.resolve();
   private stopped = false;
+  private leasePool: LeasePool | null = null;
   private deliberate = false;
   private exportsValue: string[] = [];
   /** Default invoke deadlines the plugin declares for its tools (ms), used when a call gives none. */
@@ -211,7 +213,15 @@ export class Plugin {
   /** The decision for arguments checked already (ArgumentsCheck): they are not checked twice. */
   private async decideGate(declared: Tool, args: Record<string, unknown>): Promise<GateDecision> {
     const answer = declared.gated === "dynamic" ? await this.askGate(declared.name, args) : null;
-    return decide(this.name, declared, args, answer, (rule) => this.spec.grants.has(rule), this.policy.asked.get(declared.name) ?? null);
+    return settleLease(this.name, this.spec.leases, decide(this.name, declared, args, answer, (rule) => this.spec.grants.has(rule), this.policy.asked.get(declared.name) ?? null));
+  }
+
+  /** Runs a call on the host started with exactly its lease (host/lease-pool.ts). */
+  private leased(sandbox: SandboxDeclaration, send: (connection: Connection) => Promise<Reply>): Promise<Reply> {
+    if (this.stopped || this.quarantine) return this.running().then(send); // refused there: E_STOPPED, E_QUARANTINED
+    const launch = async (spec: PluginSpec) => (await Plugin.launch(spec, this.hooks, this.manifestValue)).connection;
+    this.leasePool ??= new LeasePool(this.spec, launch, { onCrash: () => this.noteCrash(), onLog: (level, text) => this.hooks.onLog?.(level, `${this.name}: ${text}`) });
+    return this.leasePool.run(sandbox, send);
   }
 
   private async askGate(tool: string, args: Record<string, unknown>): Promise<GateAnswer> {
@@ -234,35 +244,21 @@ export class Plugin {
     refuseEchoedMarker(this.name, `tool '${tool}'`, args);
     const given = this.outputs.prepare(options, args);
     const argumentsObject = this.arguments.check(declared, given.args);
+    let lease: SandboxDeclaration | undefined;
     if (declared.gated !== false || this.policy.asked.has(tool)) {
-      const denied = await this.permit(declared, argumentsObject, options.permission ?? this.spec.permission, given.references);
+      const decision = withReferences(await this.decideGate(declared, argumentsObject), given.references);
+      const denied = await settlePermission({ plugin: this.name, tool, arguments: argumentsObject, decision, references: given.references }, options.permission ?? this.spec.permission, this.spec.grants);
       if (denied) return denied;
+      lease = decision.lease;
     }
     if (options.signal?.aborted) throw new CxError("E_CANCELLED", `plugin '${this.name}': ${tool} was cancelled before it started`);
     const started = performance.now();
     const deadline = invokeDeadline(options, this.name, tool, this.deadlineOf(tool), this.policy.invokeTimeout);
     const request: RequestOptions = { ...deadline, signal: options.signal, onEvent: options.onEvent, readCap: given.readCap, spill: given.spill };
-    const reply = await this.outputs.guard(given, this.call((connection) => connection.request({ kind: "invoke", tool, arguments: argumentsObject }, request)));
+    const send = (connection: Connection) => connection.request({ kind: "invoke", tool, arguments: argumentsObject }, request);
+    const reply = await this.outputs.guard(given, lease ? this.leased(lease, send) : this.call(send));
     const elapsed = performance.now() - started;
     return this.outputs.deliver(this.outputCheck.check(this.name, declared, invokeResult(this.name, this.profile, reply, tool, elapsed)), tool, given);
-  }
-
-  /** Settles permission for a gated call; returns the denied result, or null to go ahead. */
-  private async permit(declared: Tool, args: Record<string, unknown>, permission: PermissionHandler | PermissionAnswer | undefined, references: GivenReference[]): Promise<JobResult | null> {
-    const tool = declared.name;
-    const decision = withReferences(await this.decideGate(declared, args), references);
-    if (!decision.ask || decision.granted) return null;
-    if (permission === undefined) {
-      return deniedResult("policy", `${tool} was not run: it needs permission (${decision.display}) and there was no one to ask`);
-    }
-    let answer = typeof permission === "function" ? await permission({ plugin: this.name, tool, arguments: args, decision, references }) : permission;
-    if (!(PERMISSION_ANSWERS as readonly string[]).includes(answer)) {
-      throw new CxError("E_INVALID_INPUT", `the permission answer for ${tool} was ${preview(JSON.stringify(answer) ?? String(answer))}, not "once", "always" or "deny"; the call was not made`, { hint: "answer permission with once, always or deny" });
-    }
-    if (answer === "always" && !decision.alwaysOffered) answer = "once";
-    if (answer === "deny") return deniedResult("user", `${tool} was not run: permission was denied`);
-    if (answer === "always") this.spec.grants.add(decision.rule!);
-    return null;
   }
 
   /** A fresh plugin host (the way out of calls stuck in native code, which cannot be interrupted); pending calls fail. */
@@ -332,6 +328,7 @@ export class Plugin {
   async stop(): Promise<void> {
     this.stopped = true;
     this.submitted.end();
+    await this.leasePool?.stop();
     const connection = this.connection ?? (await this.starting?.catch(() => null)) ?? null;
     this.connection = null;
     if (!connection) return;

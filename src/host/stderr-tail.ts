@@ -56,7 +56,7 @@ export function crashError(label: string, exit: ExitInfo, where: string, tail: S
     return new CxError("E_LIMIT", `plugin '${label}' was stopped by its sandbox's ${exit.limit.limit} limit (${exit.limit.value}) ${where}${tail.tailText()}`, {
       hint: `the plugin declares "${exit.limit.limit === "memory" ? "memoryMiB" : exit.limit.limit}" in its sandbox; the next call starts a fresh plugin host`,
       next: { do: "see-output", plugin: label },
-      details: { limit: exit.limit.limit, value: exit.limit.value, exitCode: exit.code, signal: exit.signal },
+      details: { limit: exit.limit.limit, value: exit.limit.value, ...(exit.limit.how ? { how: exit.limit.how } : {}), exitCode: exit.code, signal: exit.signal },
     });
   }
   return new CxError("E_CRASHED", `plugin '${label}' crashed (${describeExit(exit)}) ${where}${tail.faultText()}${tail.tailText()}`, {

@@ -12,7 +12,7 @@ export interface ExitInfo {
   code: number | null;
   signal: string | null;
   /** A sandboxed host stopped by a limit its sandbox set (E_LIMIT). */
-  limit?: { limit: string; value: string };
+  limit?: { limit: string; value: string; how?: string };
   /** A sandbox launcher that refused to start the host (E_SANDBOX): the layer, and why. */
   refused?: { layer: string; why: string };
 }

@@ -42,6 +42,10 @@ export const SANDBOX_REFUSED_LINE = "cxagent-sandbox-refused: ";
 /** What the runtime (host/) is told of a sandboxed host: the layers applied, and what a limit did once it ended. */
 export interface HostSandbox {
   layers: SandboxLayer[];
-  /** After the host `pid` ended: cleans up; the limit that stopped it, if one did ({limit: "memory", value: "512 MiB"}). */
-  ended(pid: number, exit: { code: number | null; signal: string | null }, stderr: readonly string[]): { limit: string; value: string } | null;
+  /** The whole command that starts the host with these host arguments (the launcher's plan depends on them); without it, `hostCommand` followed by them. */
+  commandFor?(args: readonly string[]): string[];
+  /** Once the host `pid` is ready (the rlimits are in force): what the limits' verdict needs of it. */
+  started?(pid: number): void;
+  /** After the host `pid` ended: cleans up; the limit that stopped it, if one did ({limit: "memory", value: "512 MiB"}), and how that is known. */
+  ended(pid: number, exit: { code: number | null; signal: string | null }, stderr: readonly string[]): { limit: string; value: string; how?: string } | null;
 }

@@ -8,8 +8,11 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { CxError } from "../errors.ts";
 import type { SandboxDeclaration, SandboxLayer, SandboxPolicy } from "../protocol/sandbox.ts";
-import { endPidsCgroup } from "./cgroup.ts";
+import { endPidsCgroup, sweepPidsCgroups } from "./cgroup.ts";
 import { tmpOf } from "./launch.ts";
+import { launchWords } from "./launch-plan.ts";
+import { nativeLauncher } from "./native-launcher.ts";
+import { addressSpaceOf, limitCause } from "./limit-cause.ts";
 import { type KernelOffer, planSandbox, probeKernel } from "./plan.ts";
 
 export interface SandboxContext {
@@ -46,17 +49,23 @@ export function policyOf(declaration: SandboxDeclaration, c: SandboxContext): Sa
 
 export interface Sandboxed {
   /** The command that starts the host through the launcher. */
-  command: string[];
+  readonly command: string[];
+  /** The command with `args` after the host command's (the plan grants what they name: a module's snapshot folder, say). */
+  commandFor(args: readonly string[]): string[];
   /** The layers that will be applied ("landlock+seccomp+…" in reports). */
   layers: SandboxLayer[];
   policy: SandboxPolicy;
-  /** After the host `pid` ended: removes its ${tmp} and cgroup; the limit it was stopped by, if any. */
-  ended(pid: number, exit: { code: number | null; signal: string | null }, stderr: readonly string[]): { limit: string; value: string } | null;
+  /** Once the host `pid` is ready: notes the rlimits in force (limit-cause.ts). */
+  started(pid: number): void;
+  /** After the host `pid` ended: removes its ${tmp} and cgroup; the limit it was stopped by, if any, and how that is known. */
+  ended(pid: number, exit: { code: number | null; signal: string | null }, stderr: readonly string[]): { limit: string; value: string; how: string } | null;
 }
 
 /**
  * The launcher's command around `hostCommand` (session/host-command.ts: `... __host [--shim=…]`),
- * or E_SANDBOX naming the first layer the declaration needs and this kernel cannot give.
+ * or E_SANDBOX naming the first layer the declaration needs and this kernel cannot give: the
+ * native launcher with the plan's words (launch-plan.ts) where there is one, else `cxagent
+ * __sandbox <policy JSON>`.
  *
  * Another kind of process (a Cortex process plugin's per-call command, say) is started the same
  * way: its command, whose first word is an absolute path (execve searches no PATH), and
@@ -76,20 +85,33 @@ export function sandboxedCommand(hostCommand: readonly string[], policy: Sandbox
   if (self === null || !hostCommand[0]?.startsWith("/")) {
     throw new CxError("E_INTERNAL", `the sandbox launcher cannot start ${JSON.stringify(hostCommand[0] ?? "")}: ${self === null ? "no cxagent command to run the launcher was given" : "its path must be absolute"}`);
   }
-  const command = [...self, "__sandbox", JSON.stringify(policy), ...hostCommand];
+  // The plan is worked out here, whole, and carried out by the native launcher (a few KiB, no
+  // runtime to start); without one, by `cxagent __sandbox`, which works it out again.
+  const native = nativeLauncher(policy.tmpBase);
+  if (native !== null && plan.layers.includes("pids")) sweepPidsCgroups(plan.pidsBase!);
+  const commandFor = (args: readonly string[]) => {
+    const host = [...hostCommand, ...args];
+    return native !== null ? [native, ...launchWords(policy, plan, host), "--", ...host] : [...self, "__sandbox", JSON.stringify(policy), ...host];
+  };
+  let command: string[] | undefined;
+  const addressSpaces = new Map<number, number | null>();
   return {
-    command,
+    get command() {
+      return (command ??= commandFor([]));
+    },
+    commandFor,
     layers: plan.layers,
     policy,
-    ended(pid, exit, stderr) {
+    started(pid) {
+      // The rlimit really in force, read while the host runs: after its end, /proc has nothing of it.
+      if (policy.memoryMiB !== undefined) addressSpaces.set(pid, addressSpaceOf(pid));
+    },
+    ended(pid, exit) {
       rmSync(tmpOf(policy.tmpBase, pid), { recursive: true, force: true });
       const forkRefused = plan.layers.includes("pids") && endPidsCgroup(plan.pidsBase!, pid);
-      if (exit.code === 0 && exit.signal === null) return null;
-      if (forkRefused) return { limit: "processes", value: String(policy.processes) };
-      if (policy.memoryMiB !== undefined && stderr.some((l) => /out of memory|RangeError: Out of memory|std::bad_alloc|Cannot allocate memory|ENOMEM/i.test(l))) {
-        return { limit: "memory", value: `${policy.memoryMiB} MiB` };
-      }
-      return null;
+      const addressSpace = addressSpaces.get(pid) ?? null;
+      addressSpaces.delete(pid);
+      return limitCause({ exit, policy, forkRefused, addressSpace });
     },
   };
 }

@@ -1,8 +1,9 @@
 /**
  * A Landlock ruleset for one plugin host (Linux ≥ 5.13; TCP ports from ABI 4, scoping from ABI 6):
- * every file right the kernel knows is handled, so what no rule allows is denied. Applied to the
- * calling thread only (landlock_restrict_self), which then execve's the host: the new image
- * inherits the domain, with none of the threads the launcher's runtime started before.
+ * every file right the kernel knows is handled, so what no rule allows is denied. Written here as
+ * the launcher's plan words (launch-plan.ts), which the native launcher (or, without it, the
+ * calls below) applies to the calling thread only (landlock_restrict_self), which then execve's
+ * the host: the new image inherits the domain, with none of the threads a runtime started before.
  */
 import { ptr } from "bun:ffi";
 import { O_CLOEXEC, O_PATH, statKind } from "./paths.ts";
@@ -42,65 +43,60 @@ const NET = { BIND_TCP: 1n, CONNECT_TCP: 2n } as const;
 const SCOPE = { ABSTRACT_UNIX_SOCKET: 1n, SIGNAL: 2n } as const;
 
 export interface LandlockRules {
-  /** Path → rights (ACCESS values or'ed). A path that does not exist is skipped and reported. */
+  /** Path → rights (ACCESS values or'ed). A path that does not exist is skipped when applied. */
   paths: Map<string, bigint>;
   /** null: TCP is not handled (net "any"); else the ports allowed. */
   tcp: { connect: number[]; bind: number[] } | null;
 }
 
-export interface LandlockApplied {
-  abi: number;
-  skipped: string[];
-  net: boolean;
+/**
+ * The plan's words for the ruleset (the launcher's `landlock`, `path`, `port` and `restrict`):
+ * the rights handled, each rule's rights within them, and the rights a rule on a non-folder keeps.
+ */
+export function landlockWords(abi: number, rules: LandlockRules): string[] {
+  const handled = handledFs(abi);
+  const net = rules.tcp !== null && abi >= 4;
+  const words = ["landlock", String(handled), String(net ? NET.BIND_TCP | NET.CONNECT_TCP : 0n), String(abi >= 6 ? SCOPE.ABSTRACT_UNIX_SOCKET | SCOPE.SIGNAL : 0n), String(FILE_RIGHTS & handled)];
+  for (const [path, wanted] of rules.paths) words.push("path", String(wanted & handled), path);
+  if (net) {
+    for (const p of rules.tcp!.connect) words.push("port", String(NET.CONNECT_TCP), String(p));
+    for (const p of rules.tcp!.bind) words.push("port", String(NET.BIND_TCP), String(p));
+  }
+  words.push("restrict");
+  return words;
 }
 
-/**
- * Builds the ruleset and restricts the calling thread. Throws naming the step that failed; the
- * caller (the launcher) refuses to start the host then. `no_new_privs` must be set already.
- */
-export function restrictThread(abi: number, rules: LandlockRules): LandlockApplied {
-  const nr = syscalls()!;
-  const net = rules.tcp !== null && abi >= 4;
-  const attr = new BigUint64Array([handledFs(abi), net ? NET.BIND_TCP | NET.CONNECT_TCP : 0n, abi >= 6 ? SCOPE.ABSTRACT_UNIX_SOCKET | SCOPE.SIGNAL : 0n]);
-  const size = abi >= 6 ? 24 : abi >= 4 ? 16 : 8;
-  const ruleset = sys(nr.landlock_create_ruleset, ptr(attr), size, 0);
+/* The calls that apply those words from a running Bun, where no native launcher is at hand (launch.ts). Each throws naming the step. */
+
+export function createRuleset(fs: bigint, net: bigint, scoped: bigint): number {
+  const attr = new BigUint64Array([fs, net, scoped]);
+  const ruleset = sys(syscalls()!.landlock_create_ruleset, ptr(attr), scoped ? 24 : net ? 16 : 8, 0);
   if (ruleset < 0) throw new Error(`landlock_create_ruleset failed: ${lastError().text}`);
-  const skipped: string[] = [];
-  try {
-    const beneath = new ArrayBuffer(12); // struct landlock_path_beneath_attr, packed
-    const view = new DataView(beneath);
-    for (const [path, wanted] of rules.paths) {
-      const kind = statKind(path);
-      if (kind === null) {
-        skipped.push(path);
-        continue;
-      }
-      const fd = libc().open(ptr(cString(path)), O_PATH | O_CLOEXEC, 0);
-      if (fd < 0) {
-        skipped.push(path);
-        continue;
-      }
-      const allowed = (kind === "dir" ? wanted : wanted & FILE_RIGHTS) & handledFs(abi);
-      view.setBigUint64(0, allowed, true);
-      view.setInt32(8, fd, true);
-      const added = sys(nr.landlock_add_rule, ruleset, 1 /* PATH_BENEATH */, ptr(new Uint8Array(beneath)), 0);
-      const error = added < 0 ? lastError().text : null;
-      libc().close(fd);
-      if (error !== null) throw new Error(`landlock_add_rule for ${path} failed: ${error}`);
-    }
-    if (net) {
-      const port = new BigUint64Array(2); // struct landlock_net_port_attr
-      const add = (right: bigint, value: number) => {
-        port[0] = right;
-        port[1] = BigInt(value);
-        if (sys(nr.landlock_add_rule, ruleset, 2 /* NET_PORT */, ptr(port), 0) < 0) throw new Error(`landlock_add_rule for TCP port ${value} failed: ${lastError().text}`);
-      };
-      for (const p of rules.tcp!.connect) add(NET.CONNECT_TCP, p);
-      for (const p of rules.tcp!.bind) add(NET.BIND_TCP, p);
-    }
-    if (sys(nr.landlock_restrict_self, ruleset, 0) < 0) throw new Error(`landlock_restrict_self failed: ${lastError().text}`);
-  } finally {
-    libc().close(ruleset);
-  }
-  return { abi, skipped, net };
+  return ruleset;
+}
+
+/** A rule for `path` (skipped when it does not exist); on anything but a folder, only `fileRights` of `rights`. */
+export function addPathRule(ruleset: number, rights: bigint, path: string, fileRights: bigint): void {
+  const kind = statKind(path);
+  if (kind === null) return;
+  const fd = libc().open(ptr(cString(path)), O_PATH | O_CLOEXEC, 0);
+  if (fd < 0) return;
+  const beneath = new DataView(new ArrayBuffer(12)); // struct landlock_path_beneath_attr, packed
+  beneath.setBigUint64(0, kind === "dir" ? rights : rights & fileRights, true);
+  beneath.setInt32(8, fd, true);
+  const added = sys(syscalls()!.landlock_add_rule, ruleset, 1 /* PATH_BENEATH */, ptr(new Uint8Array(beneath.buffer)), 0);
+  const error = added < 0 ? lastError().text : null;
+  libc().close(fd);
+  if (error !== null) throw new Error(`landlock_add_rule for ${path} failed: ${error}`);
+}
+
+export function addPortRule(ruleset: number, right: bigint, port: number): void {
+  const attr = new BigUint64Array([right, BigInt(port)]); // struct landlock_net_port_attr
+  if (sys(syscalls()!.landlock_add_rule, ruleset, 2 /* NET_PORT */, ptr(attr), 0) < 0) throw new Error(`landlock_add_rule for TCP port ${port} failed: ${lastError().text}`);
+}
+
+export function restrictSelf(ruleset: number): void {
+  const failed = sys(syscalls()!.landlock_restrict_self, ruleset, 0) < 0 ? lastError().text : null;
+  libc().close(ruleset);
+  if (failed !== null) throw new Error(`landlock_restrict_self failed: ${failed}`);
 }

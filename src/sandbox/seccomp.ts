@@ -7,10 +7,11 @@
  * a filter cannot read, answers ENOSYS so that the C library falls back to clone; and, unless the
  * network is declared, socket and socketpair accept AF_UNIX only.
  *
- * Installed on the calling thread (no TSYNC), which then execve's the host: the filter is inherited.
+ * Built here, in the parent, as the launcher's plan (launch-plan.ts); installed on the launcher's one
+ * thread (no TSYNC), which then execve's the host: the filter is inherited.
  */
 import { ptr } from "bun:ffi";
-import { lastError, sys, type Syscalls } from "./kernel.ts";
+import { lastError, sys, type Syscalls, syscalls } from "./kernel.ts";
 
 const LD_W_ABS = 0x20, JEQ_K = 0x15, JSET_K = 0x45, RET_K = 0x06;
 const ALLOW = 0x7fff0000, KILL_PROCESS = 0x80000000, ERRNO = 0x00050000;
@@ -46,23 +47,33 @@ export function filterProgram(nr: Syscalls, unixOnly: boolean): Insn[] {
   return p;
 }
 
-/** Installs the filter on this thread (no_new_privs must be set). Throws naming why it failed. */
-export function installFilter(nr: Syscalls, unixOnly: boolean): number {
+/** The filter as the kernel reads it (struct sock_filter[]), in hexadecimal: the launcher's `seccomp` word. */
+const hexMemo = new Map<string, string>();
+
+export function filterHex(nr: Syscalls, unixOnly: boolean): string {
+  const key = `${nr.auditArch}:${unixOnly}`;
+  const known = hexMemo.get(key);
+  if (known !== undefined) return known;
   const program = filterProgram(nr, unixOnly);
-  const bytes = new ArrayBuffer(program.length * 8);
-  const view = new DataView(bytes);
+  const view = new DataView(new ArrayBuffer(program.length * 8));
   program.forEach(([code, jt, jf, k], i) => {
     view.setUint16(i * 8, code, true);
     view.setUint8(i * 8 + 2, jt);
     view.setUint8(i * 8 + 3, jf);
     view.setUint32(i * 8 + 4, k >>> 0, true);
   });
-  const filter = new Uint8Array(bytes);
+  const hex = Buffer.from(view.buffer).toString("hex");
+  hexMemo.set(key, hex);
+  return hex;
+}
+
+/** Installs a filter given as filterHex wrote it on this thread (no_new_privs must be set). Throws naming why it failed. */
+export function installFilter(hex: string): void {
+  const filter = new Uint8Array(Buffer.from(hex, "hex"));
   const fprog = new ArrayBuffer(16); // struct sock_fprog: unsigned short len; (padding); struct sock_filter *filter
   const fview = new DataView(fprog);
-  fview.setUint16(0, program.length, true);
+  fview.setUint16(0, filter.length / 8, true);
   fview.setBigUint64(8, BigInt(ptr(filter)), true);
-  if (sys(nr.seccomp, 1 /* SECCOMP_SET_MODE_FILTER */, 0, ptr(new Uint8Array(fprog))) < 0) throw new Error(`seccomp(SET_MODE_FILTER) failed: ${lastError().text}`);
+  if (sys(syscalls()!.seccomp, 1 /* SECCOMP_SET_MODE_FILTER */, 0, ptr(new Uint8Array(fprog))) < 0) throw new Error(`seccomp(SET_MODE_FILTER) failed: ${lastError().text}`);
   void filter;
-  return program.length;
 }

@@ -7,7 +7,7 @@
  * config files hide or make ask (session/selection.ts), and which libraries the loader would map
  * for it. `list`, `describe`, `approve`, `instructions` and every load use it.
  */
-import { type SandboxFacts, sandboxFacts, sandboxRefusal } from "./sandbox-facts.ts";
+import { projectSandbox, type SandboxFacts, sandboxFacts, sandboxRefusal } from "./sandbox-facts.ts";
 import { type Collision, collisionsOf } from "./names.ts";
 import { basename, dirname, relative, sep } from "node:path";
 import { existsSync, realpathSync } from "node:fs";
@@ -175,7 +175,7 @@ export function inspectLocation(location: Resolved, context: InspectContext): In
     // A Cortex plugin's tools are not known yet (unless described before): no pattern can be said to match none of them.
     selection: cortex && !described ? { ...selection, policy: { ...selection.policy, unmatched: [] } } : selection,
     collisions: collisionsOf(manifest, context.loaded),
-    sandbox: sandboxFacts(manifest.sandbox, entry, context.config.sandboxRequired === true),
+    sandbox: sandboxFacts(manifest.sandbox, { entry, configFile: context.configFile, project: projectSandbox(context.project, manifest.name) }, context.config.sandboxRequired === true),
     dependencies,
   };
 }
@@ -368,6 +368,6 @@ export function refusalOf(inspection: Inspection): CxError | null {
       details: { plugin: inspection.name, folder: here, configured: s.folder, pinned: s.pinned },
     });
   }
-  if (!inspection.dependencies.problem && inspection.sandbox.required) return sandboxRefusal(inspection.name, inspection.sandbox);
+  if (!inspection.dependencies.problem) return sandboxRefusal(inspection.name, inspection.sandbox);
   return inspection.dependencies.problem;
 }

@@ -24,6 +24,7 @@ import { hostCommand } from "./host-command.ts";
 import { bytesToLoad, type Inspection, recordInspected, refusalOf, trustRequestOf } from "./inspect.ts";
 import { claimNames } from "./names.ts";
 import { callSandboxOf, sandboxOf } from "./sandbox.ts";
+import { LEASE_IDLE_MS, leasesOf } from "./leases.ts";
 import { narrowSelection } from "./selection.ts";
 import type { ToolChoice } from "../discovery/config.ts";
 import { ruleText } from "../host/tool-policy.ts";
@@ -46,6 +47,8 @@ export interface PipelineContext {
   settingsOf(entry: string): unknown;
   /** The "workerFolders" of a config.json entry (a module's Workers may start from these). */
   workerFoldersOf?(entry: string): string[] | undefined;
+  /** The "idleMs" of a config.json entry: how long its leased hosts (and, under cxagent mcp, its host) wait for a call. */
+  idleMsOf?(entry: string): number | undefined;
   /** The caps on what a call answers, from a config.json entry (issue 41). */
   outputsOf?(entry: string): PluginSpec["outputs"];
   confirmTrust: ConfirmTrust | undefined;
@@ -113,7 +116,8 @@ export async function runLoadPipeline(ref: string, options: PipelineOptions, con
   const narrowing = { session: context.sessionTools, load: options.tools };
   // A declared sandbox: the host starts through the launcher, or the load is refused (E_SANDBOX) here.
   // (A Cortex process plugin's host starts as it is, and each call's process through the launcher.)
-  const sandbox = sandboxOf(inspection, hostCommand(), { cwd: context.cwd, stateDir: context.stateDir, privateDir: context.runtime.host.snapshotDir });
+  const sandboxSetting = { cwd: context.cwd, stateDir: context.stateDir, privateDir: context.runtime.host.snapshotDir };
+  const sandbox = sandboxOf(inspection, hostCommand(), sandboxSetting);
   const perCall = sandbox && inspection.profile.sandboxesCalls ? callSandboxOf(sandbox, hostCommand()) : null;
   const spec: PluginSpec = {
     name: sidecar.name,
@@ -136,6 +140,8 @@ export async function runLoadPipeline(ref: string, options: PipelineOptions, con
     // Given only now, after trust: the hosts start from the approved bytes, and may ask for what the approved sidecar declares.
     secrets: context.secretsFor?.(sidecar.name, sidecar.secrets ?? []),
     outputs: entry === undefined ? undefined : context.outputsOf?.(entry),
+    // A dynamic gate's per-call lease: checked against the effective sandbox, served by a host of its own.
+    ...(perCall ? {} : { leases: leasesOf(inspection, hostCommand(), sandboxSetting, (entry === undefined ? undefined : context.idleMsOf?.(entry)) ?? LEASE_IDLE_MS) }),
   };
   // A plugin with no sidecar (a Cortex one) declares its tools only when it runs.
   if (!inspection.profile.sidecar) spec.accept = acceptCortex(inspection, spec, context, narrowing);

@@ -7,7 +7,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { ensurePrivateFolder } from "../host/private-folder.ts";
 import { policyOf, type Sandboxed, sandboxedCommand } from "../sandbox/command.ts";
-import type { HostSandbox } from "../protocol/sandbox.ts";
+import type { HostSandbox, SandboxDeclaration } from "../protocol/sandbox.ts";
 import type { Inspection } from "./inspect.ts";
 
 export interface SandboxSetting {
@@ -20,7 +20,11 @@ export interface SandboxSetting {
 /** The launcher's command and layers for the plugin `inspection` found, or null when it declares no sandbox. */
 export function sandboxOf(inspection: Inspection, hostCommand: readonly string[], s: SandboxSetting): Sandboxed | null {
   const declared = inspection.sandbox.effective;
-  if (declared === null) return null;
+  return declared === null ? null : sandboxUnder(declared, inspection, hostCommand, s);
+}
+
+/** The launcher's command and layers for a host of `inspection`'s plugin under exactly `declared` (its effective sandbox, or a call's lease). */
+export function sandboxUnder(declared: SandboxDeclaration, inspection: Inspection, hostCommand: readonly string[], s: SandboxSetting): Sandboxed {
   const name = inspection.manifest.name;
   const tmpBase = ensurePrivateFolder(s.privateDir ?? `${s.stateDir}/run`, "sandboxed plugin hosts' private folders are made");
   // ${cache} is cxagent's to make: a folder of the plugin's own under the state folder.

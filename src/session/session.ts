@@ -222,6 +222,7 @@ export class Session implements AsyncDisposable {
       loaded: () => this.plugins.map((p) => p.manifest),
       settingsOf: (entry) => this.config.plugins.get(entry)?.settings,
       workerFoldersOf: (entry) => this.config.plugins.get(entry)?.workerFolders,
+      idleMsOf: (entry) => this.config.plugins.get(entry)?.idleMs,
       outputsOf: (entry) => {
         const c = this.config.plugins.get(entry);
         return c && { readCapBytes: c.readCapBytes, maxOutputBytes: c.maxOutputBytes };

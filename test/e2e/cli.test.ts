@@ -2,7 +2,7 @@
  * The CLI as a user runs it: real processes, stdout parsed as whole documents, exit codes.
  */
 import { beforeAll, describe, expect, test } from "bun:test";
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { checkManifest } from "../../src/protocol/manifest.ts";
 import { approve, CALCULATOR, cli, CONFIG_DIR, copyFixture, fixture, HOME, hostsOf, ROOT, RUNTIME_DIR, STATE_DIR, tempDir, tty, until, writeModule } from "../helpers.ts";
@@ -254,6 +254,51 @@ describe("the compiled binary", () => {
     const invoked = await cli(["invoke", CALCULATOR, "calc_multiply", "--args", '{"a": 6, "b": 7}', "--json"], { bin: [binary], cwd: dir.path, env });
     expect(invoked.code).toBe(0);
     expect(invoked.json().result.output).toEqual({ content: "6 * 7 = 42", answer: 42 });
+  }, 30_000);
+
+  test("starts a sandboxed plugin through the launcher it carries, written out once into the private folder, and refuses one swapped there", async () => {
+    using dir = tempDir();
+    const plugin = copyFixture("sandbox-probe", dir.path);
+    await approve(plugin);
+    const bin = [join(ROOT, "dist/cxagent")];
+    const args = ["invoke", plugin, "try", "--args", JSON.stringify({ op: "read", path: "/etc/hostname" }), "--json"];
+    const first = await cli(args, { bin, cwd: dir.path });
+    expect(first.code).toBe(0);
+    expect(first.json().result.output).toMatchObject({ errno: 13 }); // EACCES: the kernel stopped it
+    const folder = join(RUNTIME_DIR, "cxagent");
+    const written = readdirSync(folder).filter((name) => name.startsWith("sandbox-launcher-"));
+    expect(written).toHaveLength(1);
+    const launcher = join(folder, written[0]!);
+    expect(statSync(launcher).mode & 0o777).toBe(0o500);
+    expect(readFileSync(launcher).equals(readFileSync(join(ROOT, "ffi/build/cxagent-sandbox.bin")))).toBe(true);
+    // Swapped for one that would start the host unconfined: refused, never run.
+    chmodSync(launcher, 0o700);
+    writeFileSync(launcher, '#!/bin/sh\nwhile [ "$1" != "--" ]; do shift; done; shift; exec "$@"\n');
+    try {
+      const swapped = await cli(args, { bin, cwd: dir.path });
+      expect(swapped.code).not.toBe(0);
+      expect(swapped.json().error.code).toBe("E_SANDBOX");
+      expect(swapped.json().error.message).toContain("is not the one this cxagent carries");
+    } finally {
+      rmSync(launcher, { force: true });
+    }
+  }, 30_000);
+
+  test("where the private folder is mounted noexec, it still starts a sandboxed host confined: cxagent __sandbox does the launcher's work", async () => {
+    using dir = tempDir();
+    const plugin = copyFixture("sandbox-probe", dir.path);
+    await approve(plugin);
+    const noexec = join(RUNTIME_DIR, `noexec-${process.pid}`);
+    mkdirSync(noexec, { mode: 0o700 });
+    try {
+      // In a mount namespace of its own: a tmpfs mounted noexec over the folder, for this command only.
+      const cmd = ["unshare", "--mount", "--propagation", "private", "sh", "-c", 'mount -t tmpfs -o noexec,mode=0700 tmpfs "$0" && exec "$@"', noexec, join(ROOT, "dist/cxagent")];
+      const invoked = await cli(["invoke", plugin, "try", "--args", JSON.stringify({ op: "read", path: "/etc/hostname" }), "--json"], { bin: cmd, cwd: dir.path, env: { XDG_RUNTIME_DIR: noexec } });
+      expect(invoked.stderr).toBe("");
+      expect(invoked.json().result.output).toMatchObject({ errno: 13 }); // EACCES: confined all the same
+    } finally {
+      rmSync(noexec, { recursive: true, force: true });
+    }
   }, 30_000);
 
   test("knows the libraries it links itself: a plugin needing only those loads despite an absolute RPATH outside its folder", async () => {

@@ -79,6 +79,10 @@ const CASES: Case[] = [
   { fixture: "cortex-buffers", env: { CXAGENT_FX_BUFFERS: "frees_input" }, only: ["results", "lent-buffers"], expect: { "lent-buffers": "fail" }, seen: { "lent-buffers": ["the host lent it (input_json)"] } },
   { fixture: "undeclared-spawner", only: ["start", "spawns"], expect: { spawns: "fail" }, seen: { spawns: ["spawns: false", "sleep, pid"] } },
   // Both: the child that called setsid, and the daemon whose parent exited (found because the check's host is its subreaper).
+  // Its calls run under its sandbox: the read it did not declare is denied and named, with the line to add (by errno, traced; without strace, only that a call met EACCES).
+  Bun.which("strace")
+    ? { fixture: "reads-undeclared", only: ["start", "sandbox"], expect: { sandbox: "fail" }, seen: { sandbox: ["read of /etc/hostname was denied (EACCES)", '"sandbox": {"fs": {"read": ["/etc/hostname"]}} would allow it'] } }
+    : { fixture: "reads-undeclared", only: ["start", "sandbox"], expect: { sandbox: "warn" }, seen: { sandbox: ["answered EACCES or EPERM", "install strace"] } },
   { fixture: "spawns-without-registering", only: ["start", "registers"], expect: { registers: "fail" }, seen: { registers: ["2 processes left the plugin host's process group and were never registered"] } },
 ];
 

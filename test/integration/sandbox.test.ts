@@ -8,12 +8,13 @@
  * test/fixtures/sandbox-port: net {connect: [{port: 47813}]}.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { copyFileSync, existsSync, mkdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Plugin } from "../../src/index.ts";
 import { crashError, StderrTail } from "../../src/host/stderr-tail.ts";
 import { SANDBOX_REFUSED_EXIT, SANDBOX_REFUSED_LINE } from "../../src/protocol/sandbox.ts";
-import { approve, fixture, fixtureLibrary, openSession, refusal, ROOT, tempDir, writeModule } from "../helpers.ts";
+import { nativeLauncher } from "../../src/sandbox/native-launcher.ts";
+import { approve, fixture, fixtureLibrary, openSession, refusal, ROOT, RUNTIME_DIR, tempDir, writeModule } from "../helpers.ts";
 
 const project = tempDir("cxagent-sandbox-");
 const secret = join(project.path, "secret.txt");
@@ -53,6 +54,18 @@ test("the host runs with no_new_privs, a seccomp filter, in a network namespace 
   expect(status).toMatch(/^Seccomp:\s+2$/m);
   expect(readlinkSync(`/proc/${plugin.pid}/ns/net`)).not.toBe(readlinkSync("/proc/self/ns/net"));
   expect(plugin.sandboxLayers).toEqual(expect.arrayContaining(["landlock", "landlock-net", "seccomp", "rlimits", "netns", "pids"]));
+});
+
+test("from a checkout, a confined host reads cxagent's transpiled code from a cache only its parent writes: the host cannot plant code there", async () => {
+  await using session = await openSession({ cwd: project.path });
+  const plugin = await session.load(fixture("sandbox-probe"));
+  const cache = join(RUNTIME_DIR, "cxagent", "transpiled");
+  expect(readdirSync(cache).some((name) => name.startsWith("stamp-"))).toBe(true);
+  expect(await attempt(plugin, { op: "read", path: join(cache, readdirSync(cache).find((name) => name.endsWith(".pile"))!) })).toBe(0);
+  expect(await attempt(plugin, { op: "write", path: join(cache, "planted.pile") })).toBe(EACCES);
+  expect(existsSync(join(cache, "planted.pile"))).toBe(false);
+  // The host was pointed at it (and so never transpiles cxagent's code afresh).
+  expect(readFileSync(`/proc/${plugin.pid}/environ`, "utf8").split("\0")).toContain(`BUN_RUNTIME_TRANSPILER_CACHE_PATH=${cache}`);
 });
 
 test('with net "none" a connection to a listener on 127.0.0.1 fails: the socket itself is refused', async () => {
@@ -154,15 +167,20 @@ test("describe must declare the sandbox its sidecar does: a plugin that describe
   expect(error.message).toContain("sandbox");
 });
 
-test("the launcher refuses to start the host when a step fails, naming the layer, and never runs it unconfined", () => {
-  const policy = { plugin: "p", read: [], write: [], net: "none", tmpBase: "/proc/cxagent-cannot-be-made", accepts: [] };
-  const marker = join(project.path, "ran");
-  const run = Bun.spawnSync([process.execPath, join(ROOT, "src/main.ts"), "__sandbox", JSON.stringify(policy), "/bin/sh", "-c", `echo > ${marker}`]);
-  expect(run.exitCode).toBe(SANDBOX_REFUSED_EXIT);
-  expect(run.stderr.toString()).toStartWith(SANDBOX_REFUSED_LINE);
-  expect(JSON.parse(run.stderr.toString().slice(SANDBOX_REFUSED_LINE.length)).why).toContain("/proc/cxagent-cannot-be-made");
-  expect(existsSync(marker)).toBe(false);
-});
+// `cxagent __sandbox` hands the plan to the native launcher; with CXAGENT_SANDBOX_LAUNCHER=bun (as where none was built) it carries it out itself.
+const LAUNCHERS = { native: {}, "bun:ffi": { CXAGENT_SANDBOX_LAUNCHER: "bun" } };
+
+for (const [how, env] of Object.entries(LAUNCHERS)) {
+  test(`the launcher (${how}) refuses to start the host when a step fails, naming the layer, and never runs it unconfined`, () => {
+    const policy = { plugin: "p", read: [], write: [], net: "none", tmpBase: "/proc/cxagent-cannot-be-made", accepts: [] };
+    const marker = join(project.path, "ran");
+    const run = Bun.spawnSync([process.execPath, join(ROOT, "src/main.ts"), "__sandbox", JSON.stringify(policy), "/bin/sh", "-c", `echo > ${marker}`], { env: { ...process.env, ...env } });
+    expect(run.exitCode).toBe(SANDBOX_REFUSED_EXIT);
+    expect(run.stderr.toString()).toStartWith(SANDBOX_REFUSED_LINE);
+    expect(JSON.parse(run.stderr.toString().slice(SANDBOX_REFUSED_LINE.length))).toMatchObject({ layer: "landlock", why: expect.stringContaining("/proc/cxagent-cannot-be-made") });
+    expect(existsSync(marker)).toBe(false);
+  });
+}
 
 test("a launcher's refusal reaches the caller as E_SANDBOX naming the layer", () => {
   const error = crashError("p", { code: SANDBOX_REFUSED_EXIT, signal: null, refused: { layer: "seccomp", why: "seccomp(SET_MODE_FILTER) failed" } }, "during startup", new StderrTail(4), "");
@@ -199,11 +217,33 @@ export default { start() {}, stop() {}, invoke(_t: string, a: { path: string }) 
   expect(readFileSync(join(cache, "x"), "utf8")).toBe("cached");
 });
 
-test("any process started through the launcher is confined: /bin/cat cannot read a file it was not given", () => {
-  const policy = { plugin: "p", read: [], write: [], net: "none", tmpBase: project.path, accepts: [] };
-  const run = Bun.spawnSync([process.execPath, join(ROOT, "src/main.ts"), "__sandbox", JSON.stringify(policy), "/bin/cat", secret]);
-  expect(run.exitCode).toBe(1);
-  expect(run.stderr.toString()).toContain("Permission denied");
-  const allowed = Bun.spawnSync([process.execPath, join(ROOT, "src/main.ts"), "__sandbox", JSON.stringify({ ...policy, read: [secret] }), "/bin/cat", secret]);
-  expect(allowed.stdout.toString()).toBe("secret\n");
+for (const [how, env] of Object.entries(LAUNCHERS)) {
+  test(`any process started through the launcher (${how}) is confined: /bin/cat cannot read a file it was not given`, () => {
+    const policy = { plugin: "p", read: [], write: [], net: "none", tmpBase: project.path, accepts: [] };
+    const options = { env: { ...process.env, ...env } };
+    const run = Bun.spawnSync([process.execPath, join(ROOT, "src/main.ts"), "__sandbox", JSON.stringify(policy), "/bin/cat", secret], options);
+    expect(run.exitCode).toBe(1);
+    expect(run.stderr.toString()).toContain("Permission denied");
+    const allowed = Bun.spawnSync([process.execPath, join(ROOT, "src/main.ts"), "__sandbox", JSON.stringify({ ...policy, read: [secret] }), "/bin/cat", secret], options);
+    expect(allowed.stdout.toString()).toBe("secret\n");
+  });
+}
+
+test("the native launcher carries out the plan's words and refuses any it does not know, or a plan cut short", () => {
+  const launcher = nativeLauncher(project.path)!;
+  const refused = (words: string[]) => {
+    const run = Bun.spawnSync([launcher, ...words]);
+    expect(run.exitCode).toBe(SANDBOX_REFUSED_EXIT);
+    return JSON.parse(run.stderr.toString().slice(SANDBOX_REFUSED_LINE.length)) as { layer: string; why: string };
+  };
+  expect(refused(["bogus", "--", "/bin/true"])).toEqual({ layer: "launcher", why: "an unknown word in the plan: bogus" });
+  expect(refused(["nnp", "--"]).why).toContain("no host command");
+  expect(refused(["landlock", "1", "0", "0", "1", "--", "/bin/true"]).why).toContain("never applied");
+  expect(refused(["seccomp", "00", "--", "/bin/true"]).why).toContain("whole instructions");
+  expect(refused(["rlimit", "7", "x", "NOFILE", "--", "/bin/true"]).why).toContain("not a number");
+  expect(refused(["nnp", "--", "/nonexistent/host"])).toMatchObject({ layer: "launcher", why: expect.stringContaining("ENOENT") });
+  const ran = Bun.spawnSync([launcher, "tmp", project.path, "env", "CXAGENT_X=1", "--", "/usr/bin/env"]);
+  expect(ran.exitCode).toBe(0);
+  expect(ran.stdout.toString()).toContain("CXAGENT_X=1\n");
+  expect(ran.stdout.toString()).toContain(`TMPDIR=${project.path}/sandbox-`);
 });

@@ -8,6 +8,10 @@ import { checkManifest } from "../../src/protocol/manifest.ts";
 import { sandboxPathProblem, type SandboxPolicy } from "../../src/protocol/sandbox.ts";
 import { policyOf, sandboxedCommand } from "../../src/sandbox/command.ts";
 import { type KernelOffer, planSandbox } from "../../src/sandbox/plan.ts";
+import { dirname } from "node:path";
+import { launchWords } from "../../src/sandbox/launch-plan.ts";
+import { checkoutRoot, runtimeFiles } from "../../src/sandbox/runtime-files.ts";
+import { nativeLauncher } from "../../src/sandbox/native-launcher.ts";
 import { intersect, narrowerOrEqual, within } from "../../src/sandbox/intersect.ts";
 import { CxError } from "../../src/errors.ts";
 
@@ -69,8 +73,19 @@ test("a layer the kernel lacks refuses the load with E_SANDBOX naming it, unless
   expect((error as CxError).hint).toContain('"sandboxAccepts"');
   const accepted = sandboxedCommand(["/usr/bin/bun", "main.ts", "__host"], policy({ accepts: ["landlock"] }), lesser);
   expect(accepted.layers).not.toContain("landlock");
-  expect(accepted.command.slice(0, 3)).toEqual(["/usr/bin/bun", "main.ts", "__sandbox"]);
   expect(accepted.command.slice(-3)).toEqual(["/usr/bin/bun", "main.ts", "__host"]);
+  // The native launcher is handed the plan's words, which leave Landlock out.
+  expect(accepted.command[0]).toBe(nativeLauncher("/run/x")!);
+  expect(accepted.command).not.toContain("landlock");
+  expect(accepted.command).toContain("seccomp");
+  expect(accepted.command.at(-4)).toBe("--");
+  // Without it, `cxagent __sandbox` works the plan out again.
+  process.env.CXAGENT_SANDBOX_LAUNCHER = "bun";
+  try {
+    expect(sandboxedCommand(["/usr/bin/bun", "main.ts", "__host"], policy({ accepts: ["landlock"] }), lesser).command.slice(0, 3)).toEqual(["/usr/bin/bun", "main.ts", "__sandbox"]);
+  } finally {
+    delete process.env.CXAGENT_SANDBOX_LAUNCHER;
+  }
 });
 
 test("intersection only narrows: paths within the other side's, the smaller network, the lower limits", () => {
@@ -90,7 +105,65 @@ test("intersection only narrows: paths within the other side's, the smaller netw
 
 test("another kind's process starts through the same launcher: its command after the policy, an absolute path first", () => {
   const wrapped = sandboxedCommand(["/usr/bin/wc", "-l"], policy(), FULL, ["/opt/cxagent"]);
-  expect(wrapped.command).toEqual(["/opt/cxagent", "__sandbox", JSON.stringify(policy()), "/usr/bin/wc", "-l"]);
+  expect(wrapped.command.slice(-3)).toEqual(["--", "/usr/bin/wc", "-l"]);
+  expect(wrapped.commandFor(["-c"]).slice(-4)).toEqual(["--", "/usr/bin/wc", "-l", "-c"]);
+  process.env.CXAGENT_SANDBOX_LAUNCHER = "bun";
+  try {
+    expect(sandboxedCommand(["/usr/bin/wc", "-l"], policy(), FULL, ["/opt/cxagent"]).command).toEqual(["/opt/cxagent", "__sandbox", JSON.stringify(policy()), "/usr/bin/wc", "-l"]);
+  } finally {
+    delete process.env.CXAGENT_SANDBOX_LAUNCHER;
+  }
   expect(() => sandboxedCommand(["wc", "-l"], policy(), FULL, ["/opt/cxagent"])).toThrow("its path must be absolute");
   expect(() => sandboxedCommand(["/usr/bin/wc"], policy(), FULL)).toThrow("no cxagent command to run the launcher was given");
+});
+
+test("the launcher's plan grants what the host's own arguments name: a module's snapshot folder (write), its Workers' folders (read); the pids cap counts its pool", () => {
+  const offer = { ...FULL, pidsBase: "/sys/fs/cgroup/pids/cxagent" };
+  const p = policy({ processes: 8, read: ["/data"], write: ["${tmp}/out"], net: { connect: [{ port: 443 }], bind: [] }, memoryMiB: 64, openFiles: 32 });
+  const host = ["/usr/bin/bun", "main.ts", "__host", "/p/lib.ts", "--kind", "module", "--snapshot", "/snap", "--worker-folder", "/workers", "--pool-cap", "3"];
+  const words = launchWords(p, planSandbox(p, offer), host);
+  const after = (word: string, n: number) => words.flatMap((w, i) => (w === word ? [words.slice(i + 1, i + 1 + n)] : []));
+  const rights = new Map(after("path", 2).map(([r, path]) => [path!, BigInt(r!)]));
+  const READ_FILE = 4n, WRITE_FILE = 2n, EXECUTE = 1n;
+  expect(words.slice(0, 2)).toEqual(["tmp", "/run/x"]);
+  expect(after("cgroup", 2)).toEqual([["/sys/fs/cgroup/pids/cxagent", String(8 + 24 + 3)]]);
+  expect(rights.get("/snap")! & WRITE_FILE).toBe(WRITE_FILE);
+  expect(rights.get("/workers")! & (READ_FILE | WRITE_FILE)).toBe(READ_FILE);
+  expect(rights.get("/data")! & (READ_FILE | WRITE_FILE | EXECUTE)).toBe(READ_FILE);
+  expect(rights.get("${tmp}/out")! & WRITE_FILE).toBe(WRITE_FILE);
+  expect(rights.get("${tmp}")! & WRITE_FILE).toBe(WRITE_FILE);
+  expect(after("port", 2)).toEqual([["2", "443"]]); // CONNECT_TCP to 443, and no bind
+  expect(words).not.toContain("netns"); // only for net "none"
+  expect(words).toContain("restrict");
+  expect(after("rlimit", 3)).toEqual([["4", "0", "CORE"], ["9", String((64 + 512) * 2 ** 20), "AS"], ["7", "32", "NOFILE"]]);
+  expect(after("env", 1).flat()).toContain("BUN_JSC_jitMemoryReservationSize=67108864");
+  // The order the launcher carries them out: the cgroup before no_new_privs, Landlock, then seccomp, the limits last.
+  const order = ["cgroup", "nnp", "landlock", "restrict", "seccomp", "rlimit"].map((w) => words.indexOf(w));
+  expect(order.every((at, i) => at >= 0 && (i === 0 || at > order[i - 1]!))).toBe(true);
+});
+
+test("the plan grants no path but the runtime's, the declared ones and ${tmp}; the runtime is the host command's own; no more environment or filter than the plan needs", () => {
+  const p = policy({ read: ["/data"], execute: ["/tools/run"], net: "any" });
+  const pathsOf = (words: string[]) => new Map(words.flatMap((w, i) => (w === "path" ? [[words[i + 2]!, BigInt(words[i + 1]!)] as const] : [])));
+  const envOf = (words: string[]) => words.flatMap((w, i) => (w === "env" ? [words[i + 1]!] : []));
+  const host = ["/opt/runtime/bun", "main.ts", "__host", "/p/lib.so"];
+  const words = launchWords(p, planSandbox(p, { ...FULL, seccomp: false }), host);
+  const paths = pathsOf(words);
+  const runtime = runtimeFiles("/opt/runtime/bun", checkoutRoot());
+  const expected = new Set([...runtime.execute, ...runtime.read, ...runtime.list, ...runtime.device, "/data", "/tools/run", "${tmp}"]);
+  expect([...paths.keys()].filter((path) => !expected.has(path))).toEqual([]);
+  expect(paths.get("/opt/runtime")! & 1n).toBe(1n); // EXECUTE: the folder of the host command's runtime
+  expect(paths.get("/tools/run")! & 1n).toBe(1n);
+  // Declaring nothing: the runtime's paths and ${tmp} only.
+  const bare = pathsOf(launchWords(policy(), planSandbox(policy(), FULL), host));
+  const runtimeOnly = new Set([...runtime.execute, ...runtime.read, ...runtime.list, ...runtime.device, "${tmp}"]);
+  expect([...bare.keys()].filter((path) => !runtimeOnly.has(path))).toEqual([]);
+  // A host command that is not an absolute path runs as this runtime.
+  const relative = pathsOf(launchWords(p, planSandbox(p, FULL), ["bun", "main.ts", "__host"]));
+  expect(relative.has(".")).toBe(false);
+  expect(relative.has(dirname(process.execPath))).toBe(true);
+  // Seccomp accepted missing: no filter word; no memory limit: no JIT setting; no transpiler cache where its folder cannot be made.
+  expect(words).not.toContain("seccomp");
+  expect(envOf(words)).toEqual([`CXAGENT_SANDBOX=${planSandbox(p, { ...FULL, seccomp: false }).layers.join("+")}`]);
+  expect(envOf(words)[0]).toContain("no_new_privs+");
 });

@@ -1,12 +1,25 @@
 /**
  * The gate of each "dynamic" tool: how long it takes (the worst of many calls, against the 500 ms
- * deadline), and what it answers (NULL for no prompt, {display} to ask; JSON null is not NULL).
+ * deadline), and what it answers (NULL for no prompt, {display} to ask; JSON null is not NULL;
+ * a `sandbox` lease, when it answers one, a sandbox no wider than the plugin's).
  */
 import { outcomeOf, showArgs } from "../answers.ts";
 import { callArguments, wrongTypeCalls } from "../arguments.ts";
 import type { CheckContext } from "../context.ts";
 import type { Answer } from "../host.ts";
 import { fail, pass, plural, quote, skip, type Verdict, warn } from "../report.ts";
+import * as v from "valibot";
+import { toProblems } from "../../protocol/issues.ts";
+import { type SandboxDeclaration, SandboxSchema } from "../../protocol/sandbox.ts";
+import { wideningsOf } from "../../sandbox/widening.ts";
+
+/** What is wrong with a gate's per-call sandbox lease (issue 39 point 6): not a sandbox, or wider than the plugin's; null when it is fine. */
+function leaseProblem(sandbox: unknown, effective: SandboxDeclaration | null): { widens: boolean; text: string } | null {
+  const lease = v.safeParse(SandboxSchema, sandbox);
+  if (!lease.success) return { widens: false, text: toProblems(lease.issues, "sandbox").map((p) => p.message).join("; ") };
+  const widenings = wideningsOf(lease.output, effective);
+  return widenings.length ? { widens: true, text: widenings.map((w) => `sandbox.${w.at}: ${w.message}`).join("; ") } : null;
+}
 
 interface GateCall {
   tool: string;
@@ -83,9 +96,12 @@ export async function checkGateAnswers(ctx: CheckContext): Promise<Verdict> {
     if (value === null) breaches.push(`${call}: returned the JSON text null, which the host treats as a failed gate; NULL (no string at all) means "no prompt"`);
     else if (typeof value !== "object" || Array.isArray(value)) odd.push(`${call}: returned ${quote(JSON.stringify(value))}, not an object`);
     else {
-      const { display, alwaysAskable } = value as Record<string, unknown>;
+      const { display, alwaysAskable, sandbox } = value as Record<string, unknown>;
+      const lease = sandbox === undefined ? null : leaseProblem(sandbox, ctx.inspection?.sandbox.effective ?? null);
       if (typeof display !== "string" || display.trim() === "") odd.push(`${call}: returned ${quote(JSON.stringify(value))}, with no text in "display"`);
       else if (alwaysAskable !== undefined && typeof alwaysAskable !== "boolean") odd.push(`${call}: "alwaysAskable" is ${JSON.stringify(alwaysAskable)}, not a boolean`);
+      else if (lease?.widens) breaches.push(`${call}: its "sandbox" lease would widen the plugin's sandbox (${lease.text}), so the call is refused (E_SANDBOX)`);
+      else if (lease) odd.push(`${call}: its "sandbox" lease is not a sandbox (${lease.text})`);
       else asks++;
     }
   }

@@ -52,7 +52,8 @@ export default defineCommand({
       `settings: ${inspected.cortex ? "none (a Cortex plugin takes no settings)" : describeSettings(inspected.settings)}`,
       ...(inspected.dependencies.plan?.inSet.length ? [`ships: ${inspected.dependencies.plan.inSet.map((d) => inert(d.path)).join(", ")}`] : []),
       `may touch: ${inert(sandbox.words)}`,
-      ...(sandbox.layers ? [`enforced by: ${sandbox.layers.join("+")}${sandbox.imposed ? " (narrowed by config.json)" : ""}`] : []),
+      ...(sandbox.layers ? [`enforced by: ${sandbox.layers.join("+")}`] : []),
+      ...narrowedLines(sandbox.narrowedBy),
       ...(refusal ? [`refused: ${indentBlock(refusal.message, "  ")}`] : []),
     ];
     return {
@@ -272,4 +273,11 @@ function selectionLines(inspected: Inspection): string[] {
   for (const d of disabledBy) lines.push(`  disabled by ${inert(ruleText(d))}`);
   for (const u of unmatched) lines.push(`  warning: ${inert(unmatchedText(inspected.name, u))}`);
   return lines;
+}
+
+/** Where each narrowing of the sandbox came from: `narrowed: fs.write, memoryMiB by <file>`, one line per file. */
+function narrowedLines(narrowedBy: readonly { key: string; by: string; file: string }[]): string[] {
+  const byFile = new Map<string, string[]>();
+  for (const n of narrowedBy) byFile.set(n.file, [...(byFile.get(n.file) ?? []), n.key]);
+  return [...byFile].map(([file, keys]) => `narrowed: ${keys.join(", ")} by ${inert(file)}`);
 }
