@@ -35,6 +35,9 @@
  *   call_begin; issue 37): without it, a call added while another is taken off can be lost, and its
  *   reports dropped. The window is a few instructions: 50,000 calls 64 at a time, each reporting
  *   (reports.test.ts), did not hit it in a run on 2 CPUs, so no test can time it.
+ * - The second check of a stored result, on the file opened (results/store.ts open: plain, 0600,
+ *   this user's): with O_NOFOLLOW (result-open-no-follow) what can still be swapped in is a hard
+ *   link, and the hash check refuses its bytes anyway; it makes the refusal's words exact.
  * - The close-on-exec marks on a Cortex process plugin host's protocol descriptors
  *   (plugin-host/process.ts): Bun's spawn hands a tool's command only its three pipes anyway
  *   (cortex-process.test.ts sees exactly those), so removing them changes nothing a test sees.
@@ -2557,6 +2560,33 @@ export const GUARDS: Guard[] = [
     why: "a variable a secret is bound to never reaches a plugin host's environment, even when CXAGENT_PASS_ENV names it",
   },
   {
+    id: "secrets-stream-no-split-match",
+    area: "secrets",
+    file: "src/secrets/redact.ts",
+    find: `    for (const span of spans) if (span.start < cut && span.end > cut) cut = span.start;`,
+    replace: ``,
+    tests: ["test/unit/redact-worst.test.ts"],
+    why: "a stream never sends out part of a secret's form that reaches into the text it holds back (two secrets that overlap, cut anywhere)",
+  },
+  {
+    id: "secrets-deep-value-redacted",
+    area: "secrets",
+    file: "src/secrets/redact.ts",
+    find: `    if (depth > 256) return this.deep(value);`,
+    replace: `    if (depth > 256) return value;`,
+    tests: ["test/integration/secrets-worst.test.ts", "test/unit/redact-worst.test.ts"],
+    why: "a structured result nested deeper than the redactor walks is still redacted (as its JSON text), never passed on with a secret in it",
+  },
+  {
+    id: "secrets-echo-deep",
+    area: "secrets",
+    file: "src/secrets/echo.ts",
+    find: "  if (depth > 256) return JSON.stringify(value).includes(MARKER_PREFIX) ? `${path} (nested below it)` : null;",
+    replace: `  if (depth > 256) return null;`,
+    tests: ["test/unit/echo.test.ts"],
+    why: "a redaction marker nested deeper than the echo check walks is still found (arguments that deep are refused later too: defence in depth)",
+  },
+  {
     id: "secrets-shim-buffer-cap",
     area: "secrets",
     file: "ffi/shim/55-secrets.c",
@@ -2596,10 +2626,28 @@ export const GUARDS: Guard[] = [
     id: "result-file-private",
     area: "state",
     file: "src/results/store.ts",
-    find: `    if (!stat.isFile() || (stat.mode & 0o777) !== 0o600 || (process.getuid && stat.uid !== process.getuid())) {`,
+    find: `    if (!plainOfMine(stat)) {`,
     replace: `    if (false) {`,
     tests: ["test/unit/result-store.test.ts"],
     why: "a stored result that is not a plain 0600 file of this user's is not trusted (issue 41)",
+  },
+  {
+    id: "result-open-no-follow",
+    area: "state",
+    file: "src/results/store.ts",
+    find: `      fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY);`,
+    replace: `      fd = openSync(path, "r");`,
+    tests: ["test/integration/result-store-races.test.ts"],
+    why: "a result swapped for a link (to a FIFO, /dev/zero, another result) after it was checked is refused at the open, never followed: no read hangs or runs for ever (issue 41)",
+  },
+  {
+    id: "result-temp-locked",
+    area: "state",
+    file: "src/results/store.ts",
+    find: `  return free === null ? Date.now() - fstatSync(fd).mtimeMs >= 3_600_000 : free;`,
+    replace: `  return true;`,
+    tests: ["test/integration/result-store-races.test.ts", "test/unit/result-store.test.ts"],
+    why: "a result being written (its temp file locked by its writer) is never removed by another process's reap or first write; only a writer that ended leaves one to remove (issue 41)",
   },
   {
     id: "spill-while-reading",

@@ -63,4 +63,18 @@ export const MUTANT_TARGETS: Record<string, MutantTarget> = {
   "src/plugin-host/harden.ts": { tests: ["test/integration/descriptors.test.ts", "test/integration/plugin-host.test.ts"], fixtures: true },
   "src/mcp/permission.ts": { tests: ["test/unit/mcp-mapping.test.ts", "test/mcp/stdio.test.ts"], fixtures: true, only: { "test/mcp/stdio.test.ts": "permission" } },
   "src/mcp/http.ts": { tests: ["test/unit/mcp-mapping.test.ts", "test/mcp/http.test.ts"], fixtures: true },
+  // Issues 40 and 41: secrets and large results.
+  "src/secrets/access.ts": { tests: ["test/unit/secret-bindings.test.ts"] },
+  "src/secrets/echo.ts": { tests: ["test/unit/echo.test.ts", "test/unit/secret-bindings.test.ts"] },
+  "src/secrets/redact.ts": { tests: ["test/unit/redact.test.ts", "test/unit/redact-worst.test.ts", "test/unit/redact-forms.test.ts", "test/unit/secret-bindings.test.ts"] },
+  "src/secrets/resolve.ts": { tests: ["test/unit/secret-resolve.test.ts", "test/unit/secret-bindings.test.ts"] },
+  "src/secrets/broker.ts": { tests: ["test/unit/secret-broker.test.ts", "test/unit/secret-bindings.test.ts"] },
+  "src/results/refs.ts": { tests: ["test/integration/result-refs.test.ts", "test/integration/outputs.test.ts"], fixtures: true },
+  // (test/integration/result-store-races.test.ts holds its races, with processes and the CLI: too slow for 341 runs; npm run guards holds their guards)
+  "src/results/store.ts": { tests: ["test/unit/result-store.test.ts", "test/unit/result-store-edges.test.ts"] },
+  "src/results/page.ts": { tests: ["test/unit/result-page.test.ts", "test/unit/deliver.test.ts"] },
+  "src/host/read-cap.ts": { tests: ["test/unit/read-cap.test.ts", "test/integration/line-cap.test.ts"], fixtures: true },
+  "src/results/spill.ts": { tests: ["test/unit/spill.test.ts", "test/integration/outputs-secrets.test.ts"], fixtures: true },
+  "src/results/deliver.ts": { tests: ["test/unit/deliver.test.ts", "test/integration/outputs.test.ts"], fixtures: true },
+  "src/host/lines.ts": { tests: ["test/unit/lines.test.ts", "test/integration/line-cap.test.ts"], fixtures: true },
 };

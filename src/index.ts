@@ -57,7 +57,7 @@ export type { ResultWriter, StoreOptions } from "./results/store.ts";
 /** Secrets (issue 40): the session's broker, what a plugin host may ask of it, exact-value redaction. */
 export { SecretBroker, type BoundSecret, type SecretSources } from "./secrets/broker.ts";
 export type { SecretAccess, SecretAnswer, SecretRefusal } from "./secrets/access.ts";
-export { MARKER_PREFIX, Redactor, StreamRedactor } from "./secrets/redact.ts";
+export { MARKER_PREFIX, Redactor, type Span, StreamRedactor } from "./secrets/redact.ts";
 export type { Resolution } from "./secrets/resolve.ts";
 export type { SecretBinding } from "./discovery/secret-bindings.ts";
 export type { SecretDeclaration } from "./protocol/manifest.ts";

@@ -1,7 +1,8 @@
 /**
  * A page of a stored result, for a reader that takes text (`cxagent mcp`'s cxagent_read_result):
- * at most `length` bytes from `offset`, cut at whole UTF-8 characters, and where the next page
- * starts, so that the pages joined are the stored bytes exactly.
+ * at most `length` bytes from `offset` (or the one character there, when `length` is shorter than
+ * it), cut at whole UTF-8 characters, and where the next page starts, so that the pages joined
+ * are the stored bytes exactly.
  */
 import type { ResultStore } from "./store.ts";
 
@@ -20,7 +21,8 @@ export interface ResultPage {
 }
 
 export function readPage(store: ResultStore, ref: string, offset: number, length: number): ResultPage {
-  const { bytes, info } = store.read(ref, offset, length + 3);
+  // Up to 3 bytes skipped at the start, and the byte after the cut: 4 more than the page.
+  const { bytes, info } = store.read(ref, offset, length + 4);
   let from = 0;
   // A page that starts inside a character begins at the next one.
   while (from < bytes.length && from < 3 && (bytes[from]! & 0xc0) === 0x80) from++;
@@ -28,6 +30,8 @@ export function readPage(store: ResultStore, ref: string, offset: number, length
   if (to < bytes.length) {
     // Back to the start of the character the cut falls in, unless the cut is between characters.
     while (to > from && (bytes[to]! & 0xc0) === 0x80) to--;
+    // A length shorter than the character at the start: that one character, so the pages move on.
+    if (to === from && length > 0) for (to++; to < bytes.length && (bytes[to]! & 0xc0) === 0x80; ) to++;
   }
   const start = Math.min(offset, info.bytes) + from;
   const end = Math.min(offset, info.bytes) + to;

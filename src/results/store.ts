@@ -9,10 +9,11 @@
  * (default 1 GiB) the least recently used go first; `reap` removes those unused for maxAgeMs.
  */
 import { createHash, type Hash } from "node:crypto";
-import { closeSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, utimesSync, writeSync } from "node:fs";
+import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, utimesSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { CxError } from "../errors.ts";
 import { writeJsonAtomic } from "../files.ts";
+import { tryLock } from "../lock.ts";
 
 export const RESULT_DEFAULTS = { capBytes: 1 << 30, maxAgeMs: 7 * 24 * 3_600_000 };
 export const REF_PREFIX = "cxref:sha256-";
@@ -61,9 +62,18 @@ export class ResultStore {
     this.maxAgeMs = options.maxAgeMs ?? RESULT_DEFAULTS.maxAgeMs;
   }
 
-  /** Starts writing a result piece by piece (spilled while it is read); `finish` stores it. */
+  private swept = false;
+
+  /**
+   * Starts writing a result piece by piece (spilled while it is read); `finish` stores it. The
+   * first write of a store removes the temp files of writes whose process ended (kill -9).
+   */
   begin(): ResultWriter {
     mkdirSync(this.folder, { recursive: true, mode: 0o700 });
+    if (!this.swept) {
+      this.swept = true;
+      for (const path of this.scan().leftovers) removeIfAbandoned(path);
+    }
     return new ResultWriter(this);
   }
 
@@ -116,7 +126,7 @@ export class ResultStore {
         hint: "run the tool again for a fresh result; a reference is read only through the state folder that made it",
       });
     }
-    if (!stat.isFile() || (stat.mode & 0o777) !== 0o600 || (process.getuid && stat.uid !== process.getuid())) {
+    if (!plainOfMine(stat)) {
       throw untrusted(path, `it is not a plain file of this user's with mode 0600 (mode ${(stat.mode & 0o777).toString(8)})`);
     }
     if (Date.now() - stat.mtimeMs > this.maxAgeMs) {
@@ -131,7 +141,19 @@ export class ResultStore {
     const hex = this.hexOf(ref);
     this.checkedFile(hex, ref);
     const path = this.pathOf(hex);
-    const fd = openSync(path, "r");
+    // The name is opened without following a link and without waiting (a FIFO), and what was
+    // opened is checked again: a file swapped in after the check above is refused, never read.
+    let fd: number;
+    try {
+      fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY);
+    } catch (error) {
+      throw untrusted(path, `it could not be opened as a plain file (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+    }
+    const opened = fstatSync(fd);
+    if (!plainOfMine(opened)) {
+      closeSync(fd);
+      throw untrusted(path, `it was replaced by something that is not a plain file of this user's with mode 0600 (mode ${(opened.mode & 0o777).toString(8)})`);
+    }
     const out = Buffer.allocUnsafe(length);
     const hash = createHash("sha256");
     let size = 0;
@@ -192,8 +214,8 @@ export class ResultStore {
       }
       if (DATA.test(name) && stat.isFile() && (stat.mode & 0o777) === 0o600) results.push({ hex: name.slice(7), bytes: stat.size, usedAt: stat.mtimeMs });
       else if (TEMP.test(name) && stat.isFile()) {
-        // A write under way, or one an ended process left (untouched for an hour).
-        if (Date.now() - stat.mtimeMs >= 3_600_000) leftovers.push(path);
+        // A write under way holds its temp file's lock; one an ended process left holds none.
+        if (abandoned(path)) leftovers.push(path);
       } else foreign.push(path);
     }
     results.sort((a, b) => a.usedAt - b.usedAt);
@@ -216,22 +238,70 @@ export class ResultStore {
   }
 
   /** Removes results unused for maxAgeMs (`dryRun`: only says which); reports what is not the store's. */
-  reap(options: { dryRun?: boolean } = {}): { removed: string[]; foreign: string[] } {
-    const { results, foreign, leftovers } = this.scan();
+  reap(options: { dryRun?: boolean } = {}): { removed: string[]; foreign: string[]; leftovers: string[] } {
+    const { results, foreign, leftovers: found } = this.scan();
     // Writes cut short (the process ended mid-write) are the store's own leftovers: removed.
-    if (!options.dryRun) for (const path of leftovers) rmSync(path, { force: true });
+    const leftovers = options.dryRun ? found : found.filter((path) => removeIfAbandoned(path));
     const removed: string[] = [];
     for (const r of results) {
       if (Date.now() - r.usedAt <= this.maxAgeMs) continue;
       if (!options.dryRun) this.remove(r.hex);
       removed.push(`${REF_PREFIX}${r.hex}`);
     }
-    return { removed, foreign };
+    return { removed, foreign, leftovers };
   }
 
   private remove(hex: string) {
     rmSync(this.pathOf(hex), { force: true });
     rmSync(`${this.pathOf(hex)}.json`, { force: true });
+  }
+}
+
+const plainOfMine = (stat: { isFile(): boolean; mode: number; uid: number }) =>
+  stat.isFile() && (stat.mode & 0o777) === 0o600 && !(process.getuid && stat.uid !== process.getuid());
+
+/** Opens a temp file without following a link; null when it is gone or cannot be opened. */
+function openTemp(path: string): number | null {
+  try {
+    return openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch {
+    return null;
+  }
+}
+
+/** A result's temp file (ResultWriter), as against an origin file's (files.ts writeJsonAtomic, which holds no lock). */
+const RESULT_TEMP = ".result.tmp";
+
+/**
+ * Whether the writer of the temp file `path`, open at `fd`, has ended: a result's writer holds
+ * flock(2)'s lock on its temp file while it writes, and the kernel drops that lock when the
+ * process ends in any way. Any other temp file (or without flock): when untouched for an hour.
+ */
+function writerEnded(fd: number, path: string): boolean {
+  const free = path.endsWith(RESULT_TEMP) ? tryLock(fd) : null;
+  return free === null ? Date.now() - fstatSync(fd).mtimeMs >= 3_600_000 : free;
+}
+
+function abandoned(path: string): boolean {
+  const fd = openTemp(path);
+  if (fd === null) return false;
+  try {
+    return writerEnded(fd, path);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Removes a temp file whose writer has ended, holding its lock meanwhile (a writer checks its file is still there once it has the lock). */
+function removeIfAbandoned(path: string): boolean {
+  const fd = openTemp(path);
+  if (fd === null) return false;
+  try {
+    if (!writerEnded(fd, path)) return false;
+    rmSync(path, { force: true });
+    return true;
+  } finally {
+    closeSync(fd);
   }
 }
 
@@ -250,8 +320,19 @@ export class ResultWriter {
   private size = 0;
 
   constructor(private readonly store: ResultStore) {
-    this.temp = join(store.folder, `.${process.pid}.${Date.now()}.${Math.random().toString(36).slice(2)}.tmp`);
-    this.fd = openSync(this.temp, "wx", 0o600);
+    // The lock says "being written" to another process's sweep; a sweep that took the file in the
+    // instant before the lock has removed it (no link left): then another name.
+    for (let attempt = 0; ; attempt++) {
+      const temp = join(store.folder, `.${process.pid}.${Date.now()}.${Math.random().toString(36).slice(2)}${RESULT_TEMP}`);
+      const fd = openSync(temp, "wx", 0o600);
+      if (tryLock(fd) !== false && fstatSync(fd).nlink > 0) {
+        this.temp = temp;
+        this.fd = fd;
+        return;
+      }
+      closeSync(fd);
+      if (attempt === 8) throw new CxError("E_STATE", `cannot start a result file in ${store.folder}: another process removed each one as it was made`);
+    }
   }
 
   get bytes(): number {
@@ -268,16 +349,18 @@ export class ResultWriter {
 
   finish(origin: ResultOrigin): StoredResult {
     if (this.fd === null) throw new CxError("E_INTERNAL", "a result was finished twice");
-    closeSync(this.fd);
+    const fd = this.fd;
     this.fd = null;
     const hex = this.hash.digest("hex");
     const path = this.store.pathOf(hex);
     try {
       writeJsonAtomic(`${path}.json`, { plugin: origin.plugin, tool: origin.tool, bytes: this.size, createdAt: new Date().toISOString() });
-      renameSync(this.temp, path);
+      renameSync(this.temp, path); // still locked: no sweep takes it first
     } catch (error) {
       rmSync(this.temp, { force: true });
       throw error instanceof CxError ? error : new CxError("E_STATE", `cannot store a result in ${this.store.folder}: ${(error as Error).message}`, { cause: error });
+    } finally {
+      closeSync(fd);
     }
     this.store.evict(hex);
     return { ref: `${REF_PREFIX}${hex}`, sha256: hex, bytes: this.size };

@@ -10,7 +10,9 @@ import { MARKER_PREFIX } from "./redact.ts";
 /** The path of the first string (or key) in `value` that holds the marker, or null. */
 export function markerAt(value: unknown, path = "", depth = 0): string | null {
   if (typeof value === "string") return value.includes(MARKER_PREFIX) ? path || "(the whole argument)" : null;
-  if (value === null || typeof value !== "object" || depth > 256) return null;
+  if (value === null || typeof value !== "object") return null;
+  // Deeper than any argument is read: found in its JSON text, not walked (never passed unseen).
+  if (depth > 256) return JSON.stringify(value).includes(MARKER_PREFIX) ? `${path} (nested below it)` : null;
   if (Array.isArray(value)) {
     for (const [i, item] of value.entries()) {
       const at = markerAt(item, `${path}[${i}]`, depth + 1);

@@ -62,6 +62,25 @@ interface Entry {
   percent: string;
 }
 
+/** Where a secret's form lies in a text (merged: `name` is its longest match's). */
+export interface Span {
+  start: number;
+  end: number;
+  name: string;
+}
+
+/** `text` up to `cut`, each span wholly before the cut replaced by its marker. */
+function render(text: string, spans: readonly Span[], cut: number): string {
+  let out = "";
+  let at = 0;
+  for (const span of spans) {
+    if (span.end > cut) break;
+    out += text.slice(at, span.start) + marker(span.name);
+    at = span.end;
+  }
+  return out + text.slice(at, cut);
+}
+
 const isHex = (c: string | undefined) => c !== undefined && /^[0-9A-Fa-f]$/.test(c);
 
 /** Whether `text` is a proper start of `value` percent-encoded (as percentPattern matches it). */
@@ -121,15 +140,41 @@ export class Redactor {
   /** `text` with every known form of every secret replaced by its marker. */
   text(text: string): string {
     if (!this.fixed || text.length === 0) return text;
-    let out = text.replace(this.fixed, (form) => marker(this.formName.get(form)!));
+    return render(text, this.spans(text), text.length);
+  }
+
+  /**
+   * Where known forms lie in `text`: every match at every start (one secret inside or overlapping
+   * another included), merged where they overlap, each merged span named by its longest match. So
+   * no byte of any matched form is left beside a marker, whichever secret matched first.
+   */
+  spans(text: string): Span[] {
+    const found: Span[] = [];
+    const collect = (pattern: RegExp, nameOf: (m: RegExpExecArray) => string) => {
+      pattern.lastIndex = 0;
+      for (let m = pattern.exec(text); m; m = pattern.exec(text)) {
+        found.push({ start: m.index, end: m.index + m[0].length, name: nameOf(m) });
+        pattern.lastIndex = m.index + 1; // a form starting inside this one is found too
+      }
+    };
+    if (this.fixed) collect(this.fixed, (m) => this.formName.get(m[0])!);
     // Percent-encoded forms need a '%' (or a '+' for a space), and are rare: the slower pattern runs only then.
-    if (this.percent && (out.includes("%") || out.includes("+"))) {
-      out = out.replace(this.percent, (...groups: unknown[]) => {
-        const index = groups.slice(1, 1 + this.percentNames.length).findIndex((g) => g !== undefined);
-        return marker(this.percentNames[index]!);
-      });
+    if (this.percent && (text.includes("%") || text.includes("+"))) collect(this.percent, (m) => this.percentNames[m.slice(1).findIndex((g) => g !== undefined)]!);
+    found.sort((a, b) => a.start - b.start || b.end - a.end);
+    const merged: Span[] = [];
+    let longest = 0;
+    for (const span of found) {
+      const last = merged[merged.length - 1];
+      const length = span.end - span.start;
+      if (!last || span.start >= last.end) {
+        merged.push({ ...span });
+        longest = length;
+        continue;
+      }
+      if (length > longest) [last.name, longest] = [span.name, length];
+      last.end = Math.max(last.end, span.end);
     }
-    return out;
+    return merged;
   }
 
   /** A JSON value with every string in it (keys too) redacted; the same value when nothing changed. */
@@ -140,7 +185,8 @@ export class Redactor {
 
   private walk(value: unknown, depth: number): unknown {
     if (typeof value === "string") return this.text(value);
-    if (value === null || typeof value !== "object" || depth > 256) return value;
+    if (value === null || typeof value !== "object") return value;
+    if (depth > 256) return this.deep(value);
     if (Array.isArray(value)) {
       let changed = false;
       const next = value.map((item) => {
@@ -159,6 +205,18 @@ export class Redactor {
       Object.defineProperty(next, k, { value: r, enumerable: true, writable: true, configurable: true });
     }
     return changed ? next : value;
+  }
+
+  /** A value nested deeper than is walked: redacted as its JSON text (whole, as that text, if redacting broke it). */
+  private deep(value: object): unknown {
+    const json = JSON.stringify(value);
+    const redacted = this.text(json);
+    if (redacted === json) return value;
+    try {
+      return JSON.parse(redacted) as unknown;
+    } catch {
+      return redacted;
+    }
   }
 
   /**
@@ -186,13 +244,21 @@ export class StreamRedactor {
   private held = "";
   constructor(private readonly redactor: Redactor) {}
 
-  /** The text of this chunk that can go out now, redacted. */
+  /**
+   * The text of this chunk that can go out now, redacted. What is held back is the raw text from
+   * the start of any form that could still grow: a tail that is a proper start of a known form (a
+   * shorter secret's whole form inside a longer one's start included), and any match reaching
+   * into that tail. Redacting first and holding after would let a shorter secret's marker cut a
+   * longer secret in two, and its other bytes out.
+   */
   push(chunk: string): string {
     if (!this.redactor.active) return this.held + chunk;
-    const text = this.redactor.text(this.held + chunk);
-    const keep = this.redactor.heldTail(text);
-    this.held = text.slice(text.length - keep);
-    return text.slice(0, text.length - keep);
+    const text = this.held + chunk;
+    const spans = this.redactor.spans(text);
+    let cut = text.length - this.redactor.heldTail(text);
+    for (const span of spans) if (span.start < cut && span.end > cut) cut = span.start;
+    this.held = text.slice(cut);
+    return render(text, spans, cut);
   }
 
   /** What was held back, redacted: the stream has ended. */

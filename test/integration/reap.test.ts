@@ -170,7 +170,7 @@ describe("nothing that is not provably ours", () => {
     const r = await cli(["reap", "--json"], { env: { CXAGENT_STATE_DIR: state } });
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
-    expect(r.json()).toEqual({ dryRun: false, entries: [], live: [], corrupt: [], refused: [], results: { removed: [], foreign: [] } });
+    expect(r.json()).toEqual({ dryRun: false, entries: [], live: [], corrupt: [], refused: [], results: { removed: [], foreign: [], leftovers: [] } });
     expect((await cli(["list", "--json"], { env: { CXAGENT_STATE_DIR: state } })).code).toBe(0);
   });
 });

@@ -50,14 +50,26 @@ test("unknown, malformed, corrupt, loose and foreign: refused or reported by nam
   chmodSync(file, 0o644);
   expect((await refusalOf(() => store.read(stored.ref))).message).toBe(`the stored result ${file} is not trusted: it is not a plain file of this user's with mode 0600 (mode 644)`);
   writeFileSync(join(dir.path, "results", "notes.txt"), "mine");
-  // A write an ended process left, untouched for an hour, is removed; one under way is left alone.
-  const left = join(dir.path, "results", ".123.1700000000000.abc.tmp");
-  const writing = join(dir.path, "results", ".124.1700000000001.abd.tmp");
+  // A result's write an ended process left (nobody holds its lock) is removed at once and named; one
+  // under way is left alone; an origin file's temp (which holds no lock) only once untouched for an hour.
+  const left = join(dir.path, "results", ".123.1700000000000.abc.result.tmp");
   writeFileSync(left, "half");
-  writeFileSync(writing, "half");
-  utimesSync(left, new Date(Date.now() - 2 * 3_600_000), new Date(Date.now() - 2 * 3_600_000));
-  expect(store.reap().foreign.sort()).toEqual([join(dir.path, "results", "notes.txt"), file]);
-  expect([existsSync(left), existsSync(writing)]).toEqual([false, true]);
+  const meta = join(dir.path, "results", ".124.1700000000000.abd.tmp");
+  const oldMeta = join(dir.path, "results", ".125.1700000000000.abe.tmp");
+  writeFileSync(meta, "{");
+  writeFileSync(oldMeta, "{");
+  utimesSync(oldMeta, new Date(Date.now() - 2 * 3_600_000), new Date(Date.now() - 2 * 3_600_000));
+  const writing = store.begin();
+  writing.write(Buffer.from("half"));
+  const temps = () => readdirSync(join(dir.path, "results")).filter((n) => n.endsWith(".result.tmp"));
+  expect(temps()).toHaveLength(2);
+  const reaped = store.reap();
+  expect(reaped.foreign.sort()).toEqual([join(dir.path, "results", "notes.txt"), file]);
+  expect(reaped.leftovers.sort()).toEqual([left, oldMeta].sort());
+  expect([existsSync(left), existsSync(oldMeta), existsSync(meta)]).toEqual([false, false, true]);
+  expect(temps()).toHaveLength(1);
+  expect(store.text(writing.finish({ plugin: "p", tool: "t" }).ref)).toBe("half");
+  expect(temps()).toEqual([]);
 });
 
 test("past its cap the least recently used results go; a read counts as a use", () => {

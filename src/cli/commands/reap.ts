@@ -27,6 +27,7 @@ export default defineCommand({
     const results = resultStore(options).reap({ dryRun });
     for (const ref of results.removed) lines.push(`${dryRun ? "would remove" : "removed"}: expired result ${ref}`);
     for (const path of results.foreign) lines.push(`not a result the store wrote, left alone and never read: ${path}`);
+    for (const path of results.leftovers) lines.push(`${dryRun ? "would remove" : "removed"}: ${path}, a result write cut short (the process writing it ended)`);
     return {
       json: { dryRun, ...report, results },
       text: lines.length ? lines.join("\n") : "nothing to reap",
