@@ -45,6 +45,18 @@ export const MUTANT_TARGETS: Record<string, MutantTarget> = {
   "src/sandbox/limit-cause.ts": { tests: ["test/integration/sandbox-limits.test.ts"], fixtures: true },
   "src/sandbox/widening.ts": { tests: ["test/unit/sandbox-widening.test.ts"] },
   "src/plugin-host/process-sandbox.ts": { tests: ["test/unit/process-sandbox.test.ts", "test/integration/cortex-process-sandbox.test.ts"], fixtures: true },
+  "src/protocol/cortex-process.ts": {
+    tests: ["test/unit/cortex-process-manifest.test.ts", "test/integration/cortex-process.test.ts", "test/e2e/cortex-process-cli.test.ts"],
+    only: { "test/integration/cortex-process.test.ts": "before it runs", "test/e2e/cortex-process-cli.test.ts": "describe lists" },
+  },
+  "src/plugin-host/process-run.ts": { tests: ["test/unit/process-run.test.ts"] },
+  "src/plugin-host/process.ts": {
+    tests: ["test/unit/process-answer.test.ts", "test/integration/cortex-process-host.test.ts", "test/integration/cortex-process.test.ts", "test/integration/cortex-process-sandbox.test.ts"],
+    only: {
+      "test/integration/cortex-process.test.ts": "environment|rlimits|recorded|hangs past|300 KB|a JSON object",
+      "test/integration/cortex-process-sandbox.test.ts": "is confined|a command outside the folder runs|a layer this kernel lacks",
+    },
+  },
   "src/host/plugin.ts": { tests: ["test/integration/gate.test.ts", "test/integration/resilience.test.ts", "test/integration/tool-selection.test.ts"], fixtures: true },
   "src/host/prepared.ts": { tests: ["test/e2e/prepared-host.test.ts"], fixtures: true },
   "src/plugin-host/module-loader.ts": { tests: ["test/integration/module-trust.test.ts", "test/integration/module-plugins.test.ts"], fixtures: true },
