@@ -49,7 +49,7 @@ export const MUTANT_TARGETS: Record<string, MutantTarget> = {
     tests: ["test/unit/cortex-process-manifest.test.ts", "test/integration/cortex-process.test.ts", "test/e2e/cortex-process-cli.test.ts"],
     only: { "test/integration/cortex-process.test.ts": "before it runs", "test/e2e/cortex-process-cli.test.ts": "describe lists" },
   },
-  "src/plugin-host/process-run.ts": { tests: ["test/unit/process-run.test.ts"] },
+  "src/plugin-host/process-run.ts": { tests: ["test/unit/process-run.test.ts", "test/unit/end-group.test.ts"] },
   "src/plugin-host/process.ts": {
     tests: ["test/unit/process-answer.test.ts", "test/integration/cortex-process-host.test.ts", "test/integration/cortex-process.test.ts", "test/integration/cortex-process-sandbox.test.ts"],
     only: {

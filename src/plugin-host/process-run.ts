@@ -58,7 +58,8 @@ export function endAllCalls(): void {
   live.clear();
 }
 
-function endGroup(pgid: number) {
+/** Ends the process group `pgid` with SIGKILL; never group 0 or 1 or this host's own (exported for its test). */
+export function endGroup(pgid: number) {
   // A group id is its leader's pid: never 0 or 1, and never this host's own group.
   if (pgid <= 1 || pgid === process.pid) return;
   try {
