@@ -24,7 +24,6 @@ const SYMBOLS = {
   recv: { args: [FFIType.i32, FFIType.ptr, FFIType.u64, FFIType.i32], returns: FFIType.i64_fast },
   strdup: { args: [FFIType.ptr], returns: FFIType.ptr },
   putenv: { args: [FFIType.ptr], returns: FFIType.i32 },
-  execve: { args: [FFIType.ptr, FFIType.ptr, FFIType.ptr], returns: FFIType.i32 },
 } as const;
 
 export type Libc = ReturnType<typeof dlopen<typeof SYMBOLS>>["symbols"];

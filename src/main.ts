@@ -19,8 +19,10 @@ if (argv[0] === "__sandbox") {
 } else {
   if (argv[0] === "mcp" && process.env.CXAGENT_IDLE_RUNTIME !== "0") {
     // Before the CLI loads: the server starts itself again with an idle-quiet runtime (cli/_idle-runtime.ts).
-    const [{ restartIdleTuned }, { isCompiled }] = await Promise.all([import("./cli/_idle-runtime.ts"), import("./session/host-command.ts")]);
-    restartIdleTuned(argv, isCompiled());
+    const [{ idleRestart }, { isCompiled }] = await Promise.all([import("./cli/_idle-runtime.ts"), import("./session/host-command.ts")]);
+    const restart = idleRestart(argv, isCompiled());
+    // Returns only when execve failed (or, where libc.so.6 cannot be opened, throws): the server then runs as it is.
+    if (restart) await import("./sandbox/kernel.ts").then((k) => k.execve(restart.argv[0]!, restart.argv, restart.env)).catch(() => {});
   }
   const prepare = argv[0] === "invoke" && !argv.some((a) => a === "--help" || a === "-h") && process.env.CXAGENT_PREPARE_HOST !== "0";
   const prepared = prepare ? await import("./host/prepared.ts") : null;

@@ -8,9 +8,6 @@
  * turns the restart off. Plugin hosts never see these variables: their environment is an
  * allow-list (session/host-env.ts), and they get their own tuning (host/runtime-tuning.ts).
  */
-import { ptr } from "bun:ffi";
-import { linuxLibc } from "../libc.ts";
-
 /**
  * Measured with 10 native plugins served and called once, `perf stat -e task-clock` on the server
  * process over 20 s idle, 3 rounds on a busy 2-CPU machine: 24.9, 24.4, 23.6 ms as started; with
@@ -33,22 +30,15 @@ export const RUNTIME_ENV: Readonly<Record<string, string>> = {
 /** Set in the restarted process: it is not restarted again. */
 const MARK = "CXAGENT_IDLE_RUNTIME";
 
-/** Restarts this process with RUNTIME_ENV (returns only when it does not). */
-export function restartIdleTuned(args: readonly string[], compiled: boolean): void {
-  if (process.env[MARK] !== undefined || process.platform !== "linux") return;
-  const libc = linuxLibc();
-  if (!libc) return;
+/**
+ * The command that starts this process again with RUNTIME_ENV, or null where it must not be (the
+ * restarted one, or not Linux). main.ts carries it out with sandbox/kernel.ts's execve.
+ */
+export function idleRestart(args: readonly string[], compiled: boolean): { argv: string[]; env: Record<string, string> } | null {
+  if (process.env[MARK] !== undefined || process.platform !== "linux") return null;
   // A compiled binary is its own program; from source, Bun runs the entry file again.
   const argv = compiled ? [process.execPath, ...args] : [process.execPath, Bun.main, ...args];
-  const env = { ...process.env, ...RUNTIME_ENV, [MARK]: "1" };
-  const strings = [...argv, ...Object.entries(env).map(([k, v]) => `${k}=${v}`)].map((s) => Buffer.from(`${s}\0`));
-  const table = (from: number, count: number) => {
-    const pointers = new BigUint64Array(count + 1);
-    for (let i = 0; i < count; i++) pointers[i] = BigInt(ptr(strings[from + i]!));
-    return pointers;
-  };
-  const argvTable = table(0, argv.length);
-  const envTable = table(argv.length, strings.length - argv.length);
-  libc.execve(ptr(strings[0]!), ptr(argvTable), ptr(envTable));
-  // Still here: execve failed, and this process serves as it is.
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
+  return { argv, env: { ...env, ...RUNTIME_ENV, [MARK]: "1" } };
 }

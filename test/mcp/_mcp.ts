@@ -122,3 +122,27 @@ export function raw(args: string[], options: { state: string; cwd?: string }) {
     },
   };
 }
+
+/** `cxagent mcp <args…> --http …` started, once it prints where it listens: its URL, its stderr so far, and its end. */
+export async function listening(args: string[], options: { state: string; cwd?: string }) {
+  const proc = Bun.spawn([...CLI, "mcp", ...args, "--state-dir", options.state, "--config-dir", CONFIG_DIR], {
+    cwd: options.cwd ?? ROOT,
+    env: { ...process.env, NO_COLOR: "1" },
+    stdin: "ignore",
+    stdout: "ignore",
+    stderr: "pipe",
+  });
+  let stderr = "";
+  void (async () => {
+    for await (const chunk of proc.stderr) stderr += new TextDecoder().decode(chunk);
+  })();
+  await until(() => /at (http:\S+\/mcp)/.test(stderr), 15_000, `the server to listen; stderr:\n${stderr}`);
+  return {
+    url: /at (http:\S+\/mcp)/.exec(stderr)![1]!,
+    stderr: () => stderr,
+    async [Symbol.asyncDispose]() {
+      proc.kill("SIGTERM");
+      await proc.exited;
+    },
+  };
+}

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { connect } from "node:net";
 import { join } from "node:path";
 import { CONFIG_DIR, fixture, ROOT, until } from "../helpers.ts";
-import { approvedState, CLI } from "./_mcp.ts";
+import { approvedState, CLI, listening } from "./_mcp.ts";
 
 let home = "";
 let state = "";
@@ -20,19 +20,8 @@ beforeAll(async () => {
 afterAll(() => rmSync(home, { recursive: true, force: true }));
 
 async function serving(extra: string[]) {
-  const proc = Bun.spawn([...CLI, "mcp", fixture("echo"), fixture("slow-invoke"), "--http", "127.0.0.1:0", "--no-token", "--verbose", ...extra, "--state-dir", state, "--config-dir", CONFIG_DIR], {
-    cwd: ROOT,
-    env: { ...process.env, NO_COLOR: "1" },
-    stdin: "ignore",
-    stdout: "ignore",
-    stderr: "pipe",
-  });
-  let stderr = "";
-  void (async () => {
-    for await (const chunk of proc.stderr) stderr += new TextDecoder().decode(chunk);
-  })();
-  await until(() => /at (http:\S+\/mcp)/.test(stderr), 15_000, `the server to listen; stderr:\n${stderr}`);
-  const url = /at (http:\S+\/mcp)/.exec(stderr)![1]!;
+  const server = await listening([fixture("echo"), fixture("slow-invoke"), "--http", "127.0.0.1:0", "--no-token", "--verbose", ...extra], { state });
+  const { url } = server;
   const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json, text/event-stream" };
   const init = await fetch(url, {
     method: "POST",
@@ -46,12 +35,9 @@ async function serving(extra: string[]) {
   return {
     url,
     headers: session,
-    stderr: () => stderr,
+    stderr: server.stderr,
     post: (body: string, signal?: AbortSignal) => fetch(url, { method: "POST", headers: session, body, signal }),
-    async [Symbol.asyncDispose]() {
-      proc.kill("SIGTERM");
-      await proc.exited;
-    },
+    [Symbol.asyncDispose]: () => server[Symbol.asyncDispose](),
   };
 }
 

@@ -9,8 +9,8 @@ import { ElicitRequestSchema, ToolListChangedNotificationSchema } from "@modelco
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { approve, CONFIG_DIR, until, writeModule } from "../helpers.ts";
-import { approvedState, CLI, connect } from "./_mcp.ts";
+import { approve, until, writeModule } from "../helpers.ts";
+import { approvedState, connect, listening } from "./_mcp.ts";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
@@ -101,37 +101,21 @@ describe("approval through the client (an elicitation form)", () => {
   test("a client without the token (--no-token over HTTP) is never asked: any local user could be behind it", async () => {
     const folder = writeModule(home, "open", code("o1"), { tools: [{ name: "open_work" }] });
     const approvalState = await approvedState(join(home, "open-state"), [folder]);
-    const proc = Bun.spawn([...CLI, "mcp", folder, "--http", "127.0.0.1:0", "--no-token", "--state-dir", approvalState, "--config-dir", CONFIG_DIR], {
-      cwd: home,
-      env: { ...process.env, NO_COLOR: "1" },
-      stdin: "ignore",
-      stdout: "ignore",
-      stderr: "pipe",
+    await using server = await listening([folder, "--http", "127.0.0.1:0", "--no-token"], { state: approvalState, cwd: home });
+    const client = new Client({ name: "open", version: "1" }, { capabilities: form });
+    let asked = 0;
+    client.setRequestHandler(ElicitRequestSchema, async () => {
+      asked++;
+      return { action: "accept", content: { approve: true } };
     });
-    let stderr = "";
-    void (async () => {
-      for await (const chunk of proc.stderr) stderr += new TextDecoder().decode(chunk);
-    })();
-    try {
-      await until(() => /at (http:\S+\/mcp)/.test(stderr), 15_000, `the server to listen; stderr:\n${stderr}`);
-      const client = new Client({ name: "open", version: "1" }, { capabilities: form });
-      let asked = 0;
-      client.setRequestHandler(ElicitRequestSchema, async () => {
-        asked++;
-        return { action: "accept", content: { approve: true } };
-      });
-      await client.connect(new StreamableHTTPClientTransport(new URL(/at (http:\S+\/mcp)/.exec(stderr)![1]!)));
-      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(["open_work"]);
-      writeFileSync(join(folder, "open.ts"), code("o2"));
-      await until(() => stderr.includes("plugin 'open' changed on disk"), 15_000, "the change to be seen");
-      await Bun.sleep(1000);
-      expect(asked).toBe(0);
-      expect((await client.listTools()).tools).toEqual([]);
-      await client.close();
-    } finally {
-      proc.kill("SIGTERM");
-      await proc.exited;
-    }
+    await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(["open_work"]);
+    writeFileSync(join(folder, "open.ts"), code("o2"));
+    await until(() => server.stderr().includes("plugin 'open' changed on disk"), 15_000, "the change to be seen");
+    await Bun.sleep(1000);
+    expect(asked).toBe(0);
+    expect((await client.listTools()).tools).toEqual([]);
+    await client.close();
   }, 60_000);
 
   test("the question names the files as text: an escape sequence in a file name is shown, not sent", async () => {
