@@ -30,7 +30,8 @@ export const MUTANT_TARGETS: Record<string, MutantTarget> = {
   "src/trust/dependencies.ts": { tests: ["test/integration/dependency-edges.test.ts", "test/integration/dependencies.test.ts"], fixtures: true },
   "src/trust/grants.ts": { tests: ["test/unit/grants.test.ts", "test/integration/gate.test.ts"], fixtures: true },
   "src/trust/check.ts": { tests: ["test/unit/trust-check.test.ts", "test/integration/trust.test.ts", "test/e2e/trust-cli.test.ts"], fixtures: true },
-  "src/trust/loader.ts": { tests: ["test/integration/module-trust.test.ts"], fixtures: true },
+  // the system's loader (ld.so's cache, default folders), which the dependency plan asks; module plugins never reach it
+  "src/trust/loader.ts": { tests: ["test/unit/system-loader.test.ts", "test/integration/dependency-edges.test.ts"] },
   "src/reaper/ours.ts": { tests: ["test/unit/ours.test.ts", "test/integration/registration.test.ts"], fixtures: true },
   "src/reaper/proc.ts": { tests: ["test/unit/ours.test.ts", "test/integration/registration.test.ts"], fixtures: true },
   "src/reaper/escalate.ts": { tests: ["test/unit/ours.test.ts", "test/integration/reap.test.ts"], fixtures: true },
