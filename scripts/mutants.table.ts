@@ -33,7 +33,7 @@ export const MUTANT_TARGETS: Record<string, MutantTarget> = {
   // the system's loader (ld.so's cache, default folders), which the dependency plan asks; module plugins never reach it
   "src/trust/loader.ts": { tests: ["test/unit/system-loader.test.ts", "test/integration/dependency-edges.test.ts"] },
   "src/reaper/ours.ts": { tests: ["test/unit/ours.test.ts", "test/integration/registration.test.ts"], fixtures: true },
-  "src/reaper/proc.ts": { tests: ["test/unit/ours.test.ts", "test/integration/registration.test.ts"], fixtures: true },
+  "src/reaper/proc.ts": { tests: ["test/unit/proc.test.ts", "test/unit/ours.test.ts", "test/integration/registration.test.ts"], fixtures: true },
   "src/reaper/escalate.ts": { tests: ["test/unit/ours.test.ts", "test/integration/reap.test.ts"], fixtures: true },
   "src/reaper/record.ts": { tests: ["test/integration/reap.test.ts", STATE], fixtures: true },
   "src/reaper/reap.ts": { tests: ["test/integration/reap.test.ts", "test/integration/orphans.test.ts"], fixtures: true },
