@@ -52,7 +52,7 @@ export const MUTANT_TARGETS: Record<string, MutantTarget> = {
   },
   "src/plugin-host/process-run.ts": { tests: ["test/unit/process-run.test.ts", "test/unit/end-group.test.ts"] },
   "src/plugin-host/process.ts": {
-    tests: ["test/unit/process-answer.test.ts", "test/integration/cortex-process-host.test.ts", "test/integration/cortex-process.test.ts", "test/integration/cortex-process-sandbox.test.ts"],
+    tests: ["test/unit/process-answer.test.ts", "test/unit/process-start.test.ts", "test/integration/cortex-process-host.test.ts", "test/integration/cortex-process.test.ts", "test/integration/cortex-process-sandbox.test.ts"],
     only: {
       "test/integration/cortex-process.test.ts": "environment|rlimits|recorded|hangs past|300 KB|a JSON object",
       "test/integration/cortex-process-sandbox.test.ts": "is confined|a command outside the folder runs|a layer this kernel lacks",
