@@ -6,9 +6,10 @@
  * with the sidecar, start), and a host idle for `idleMs` is stopped, to be started again by the
  * next call; `keepAlive` keeps it. A Cortex plugin declares its tools only when it runs: it is
  * served so once it has been started from the same bytes and settings by this cxagent (what it
- * described then is kept: session/described.ts), and loaded at once the first time. Any other
- * plugin (a client one originates work; one not approved or refused) is loaded at once, as before,
- * and gives the same refusals.
+ * described then is kept: session/described.ts), and loaded at once the first time. A client
+ * plugin is lazy too: MCP cannot pass on the work it starts (the hub logs and drops it), so a host
+ * started early would only make work to drop. Any other plugin (one not approved or refused) is
+ * loaded at once, as before, and gives the same refusals.
  */
 import { type FSWatcher, watch } from "node:fs";
 import { type Changes, type CommandResult, CxError, type Inspection, type InvokeOptions, isCxError, type JobResult, type Manifest, type Plugin, type PluginChange, type Session, type Submit, type Tool } from "../index.ts";
@@ -46,7 +47,7 @@ export function servableLazily(inspection: Inspection, loadedAs?: string): boole
   const collisions = inspection.collisions.filter((c) => c.holder !== loadedAs);
   const refused = inspection.shadowing !== null || inspection.dependencies.problem !== null || collisions.length > 0;
   const known = inspection.profile.sidecar || inspection.described !== null;
-  return approved && !refused && inspection.enabled && known && !inspection.manifest.client;
+  return approved && !refused && inspection.enabled && known;
 }
 
 export class LazyPlugin implements Served {
@@ -66,6 +67,7 @@ export class LazyPlugin implements Served {
   private running = 0;
   private idleTimer: ReturnType<typeof setTimeout> | null = null;
   private readonly changeListeners = new Set<(change: PluginChange) => void>();
+  private readonly submitListeners = new Set<(submit: Submit) => void>();
   private closed = false;
 
   constructor(
@@ -194,9 +196,10 @@ export class LazyPlugin implements Served {
     return () => this.changeListeners.delete(listener);
   }
 
-  /** A lazy plugin is never a client one (servableLazily): it submits nothing. */
-  onSubmit(): () => void {
-    return () => {};
+  /** What a client plugin submits while a host of it runs (none runs before its first call). */
+  onSubmit(listener: (submit: Submit) => void): () => void {
+    this.submitListeners.add(listener);
+    return () => this.submitListeners.delete(listener);
   }
 
   /** Stops its host, if one runs; later calls are refused by the closed session. */
@@ -239,6 +242,9 @@ export class LazyPlugin implements Served {
         }
         plugin.onChange((change) => {
           for (const listener of [...this.changeListeners]) listener(change);
+        });
+        plugin.onSubmit((submit) => {
+          for (const listener of [...this.submitListeners]) listener(submit);
         });
         return plugin;
       },
