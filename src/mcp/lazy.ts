@@ -50,6 +50,11 @@ export function servableLazily(inspection: Inspection, loadedAs?: string): boole
   return approved && !refused && inspection.enabled && known;
 }
 
+/** Approved and not refused, but its tools are known only once it runs and these bytes never ran here. */
+function describable(inspection: Inspection, loadedAs: string): boolean {
+  return !inspection.profile.sidecar && inspection.described === null && servableLazily({ ...inspection, described: inspection.manifest }, loadedAs);
+}
+
 export class LazyPlugin implements Served {
   readonly name: string;
   private inspection: Inspection;
@@ -147,14 +152,37 @@ export class LazyPlugin implements Served {
       this.changed = null;
       if (!same) this.swap(fresh);
       swapped = !same;
+    } else if (fresh && !problem && !same && describable(fresh, this.name)) {
+      // New approved bytes that declare their tools only when they run: start them now (after the
+      // old host's last calls) and list what they describe.
+      this.changed = "its new files are starting, to say what tools they have; try again in a moment";
+      this.swap(fresh);
+      void this.describeNew();
     } else {
       this.changed = problem || "its changed files cannot be served lazily; restart the server to load them";
     }
     if (wasListed !== (this.changed === null) || swapped) for (const listener of [...this.listListeners]) listener();
   }
 
+  /** Loads the swapped-in bytes at once (describable), then lists their tools, or says why it could not. */
+  private async describeNew(): Promise<void> {
+    const swap = this.swaps;
+    try {
+      await this.retiring;
+      await this.load();
+      if (this.swaps !== swap || this.closed) return; // its files changed again meanwhile
+      this.changed = null;
+      if (this.running === 0) this.armIdle();
+    } catch (error) {
+      if (this.swaps !== swap || this.closed) return;
+      this.changed = `its new files failed to start: ${isCxError(error) ? error.message : String(error)}`;
+    }
+    for (const listener of [...this.listListeners]) listener();
+  }
+
   /** New approved bytes: the old host serves its running calls, then goes; the next call loads these. */
   private swap(fresh: Inspection) {
+    this.swaps++;
     this.inspection = fresh;
     const old = this.plugin;
     this.plugin = null;
@@ -211,6 +239,8 @@ export class LazyPlugin implements Served {
   }
 
   private drained: (() => void) | null = null;
+  /** How many times new bytes were swapped in (a describe of older bytes finishing late is ignored). */
+  private swaps = 0;
 
   private async busy<T>(work: (plugin: Plugin) => Promise<T>): Promise<T> {
     if (this.changed !== null) throw new CxError("E_NOT_APPROVED", `plugin '${this.name}': ${this.changed}`, { details: { plugin: this.name } });
@@ -235,8 +265,9 @@ export class LazyPlugin implements Served {
       (plugin) => {
         this.plugin = plugin;
         this.loading = null;
-        // A Cortex plugin listed from what it described before, describing otherwise now: list what it says now.
-        if (this.inspection.described && JSON.stringify(plugin.manifest) !== JSON.stringify(this.inspection.described)) {
+        // A Cortex plugin listed from what it described before, describing otherwise now (or new bytes
+        // never described): list what it says now.
+        if (!this.inspection.profile.sidecar && JSON.stringify(plugin.manifest) !== JSON.stringify(this.inspection.described)) {
           this.inspection = { ...this.session.inspect(this.ref), described: plugin.manifest };
           for (const listener of [...this.listListeners]) listener();
         }

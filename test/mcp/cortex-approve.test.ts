@@ -5,10 +5,11 @@
  * nothing, and a plugin that fails to describe stays approved, with a warning naming the failure.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { cli, fixture } from "../helpers.ts";
+import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { approve, cli, fixture, until } from "../helpers.ts";
 import { childrenOf, connect } from "./_mcp.ts";
 
 const BASIC = fixture("cortex-basic");
@@ -73,4 +74,27 @@ test("approving a plugin with a sidecar still runs none of its code", async () =
   expect(approved.code).toBe(0);
   expect(approved.json().described).toBeUndefined();
   expect(existsSync(marker)).toBe(false);
+}, 60_000);
+
+test("served lazily, a Cortex plugin whose files change comes back once the new bytes are approved, described by a start of them", async () => {
+  const state = freshState("live");
+  const folder = join(home, "cortex-live");
+  cpSync(BASIC, folder, { recursive: true });
+  expect((await cli(["approve", folder, "--hash", await hashOf(folder, state), "--state-dir", state], { cwd: home })).code).toBe(0);
+  await using server = await connect([folder, "--idle-ms", "1500"], { state, cwd: home });
+  let changes = 0;
+  server.client.setNotificationHandler(ToolListChangedNotificationSchema, () => void changes++);
+  const names = async () => (await server.client.listTools()).tools.map((t) => t.name);
+  expect(await names()).toContain("echo");
+  expect(childrenOf(server.pid)).toEqual([]);
+  writeFileSync(join(folder, "NOTES.txt"), "a change\n");
+  await until(() => changes >= 1, 10_000, "list_changed after the change");
+  expect(await names()).toEqual([]);
+  await approve(folder, state); // the library's approval: runs nothing
+  await until(() => changes >= 2, 20_000, "list_changed once the new bytes described their tools");
+  expect(await names()).toContain("echo");
+  await until(() => childrenOf(server.pid).length === 0, 10_000, "the host that described the new bytes to be stopped when idle");
+  const echoed = await server.client.callTool({ name: "echo", arguments: { after: "change" } });
+  expect((echoed.content as { text: string }[])[0]!.text).toBe('{"after":"change"}');
+  expect(childrenOf(server.pid)).toHaveLength(1);
 }, 60_000);
