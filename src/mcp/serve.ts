@@ -47,14 +47,17 @@ export async function serveMcp(options: McpOptions): Promise<number> {
   // Before anything loads: a token file that cannot be used stops the server at once.
   const token = httpModule && options.http && (options.token || !options.http.loopback) ? httpModule.bearerToken(process.env, options.tokenFile) : null;
   const writeFrame = options.http ? null : claimStdout();
-  const logger = createLogger({ verbose: options.verbose });
   // A client logs our stderr (Claude Code as [ERROR]): warnings and errors only, unless --verbose.
   // Over HTTP a person started the server: it also says where it listens, and what plugins print.
-  logger.level = options.verbose ? 4 : options.http ? 2 : 1;
-  const note = (line: string) => logger.withTag("mcp").info(line);
-  const warn = (line: string) => logger.withTag("mcp").warn(line);
+  // Given at creation, so that the logger (consola) loads only when something is said.
+  const level = options.verbose ? 4 : options.http ? 2 : 1;
+  const logger = createLogger({ level });
+  // One tagged logger (each withTag builds a logger: a tools/list's note paid for one).
+  const mcpLog = logger.withTag("mcp");
+  const note = level >= 3 ? (line: string) => mcpLog.info(line) : () => {};
+  const warn = (line: string) => mcpLog.warn(line);
   // Over HTTP the address (and the token) is what a person started the server for: always said.
-  const say = (line: string) => logger.withTag("mcp").log(line);
+  const say = (line: string) => mcpLog.log(line);
   const logToStderr = (plugin: string, level: number, text: string) => logger.withTag(plugin)[LEVEL_METHODS[level] ?? "info"](text);
   let hub: McpHub | null = null;
   const session = await Session.open({
