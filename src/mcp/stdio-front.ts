@@ -1,7 +1,8 @@
 /**
  * `cxagent mcp` over stdio, served by our own code for what a client asks most: `initialize`,
- * `notifications/initialized`, `ping`, `tools/list`, `logging/setLevel`, and every plainly
- * well-formed `tools/call` (fast-call.ts), with the cancellation of such a call. Profiled (issue 42
+ * `notifications/initialized`, `ping`, `tools/list`, `logging/setLevel`, every plainly
+ * well-formed `tools/call` (fast-call.ts) with the cancellation of such a call, and -32601 for a
+ * method nothing serves (a client probing resources/list). Profiled (issue 42
  * point 2), the SDK's schemas and its JSON Schema validator were about a third of the CPU the
  * server spent before `tools/list` was answered, and a few MiB it kept. Everything else — prompts,
  * a malformed or unusual message, a client's answer, an elicitation to send — goes to the SDK's
@@ -14,12 +15,14 @@ import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { ClientCapabilities, Implementation, JSONRPCMessage, LoggingMessageNotification } from "@modelcontextprotocol/sdk/types.js";
 import { cancelledId, errorAnswer, fastCallOf, FastCalls } from "./fast-call.ts";
-import type { CallExtra, McpHub, Peer } from "./hub.ts";
+import { type CallExtra, type McpHub, METHOD_NOT_FOUND, type Peer } from "./hub.ts";
 import type { StdioTransport } from "./stdio.ts";
 import { MCP_LEVELS, type McpLevel } from "./tools.ts";
 
 /** The protocol versions the SDK's `Server` accepts, newest first (its SUPPORTED_PROTOCOL_VERSIONS; a unit test holds them equal). */
 export const PROTOCOL_VERSIONS: readonly string[] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", "2024-10-07"];
+/** The methods a handler of the SDK's Server serves (sdk-server.ts; tools/call through its fallback). */
+const SDK_METHODS: readonly string[] = ["initialize", "ping", "tools/list", "tools/call", "logging/setLevel", "prompts/list", "prompts/get"];
 /** The id of the `initialize` the SDK's Server is told again; its answer goes nowhere. */
 const REPLAYED = "cxagent/replayed-initialize";
 
@@ -109,6 +112,12 @@ export class StdioFront implements Peer {
       const level = params.level as McpLevel;
       if (!onlyKeys(params, ["level"]) || !MCP_LEVELS.includes(level)) return null;
       return () => (this.hub.setLevel(this, level), {});
+    }
+    // A method no handler of the SDK's Server serves (resources/list, say) is the SDK's -32601 (sdk-server.ts's fallback).
+    if (!SDK_METHODS.includes(method)) {
+      return () => {
+        throw Object.assign(new Error("Method not found"), { code: METHOD_NOT_FOUND });
+      };
     }
     if (method !== "initialize" || this.sdkServer) return null;
     const client = initializeParams(params);

@@ -36,18 +36,23 @@ test("the common requests are served without the SDK's server; the first other m
   expect((await server.response(4)).result.content).toEqual([{ type: "text", text: "6 * 7 = 42" }]);
   expect(server.stderr()).not.toContain(LOADED);
 
-  // Left to the SDK: a method nothing serves, then a malformed setLevel (its schema's answer).
+  // A method no handler serves is answered as the SDK's server would, without it.
   server.send({ jsonrpc: "2.0", id: 5, method: "resources/list" });
+  expect((await server.response(5)).error).toEqual({ code: -32601, message: "Method not found" });
+  expect(server.stderr()).not.toContain(LOADED);
+
+  // Left to the SDK: a malformed setLevel (its schema's answer), then one with _meta.
   server.send({ jsonrpc: "2.0", id: 6, method: "logging/setLevel", params: { level: "loud" } });
   server.send({ jsonrpc: "2.0", id: 7, method: "tools/list" });
-  expect((await server.response(5)).error).toEqual({ code: -32601, message: "Method not found" });
+  server.send({ jsonrpc: "2.0", id: 9, method: "resources/list", params: { _meta: {} } });
   expect((await server.response(6)).error.code).toBe(-32603);
   expect((await server.response(7)).result.tools).toHaveLength(3);
+  expect((await server.response(9)).error).toEqual({ code: -32601, message: "Method not found" });
   expect(server.stderr().split(LOADED).length - 1).toBe(1);
-  expect(server.stderr()).toContain(`${LOADED} resources/list`);
+  expect(server.stderr()).toContain(`${LOADED} logging/setLevel`);
   // Answered in the order asked, while the SDK's server loaded.
   const ids = server.messages().map((m) => m.id);
-  expect(ids.indexOf(5)).toBeLessThan(ids.indexOf(7));
+  expect(ids.indexOf(6)).toBeLessThan(ids.indexOf(7));
 
   // The SDK's server was told the client's initialize: calc_divide's gate asks through it.
   server.send({ jsonrpc: "2.0", id: 8, method: "tools/call", params: { name: "calc_divide", arguments: { a: 1, b: 0 } } });
