@@ -45,6 +45,7 @@ export const MUTANT_TARGETS: Record<string, MutantTarget> = {
   "src/session/leases.ts": { tests: ["test/integration/sandbox-lease.test.ts"] },
   "src/sandbox/limit-cause.ts": { tests: ["test/integration/sandbox-limits.test.ts"], fixtures: true },
   "src/sandbox/widening.ts": { tests: ["test/unit/sandbox-widening.test.ts"] },
+  "src/sandbox/seccomp.ts": { tests: ["test/unit/sandbox-seccomp.test.ts", "test/integration/sandbox-seccomp.test.ts"], fixtures: true },
   "src/plugin-host/process-sandbox.ts": { tests: ["test/unit/process-sandbox.test.ts", "test/integration/cortex-process-sandbox.test.ts"], fixtures: true },
   "src/protocol/cortex-process.ts": {
     tests: ["test/unit/cortex-process-manifest.test.ts", "test/integration/cortex-process.test.ts", "test/e2e/cortex-process-cli.test.ts"],

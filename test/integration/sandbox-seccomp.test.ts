@@ -34,16 +34,18 @@ const REFUSED = [
 ];
 
 /** The probe's answers (call name → errno, 0: it worked), run as `command` before it. */
-function answers(command: string[]): Record<string, number> {
-  const run = Bun.spawnSync([...command, probe], { stdout: "pipe", stderr: "pipe" });
+function answers(command: string[], env: Record<string, string> = {}): Record<string, number> {
+  const run = Bun.spawnSync([...command, probe], { stdout: "pipe", stderr: "pipe", env: { ...process.env, ...env } });
   expect(run.stderr.toString()).toBe("");
   expect(run.exitCode).toBe(0);
   return Object.fromEntries(run.stdout.toString().trim().split("\n").map((line) => [line.split(" ")[0]!, Number(line.split(" ")[1])]));
 }
 
+const policyFor = (net: SandboxPolicy["net"]): SandboxPolicy => ({ plugin: "probe", read: [], execute: [dir.path], write: [], net, tmpBase: dir.path, accepts: [] });
+
 /** The launcher with the words the plan writes for a host under `net`. */
 function confined(net: SandboxPolicy["net"]): string[] {
-  const policy: SandboxPolicy = { plugin: "probe", read: [], execute: [dir.path], write: [], net, tmpBase: dir.path, accepts: [] };
+  const policy = policyFor(net);
   const plan = planSandbox(policy, probeKernel());
   expect(plan.layers).toContain("seccomp");
   return [nativeLauncher(dir.path)!, ...launchWords(policy, plan, [probe]), "--"];
@@ -72,4 +74,10 @@ test("confined with the network declared: the same calls are refused, and socket
   expect(REFUSED.filter((name) => got[name] !== EPERM)).toEqual([]);
   expect(got.clone3).toBe(ENOSYS);
   expect([got.socket_unix, got.socket_inet, got.socket_inet6]).toEqual([0, 0, 0]);
+});
+
+test("cxagent __sandbox carrying the plan out itself through bun:ffi (where no native launcher was built) installs the same filter", () => {
+  const got = answers([process.execPath, join(ROOT, "src/main.ts"), "__sandbox", JSON.stringify(policyFor("none"))], { CXAGENT_SANDBOX_LAUNCHER: "bun" });
+  expect(REFUSED.filter((name) => got[name] !== EPERM)).toEqual([]);
+  expect([got.clone3, got.clone_plain, got.socket_unix, got.socket_inet]).toEqual([ENOSYS, EINVAL, 0, EPERM]);
 });
