@@ -12,6 +12,7 @@ import type { SandboxPolicy } from "../../src/protocol/sandbox.ts";
 import { launchWords } from "../../src/sandbox/launch-plan.ts";
 import { nativeLauncher } from "../../src/sandbox/native-launcher.ts";
 import { planSandbox, probeKernel } from "../../src/sandbox/plan.ts";
+import { SANDBOX_REFUSED_EXIT, SANDBOX_REFUSED_LINE } from "../../src/protocol/sandbox.ts";
 import { ROOT, tempDir } from "../helpers.ts";
 
 const dir = tempDir("cxagent-seccomp-");
@@ -80,4 +81,16 @@ test("cxagent __sandbox carrying the plan out itself through bun:ffi (where no n
   const got = answers([process.execPath, join(ROOT, "src/main.ts"), "__sandbox", JSON.stringify(policyFor("none"))], { CXAGENT_SANDBOX_LAUNCHER: "bun" });
   expect(REFUSED.filter((name) => got[name] !== EPERM)).toEqual([]);
   expect([got.clone3, got.clone_plain, got.socket_unix, got.socket_inet]).toEqual([ENOSYS, EINVAL, 0, EPERM]);
+});
+
+test("a program the kernel refuses is refused by either launcher, naming the seccomp layer and the kernel's error", () => {
+  // A jump past the program's end: seccomp(SET_MODE_FILTER) answers EINVAL.
+  const bad = Buffer.from([0x15, 0, 9, 0, 0, 0, 0, 0, 0x06, 0, 0, 0, 0, 0, 0xff, 0x7f]).toString("hex");
+  const native = Bun.spawnSync([nativeLauncher(dir.path)!, "nnp", "seccomp", bad, "--", "/bin/true"]);
+  expect(native.exitCode).toBe(SANDBOX_REFUSED_EXIT);
+  expect(JSON.parse(native.stderr.toString().slice(SANDBOX_REFUSED_LINE.length))).toEqual({ layer: "seccomp", why: "seccomp(SET_MODE_FILTER) failed: EINVAL (22)" });
+  const code = `import { installFilter } from ${JSON.stringify(join(ROOT, "src/sandbox/seccomp.ts"))};
+try { installFilter(${JSON.stringify(bad)}); console.log("installed"); } catch (error) { console.log((error as Error).message); }`;
+  const viaFfi = Bun.spawnSync([process.execPath, "-e", code]);
+  expect(viaFfi.stdout.toString().trim()).toBe("seccomp(SET_MODE_FILTER) failed: Invalid argument");
 });
