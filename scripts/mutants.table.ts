@@ -55,7 +55,7 @@ export const MUTANT_TARGETS: Record<string, MutantTarget> = {
     tests: ["test/unit/process-answer.test.ts", "test/unit/process-start.test.ts", "test/integration/cortex-process-host.test.ts", "test/integration/cortex-process.test.ts", "test/integration/cortex-process-sandbox.test.ts"],
     only: {
       "test/integration/cortex-process.test.ts": "environment|rlimits|recorded|hangs past|300 KB|a JSON object",
-      "test/integration/cortex-process-sandbox.test.ts": "is confined|a command outside the folder runs|a layer this kernel lacks",
+      "test/integration/cortex-process-sandbox.test.ts": "is confined|a command outside the folder runs|readable though no declared path|a layer this kernel lacks",
     },
   },
   "src/host/plugin.ts": { tests: ["test/integration/gate.test.ts", "test/integration/resilience.test.ts", "test/integration/tool-selection.test.ts"], fixtures: true },
