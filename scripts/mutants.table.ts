@@ -74,7 +74,7 @@ export const MUTANT_TARGETS: Record<string, MutantTarget> = {
   "src/results/store.ts": { tests: ["test/unit/result-store.test.ts", "test/unit/result-store-edges.test.ts"] },
   "src/results/page.ts": { tests: ["test/unit/result-page.test.ts", "test/unit/deliver.test.ts"] },
   "src/host/read-cap.ts": { tests: ["test/unit/read-cap.test.ts", "test/integration/line-cap.test.ts"], fixtures: true },
-  "src/results/spill.ts": { tests: ["test/unit/spill.test.ts", "test/integration/outputs-secrets.test.ts"], fixtures: true },
+  "src/results/spill.ts": { tests: ["test/unit/spill.test.ts", "test/unit/spill-edges.test.ts", "test/integration/outputs-secrets.test.ts"], fixtures: true },
   "src/results/deliver.ts": { tests: ["test/unit/deliver.test.ts", "test/integration/outputs.test.ts"], fixtures: true },
   "src/host/lines.ts": { tests: ["test/unit/lines.test.ts", "test/integration/line-cap.test.ts"], fixtures: true },
 };
