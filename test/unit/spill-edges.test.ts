@@ -123,6 +123,18 @@ test("a spill given up before its content, while it streams, or past its read ca
     expect(JSON.parse(spill.end()).id).toBe(4);
     expect(spill.outcome(origin)).toBeNull();
   }
+  // Given up, then a content past the write buffer in one read: nothing is written, nothing thrown.
+  const large = Buffer.from(lineWith(JSON.stringify("L".repeat(300_000))));
+  const late = new ContentSpill(store, 1024);
+  late.write(large.subarray(0, 80));
+  late.discard();
+  late.write(large.subarray(80));
+  expect(late.outcome(origin)).toBeNull();
+  // A line that ends inside the content (its writer stopped): nothing is taken from it.
+  const cut = new ContentSpill(store, 1024);
+  cut.write(line.subarray(0, at));
+  expect(cut.outcome(origin)).toBeNull();
+  expect(temps(store)).toEqual([]);
   expect(store.scan()).toEqual({ results: [], foreign: [], leftovers: [] });
 });
 
@@ -160,6 +172,9 @@ test("only a string at result.output.content is spilled: not one deeper, in an a
     // the key path a string is at is its own object's, not the last keys read at those depths
     `{"result":{"output":{}},"result":[{"content":${big}}]}`,
     `{"output":{"content":1},"x":[[{"y":${big}}]]}`,
+    `{"id":1,"result":{"output":{"content":{"y":${big}}}}}`,
+    `{"id":1,"result":{"output":{"content":[${big}]}}}`,
+    `{"result":{"output":{"content":1},"output":[${big}]}}`,
     `{"id":1,"result":{"output":{"content-":${big}}}}`,
     `{"id":1,"result":{"output":{"contenu":${big}}}}`,
     `{"id":1,"result":{"outpu":{"content":${big}}}}`,
@@ -172,10 +187,10 @@ test("only a string at result.output.content is spilled: not one deeper, in an a
   }
   // After an empty object, a key; keys of 64 bytes and more, escaped quotes in keys and values; spaces between tokens.
   const long = "k".repeat(70);
-  const line = `{ "id" : 1 , "result" : { "a\\"" : {} , "${long}" : "v\\"" , "output" : { "e" : [] , "content" : ${big} } } }`;
+  const line = `{ "id" : 1 , "result" : { "a\\"" : {} , "${long}" : "v\\"" , "output" : { "e" : [] , "s" : "{\\"content\\":[\\"" , "content" : ${big} } } }`;
   const { skeleton, outcome } = feed(line, 1024, [40, 90], store);
   expect(outcome?.kind).toBe("spilled");
-  expect(skeleton.result).toEqual({ 'a"': {}, [long]: 'v"', output: { e: [], content: "" } });
+  expect(skeleton.result).toEqual({ 'a"': {}, [long]: 'v"', output: { e: [], s: '{"content":["', content: "" } });
 });
 
 test("keys written with escapes are the keys JSON.parse reads: a content named so is spilled, and twice (either spelling last) is left to the line", () => {
