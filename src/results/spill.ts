@@ -86,14 +86,13 @@ export class ContentSpill implements Sink {
     const n = chunk.length;
     let i = 0;
     let from = 0; // the start of the run of skeleton bytes not yet kept
-    let nextQuote = -2;
-    let nextBackslash = -2;
+    // The next quote and backslash at or after where they were last looked for (n: none in the chunk).
+    let nextQuote = -1;
+    let nextBackslash = -1;
     const special = (at: number) => {
-      if (nextQuote !== -1 && nextQuote < at) nextQuote = chunk.indexOf(QUOTE, at);
-      if (nextBackslash !== -1 && nextBackslash < at) nextBackslash = chunk.indexOf(BACKSLASH, at);
-      const q = nextQuote < 0 ? n : nextQuote;
-      const b = nextBackslash < 0 ? n : nextBackslash;
-      return Math.min(q, b);
+      if (nextQuote < at) nextQuote = indexOrEnd(chunk, QUOTE, at);
+      if (nextBackslash < at) nextBackslash = indexOrEnd(chunk, BACKSLASH, at);
+      return Math.min(nextQuote, nextBackslash);
     };
     while (i < n) {
       if (this.spilling) {
@@ -218,8 +217,7 @@ export class ContentSpill implements Sink {
           continue;
         }
         this.esc = 0;
-        this.loneHigh();
-        this.emitByte(SIMPLE_ESCAPES[byte] ?? byte);
+        this.emitByte(SIMPLE_ESCAPES[byte] ?? byte); // (emit ends a lone high surrogate first)
         continue;
       }
       this.hex = this.hex * 16 + hexValue(byte);
@@ -240,7 +238,6 @@ export class ContentSpill implements Sink {
       this.high = 0;
       this.codePoint(high ? 0x10000 + ((high - 0xd800) << 10) + (unit - 0xdc00) : 0xfffd);
     } else {
-      this.loneHigh();
       this.codePoint(unit);
     }
   }
@@ -335,7 +332,7 @@ export class ContentSpill implements Sink {
       this.discard();
       return { kind: "whole", text: this.head.toString("utf8", 0, this.total) };
     }
-    this.flushOut();
+    // (what was buffered went out at the content's closing quote)
     const writer = this.writer;
     this.writer = null;
     if (!writer) throw this.failure; // the store's E_STATE
@@ -353,6 +350,11 @@ function keyText(bytes: number[]): string {
   } catch {
     return raw;
   }
+}
+
+function indexOrEnd(chunk: Uint8Array, byte: number, from: number): number {
+  const at = chunk.indexOf(byte, from);
+  return at < 0 ? chunk.length : at;
 }
 
 function hexValue(byte: number): number {

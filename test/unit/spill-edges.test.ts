@@ -93,6 +93,15 @@ test("a content past the write buffer (256 KiB), in one read or many, is stored 
     expect(store.read(outcome.stored.ref).bytes.equals(expected)).toBe(true);
     expect(outcome.tail.equals(expected.subarray(expected.length - 1024))).toBe(true);
   }
+  // Plain text in reads longer than what is left of the buffer, and longer than the buffer itself.
+  const plain = "p".repeat(600_000);
+  const plainLine = lineWith(JSON.stringify(plain));
+  const at = plainLine.indexOf("ppp");
+  for (const pieces of [[at + 100_000, 200_000], [at, 300_000], [at + 10, 262_134, 10]]) {
+    const { outcome } = feed(plainLine, 1024, pieces, store);
+    if (outcome?.kind !== "spilled") throw new Error("not spilled");
+    expect(store.text(outcome.stored.ref) === plain).toBe(true);
+  }
   expect(temps(store)).toEqual([]);
 });
 
@@ -180,6 +189,9 @@ test("only a string at result.output.content is spilled: not one deeper, in an a
     `{"id":1,"result":{"outpu":{"content":${big}}}}`,
     `{"id":1,"resul":{"output":{"content":${big}}}}`,
   ];
+  // An empty key first.
+  const first = feed(`{"":"","result":{"output":{"content":${big}}}}`, 1024, [], store).outcome;
+  expect(first?.kind).toBe("spilled");
   for (const line of lines) {
     const { skeleton, outcome } = feed(line, 1024, [line.length >> 1], store);
     expect(outcome).toBeNull();
