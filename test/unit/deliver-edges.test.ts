@@ -55,6 +55,9 @@ test("head and tail of a short text: the whole text when the bytes allow it; a l
   expect(utf8Tail("abc", 10)).toBe("abc");
   expect(utf8Head("abc", 3)).toBe("abc");
   expect(utf8Tail("abc", 3)).toBe("abc");
+  expect(utf8Head("abc", 4)).toBe("abc");
+  expect(utf8Tail("abc", 4)).toBe("abc");
+  expect(utf8Tail("abc", 5)).toBe("abc");
   expect(utf8Head("é😀", 5)).toBe("é"); // 2 + 3 for the lone high half, which goes
   expect(utf8Tail("😀é", 5)).toBe("é");
   expect(utf8Head("😀a😀", 6)).toBe("😀a");
