@@ -193,3 +193,35 @@ test("readLines hands over a last line with no newline, and none more after a ne
   await readLines(stream("d\n"), 100, (l) => out.push(l.text));
   expect(out).toEqual(["a", "bc", "d"]);
 });
+
+test("reading on from the source: a buffer grown past 1 MiB stops at the line's cap; a line already past 8 MiB is read on in chunks", () => {
+  const MiB = 1 << 20;
+  const capped = source();
+  capped.queue("b".repeat(3 * MiB));
+  const lines: Line[] = [];
+  const splitter = new LineSplitter(1.5 * MiB, capped.pull);
+  splitter.push(encode("a".repeat(5000)), (l) => lines.push(l));
+  expect(capped.pulled).toBe(1.5 * MiB - 5000);
+  splitter.push(encode("c\n"), (l) => lines.push(l));
+  expect(lines.map((l) => [l.text.length, l.cut])).toEqual([[1.5 * MiB, 1]]);
+
+  const long = source();
+  long.queue("d".repeat(8 * MiB));
+  const out: Line[] = [];
+  const reader = new LineSplitter(64 * MiB, long.pull);
+  reader.push(encode("e".repeat(5000)), (l) => out.push(l));
+  expect(long.pulled).toBe(8 * MiB - 5000);
+  reader.push(encode("g"), (l) => out.push(l)); // 8 MiB and one byte: not read on from the source
+  expect(long.pulled).toBe(8 * MiB - 5000);
+  reader.push(encode("\n"), (l) => out.push(l));
+  expect(out.length).toBe(1);
+  expect(out[0]!.text === "e".repeat(5000) + "d".repeat(8 * MiB - 5000) + "g").toBe(true);
+});
+
+test("limits with a runaway bound but no one to tell: the line is counted on, nothing thrown", () => {
+  const lines = split(["x".repeat(5000), "y".repeat(20_000), "\nok\n"], 1 << 20, { capOf: () => 4096, onOverflow: () => {}, runawayAt: 10_000 });
+  expect(lines).toEqual([
+    { text: "x".repeat(HEAD_KEPT), cut: 25_000 - HEAD_KEPT },
+    { text: "ok", cut: 0 },
+  ]);
+});
