@@ -33,11 +33,12 @@ function lazyLogger(make: () => ConsolaInstance): Logger {
   });
 }
 
-export function createLogger(options: { verbose?: boolean; quiet?: boolean } = {}): Logger {
+/** `level`, when given, is consola's number for the level (its LogLevels), and wins over verbose and quiet. */
+export function createLogger(options: { verbose?: boolean; quiet?: boolean; level?: number } = {}): Logger {
   return lazyLogger(() => {
     const { createConsola, LogLevels } = loadConsola();
     return createConsola({
-      level: options.verbose ? LogLevels.debug : options.quiet ? LogLevels.error : LogLevels.info,
+      level: options.level ?? (options.verbose ? LogLevels.debug : options.quiet ? LogLevels.error : LogLevels.info),
       stdout: process.stderr,
       stderr: process.stderr,
       formatOptions: { date: false, colors: colorWanted(process.stderr) },

@@ -17,6 +17,8 @@ import { expect } from "bun:test";
 process.env.CXAGENT_PASS_ENV = [
   "CXAGENT_FX_FREE_LOG", "CXAGENT_FX_FREE_LOG_EVERY", "CXAGENT_FX_STARTS", "CXAGENT_FX_FAULT", "CXAGENT_FX_FAULT_ONCE",
   "CXAGENT_FX_DESCRIBE", "CXAGENT_FX_DIFF", "CXAGENT_FX_MARKER", "CXAGENT_FX_REPORT", "CXAGENT_FX_STATE_DIR", "CXAGENT_FX_CORTEX",
+  // npm run mutants: the mutant Stryker made active in a test is active in the plugin hosts it starts too
+  "__STRYKER_ACTIVE_MUTANT__",
 ].join(",");
 
 export const ROOT = join(import.meta.dir, "..");

@@ -39,7 +39,7 @@ export function approvalQuestion(pending: PendingApproval): ElicitRequestFormPar
 }
 
 /** Asks `server`'s client; true only for an accepted form whose answer is yes. */
-export async function askToApprove(server: Server, pending: PendingApproval): Promise<boolean> {
+export async function askToApprove(server: Pick<Server, "elicitInput">, pending: PendingApproval): Promise<boolean> {
   const answer = await server.elicitInput(approvalQuestion(pending), { timeout: ASK_MS });
   return answer.action === "accept" && answer.content?.approve === true;
 }

@@ -7,11 +7,11 @@
  * at most a progress token) is checked here by hand and handed to the hub directly; its answer is
  * written as the SDK would write it. Anything else (a malformed call, tasks, other methods) takes
  * the SDK's path, unchanged. Cancellation (`notifications/cancelled`) of a call on this path is
- * seen here; progress, logs and elicitation go out through the same transport and Server.
+ * seen here; progress and logs go out through the same transport, elicitation through the SDK's
+ * Server (stdio-front.ts loads it for that).
  */
-import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
-import type { CallExtra, McpHub } from "./hub.ts";
+import type { CallExtra, McpHub, Peer } from "./hub.ts";
 
 export interface FastCall {
   id: string | number;
@@ -53,10 +53,17 @@ export class FastCalls {
 
   constructor(
     private readonly hub: McpHub,
-    private readonly server: Server,
+    private readonly peer: Peer,
+    /** A request to the client (an elicitation), through the SDK's Server. */
+    private readonly request: CallExtra["sendRequest"],
     private readonly send: (message: JSONRPCMessage) => Promise<void>,
     private readonly authenticated: boolean,
   ) {}
+
+  /** Whether `id` is a call on this path that has not answered yet. */
+  has(id: string | number): boolean {
+    return this.running.has(id);
+  }
 
   call(call: FastCall): void {
     const controller = new AbortController();
@@ -64,16 +71,11 @@ export class FastCalls {
     const extra: CallExtra = {
       signal: controller.signal,
       sendNotification: (notification) => this.send({ jsonrpc: "2.0", ...notification } as JSONRPCMessage),
-      sendRequest: ((request: Parameters<Server["request"]>[0], schema: Parameters<Server["request"]>[1], options?: Parameters<Server["request"]>[2]) =>
-        this.server.request(request, schema, options)) as CallExtra["sendRequest"],
+      sendRequest: this.request,
     };
-    this.hub.callTool(this.server, call.params, extra, this.authenticated).then(
+    this.hub.callTool(this.peer, call.params, extra, this.authenticated).then(
       (result) => this.answer(call.id, controller, { jsonrpc: "2.0", id: call.id, result }),
-      (error: unknown) => {
-        const code = typeof (error as { code?: unknown })?.code === "number" ? (error as { code: number }).code : -32603;
-        const message = error instanceof Error ? error.message : String(error);
-        this.answer(call.id, controller, { jsonrpc: "2.0", id: call.id, error: { code, message: message || "Internal error" } });
-      },
+      (error: unknown) => this.answer(call.id, controller, errorAnswer(call.id, error)),
     );
   }
 
@@ -87,4 +89,12 @@ export class FastCalls {
     if (controller.signal.aborted) return;
     this.send(message as JSONRPCMessage).catch(() => {});
   }
+}
+
+/** A request's error answer, as the SDK's Protocol words a handler's error. */
+export function errorAnswer(id: string | number, error: unknown): JSONRPCMessage {
+  const code = (error as { code?: unknown } | null)?.code;
+  const message = error instanceof Error ? error.message : String(error);
+  const data = (error as { data?: unknown } | null)?.data;
+  return { jsonrpc: "2.0", id, error: { code: Number.isSafeInteger(code) ? (code as number) : -32603, message: message || "Internal error", ...(data !== undefined ? { data } : {}) } };
 }

@@ -20,6 +20,7 @@ import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import { CxError } from "../index.ts";
 import { SessionEvents } from "./event-store.ts";
 import type { McpHub } from "./hub.ts";
+import { sdkServer } from "./sdk-server.ts";
 
 export const SESSION_CAP = 64;
 const BODY_CAP = 64 * 1024 * 1024;
@@ -206,7 +207,7 @@ export function serveHttp(hub: McpHub, listen: Listen, token: string | null, bod
         sessions.delete(sessionId);
       },
     });
-    await hub.server({ authenticated: token !== null }).connect(transport);
+    await sdkServer(hub, { authenticated: token !== null }).connect(transport);
     return transport.handleRequest(request, { parsedBody: body });
   };
 

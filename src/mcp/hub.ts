@@ -1,29 +1,34 @@
 /**
- * The served plugins, shared by every MCP connection (one over stdio; one per HTTP session). Each
- * connection gets an SDK low-level `Server` (so `inputSchema` passes through verbatim) whose
- * handlers call the library's public API and nothing deeper.
+ * The served plugins, shared by every MCP connection (one over stdio; one per HTTP session). A
+ * connection is a `Peer`: an SDK low-level `Server` (sdk-server.ts, so `inputSchema` passes through
+ * verbatim), or over stdio the front of our own that serves the common requests without loading the
+ * SDK (stdio-front.ts). The handlers call the library's public API and nothing deeper. Nothing here
+ * loads the SDK: its types are only types.
  */
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
-import {
-  type CallToolRequest,
-  ElicitResultSchema,
-  GetPromptRequestSchema,
-  ListPromptsRequestSchema,
-  ErrorCode,
-  ListToolsRequestSchema,
-  type ServerNotification,
-  type ServerRequest,
-  SetLevelRequestSchema,
-} from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolRequest, ClientCapabilities, Implementation, LoggingMessageNotification, ServerCapabilities, ServerNotification, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
 import { type CallEvent, composeInstructions, CxError, isCxError, type PluginChange, type Session } from "../index.ts";
-import { callParamsProblem, toolsPage } from "./call-params.ts";
+import { toolsPage } from "./call-params.ts";
 import { LazyPlugin, type Served } from "./lazy.ts";
 import { askToApprove } from "./approval.ts";
-import { getPrompt, listedPrompts } from "./prompts.ts";
 import { type AllowRule, permissionFor, policyHint } from "./permission.ts";
 import { deliveryOptions, READ_RESULT_TOOL, readResultCall, ResultToolListing, withSpill } from "./results.ts";
 import { callResult, failedCall, hasOutputSchema, isAtLeast, type ListedTool, listedTool, mcpLevel, type McpLevel, ProgressCounter, visible } from "./tools.ts";
+
+/** JSON-RPC's codes for an unknown method and for bad params (the SDK's ErrorCode, whose module loads its schemas). */
+export const METHOD_NOT_FOUND = -32601;
+export const INVALID_PARAMS = -32602;
+
+/** One MCP connection as the hub uses it: an SDK `Server` is one as it is. */
+export interface Peer {
+  getClientCapabilities(): ClientCapabilities | undefined;
+  getClientVersion(): Implementation | undefined;
+  sendToolListChanged(): Promise<void>;
+  sendLoggingMessage(params: LoggingMessageNotification["params"]): Promise<void>;
+  elicitInput: Server["elicitInput"];
+  close(): Promise<void>;
+}
 
 /** How long a person may take to answer a permission question. */
 const ELICIT_MS = 10 * 60_000;
@@ -51,11 +56,11 @@ export type CallExtra = Pick<Extra, "signal" | "sendNotification" | "sendRequest
 
 export class McpHub {
   /** Connections whose client finished initializing: they may be sent notifications. */
-  private readonly ready = new Set<Server>();
-  private readonly levels = new WeakMap<Server, McpLevel>();
+  private readonly ready = new Set<Peer>();
+  private readonly levels = new WeakMap<Peer, McpLevel>();
   private readonly quarantined = new Map<string, CxError>();
   /** Connections cxagent knows are the user's own (stdio; HTTP with the token): only they may approve. */
-  private readonly authenticated = new WeakSet<Server>();
+  private readonly authenticated = new WeakSet<Peer>();
   /** The changed files each plugin's approval was last asked for (its hash): asked once. */
   private readonly asked = new Map<string, string>();
   private readonly inFlight = new Set<Promise<unknown>>();
@@ -82,51 +87,54 @@ export class McpHub {
     return [...this.options.plugins.filter((p) => !this.quarantined.has(p.name)).flatMap((p) => p.tools.map((t) => listedTool(p.manifest, t))), ...this.resultTool.tools()];
   }
 
-  /**
-   * A new MCP server for one connection. `authenticated`: the client proved it is the user (our
-   * parent over stdio, the bearer token over HTTP); one that did not is never offered Allow always,
-   * so it cannot store a grant that would answer the user's own later calls.
-   */
-  server({ authenticated }: { authenticated: boolean }): Server {
-    // The served plugins' (a lazy one's from its sidecar), as the session composes a loaded one's.
+  /** What `initialize` answers of the server: its name and version, capabilities and instructions (the served plugins', a lazy one's from its sidecar). */
+  serverInfo(): { serverInfo: Implementation; capabilities: ServerCapabilities; instructions?: string } {
     const instructions = composeInstructions(this.options.plugins);
-    const server = new Server(
-      { name: "cxagent", version: this.options.version },
-      { capabilities: { tools: { listChanged: true }, logging: {}, ...(this.hasPrompts() ? { prompts: {} } : {}) }, ...(instructions ? { instructions } : {}) },
-    );
-    if (this.hasPrompts()) {
-      const served = () => this.options.plugins.filter((p) => !this.quarantined.has(p.name));
-      server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: listedPrompts(served()) }));
-      server.setRequestHandler(GetPromptRequestSchema, (request, extra) => getPrompt(served(), request.params.name, request.params.arguments, extra.signal));
-    }
-    server.setRequestHandler(ListToolsRequestSchema, async (request) => {
-      const page = toolsPage(this.tools(), request.params?.cursor);
-      // What `npm run agents:check` looks for: proof that an agent CLI listed our tools.
-      this.options.note(`tools/list from ${clientLabel(server.getClientVersion()?.name)}: ${page.tools.length} tools`);
-      return page;
-    });
-    // tools/call through the fallback handler, so that its params are ours to check: the SDK's
-    // check answers a malformed call with -32603 and a schema dump; ours, -32602 and a sentence.
-    server.fallbackRequestHandler = async (request, extra) => {
-      if (request.method !== "tools/call") throw Object.assign(new Error("Method not found"), { code: ErrorCode.MethodNotFound });
-      const problem = callParamsProblem(request.params);
-      if (problem) throw Object.assign(new Error(problem), { code: ErrorCode.InvalidParams });
-      return this.callTool(server, request.params as CallToolRequest["params"], extra, authenticated);
+    return {
+      serverInfo: { name: "cxagent", version: this.options.version },
+      capabilities: { tools: { listChanged: true }, logging: {}, ...(this.hasPrompts() ? { prompts: {} } : {}) },
+      ...(instructions ? { instructions } : {}),
     };
-    // Our own level per connection, applied to every log we forward (the SDK's applies to some).
-    server.removeRequestHandler("logging/setLevel");
-    server.setRequestHandler(SetLevelRequestSchema, async (request) => {
-      this.levels.set(server, request.params.level);
-      return {};
-    });
-    if (authenticated) this.authenticated.add(server);
-    server.oninitialized = () => this.ready.add(server);
-    server.onclose = () => this.ready.delete(server);
-    return server;
+  }
+
+  /** The plugins whose tools and prompts are served now (none quarantined). */
+  served(): Served[] {
+    return this.options.plugins.filter((p) => !this.quarantined.has(p.name));
+  }
+
+  /**
+   * A new connection. `authenticated`: the client proved it is the user (our parent over stdio,
+   * the bearer token over HTTP); one that did not is never offered Allow always, so it cannot
+   * store a grant that would answer the user's own later calls.
+   */
+  connected(peer: Peer, authenticated: boolean) {
+    if (authenticated) this.authenticated.add(peer);
+  }
+
+  /** The client finished initializing: it may be sent notifications. */
+  initialized(peer: Peer) {
+    this.ready.add(peer);
+  }
+
+  closed(peer: Peer) {
+    this.ready.delete(peer);
+  }
+
+  /** `logging/setLevel`: our own level per connection, applied to every log we forward (the SDK's applies to some). */
+  setLevel(peer: Peer, level: McpLevel) {
+    this.levels.set(peer, level);
+  }
+
+  /** A `tools/list` page; a cursor this server did not give throws (-32602). */
+  listTools(peer: Peer, cursor: string | undefined): { tools: ListedTool[]; nextCursor?: string } {
+    const page = toolsPage(this.tools(), cursor);
+    // What `npm run agents:check` looks for: proof that an agent CLI listed our tools.
+    this.options.note(`tools/list from ${clientLabel(peer.getClientVersion()?.name)}: ${page.tools.length} tools`);
+    return page;
   }
 
   /** Whether any served plugin has commands: they are served as prompts. */
-  private hasPrompts(): boolean {
+  hasPrompts(): boolean {
     return this.options.plugins.some((p) => p.manifest.commands.length > 0);
   }
 
@@ -190,7 +198,7 @@ export class McpHub {
   }
 
   /** A `tools/call`, counted among the calls in flight (drain waits for them). */
-  callTool(server: Server, params: CallToolRequest["params"], extra: CallExtra, authenticated: boolean) {
+  callTool(server: Peer, params: CallToolRequest["params"], extra: CallExtra, authenticated: boolean) {
     const call = this.call(server, params, extra, authenticated);
     const settled = call.then(
       () => {},
@@ -201,7 +209,7 @@ export class McpHub {
     return call;
   }
 
-  private async call(server: Server, params: CallToolRequest["params"], extra: CallExtra, authenticated: boolean) {
+  private async call(server: Peer, params: CallToolRequest["params"], extra: CallExtra, authenticated: boolean) {
     const { name } = params;
     if (name === READ_RESULT_TOOL) return readResultCall(this.options.session, params.arguments, params._meta);
     // Found among every tool the plugins declare, hidden ones included, so that a call to a hidden
@@ -212,7 +220,7 @@ export class McpHub {
       const list = known.length > 20 ? `${known.slice(0, 20).join(", ")}, …` : known.join(", ") || "none";
       // Not McpError: its message starts "MCP error -32602: ", which the SDK sends as the message,
       // and a client's McpError prefixes again ("MCP error -32602: MCP error -32602: …").
-      throw Object.assign(new Error(`Unknown tool '${name}'; the tools served are: ${list}`), { code: ErrorCode.InvalidParams });
+      throw Object.assign(new Error(`Unknown tool '${name}'; the tools served are: ${list}`), { code: INVALID_PARAMS });
     }
     const quarantine = this.quarantined.get(plugin.name);
     if (quarantine) return failedCall(plugin.name, quarantine);
@@ -238,7 +246,8 @@ export class McpHub {
       tool: name,
       rules: this.options.rules,
       canElicit: server.getClientCapabilities()?.elicitation?.form !== undefined,
-      elicit: (params) => extra.sendRequest({ method: "elicitation/create", params }, ElicitResultSchema, { signal: extra.signal, timeout: ELICIT_MS }),
+      // The answer's schema is the SDK's, loaded only when a person is asked.
+      elicit: async (params) => extra.sendRequest({ method: "elicitation/create", params }, (await import("@modelcontextprotocol/sdk/types.js")).ElicitResultSchema, { signal: extra.signal, timeout: ELICIT_MS }),
       project: this.options.session.cwd,
       note: this.options.note,
       signal: extra.signal,

@@ -6,9 +6,10 @@
  * with the sidecar, start), and a host idle for `idleMs` is stopped, to be started again by the
  * next call; `keepAlive` keeps it. A Cortex plugin declares its tools only when it runs: it is
  * served so once it has been started from the same bytes and settings by this cxagent (what it
- * described then is kept: session/described.ts), and loaded at once the first time. Any other
- * plugin (a client one originates work; one not approved or refused) is loaded at once, as before,
- * and gives the same refusals.
+ * described then is kept: session/described.ts), and loaded at once the first time. A client
+ * plugin is lazy too: MCP cannot pass on the work it starts (the hub logs and drops it), so a host
+ * started early would only make work to drop. Any other plugin (one not approved or refused) is
+ * loaded at once, as before, and gives the same refusals.
  */
 import { type FSWatcher, watch } from "node:fs";
 import { type Changes, type CommandResult, CxError, type Inspection, type InvokeOptions, isCxError, type JobResult, type Manifest, type Plugin, type PluginChange, type Session, type Submit, type Tool } from "../index.ts";
@@ -46,7 +47,12 @@ export function servableLazily(inspection: Inspection, loadedAs?: string): boole
   const collisions = inspection.collisions.filter((c) => c.holder !== loadedAs);
   const refused = inspection.shadowing !== null || inspection.dependencies.problem !== null || collisions.length > 0;
   const known = inspection.profile.sidecar || inspection.described !== null;
-  return approved && !refused && inspection.enabled && known && !inspection.manifest.client;
+  return approved && !refused && inspection.enabled && known;
+}
+
+/** Approved and not refused, but its tools are known only once it runs and these bytes never ran here. */
+function describable(inspection: Inspection, loadedAs: string): boolean {
+  return !inspection.profile.sidecar && inspection.described === null && servableLazily({ ...inspection, described: inspection.manifest }, loadedAs);
 }
 
 export class LazyPlugin implements Served {
@@ -66,6 +72,7 @@ export class LazyPlugin implements Served {
   private running = 0;
   private idleTimer: ReturnType<typeof setTimeout> | null = null;
   private readonly changeListeners = new Set<(change: PluginChange) => void>();
+  private readonly submitListeners = new Set<(submit: Submit) => void>();
   private closed = false;
 
   constructor(
@@ -145,14 +152,37 @@ export class LazyPlugin implements Served {
       this.changed = null;
       if (!same) this.swap(fresh);
       swapped = !same;
+    } else if (fresh && !problem && !same && describable(fresh, this.name)) {
+      // New approved bytes that declare their tools only when they run: start them now (after the
+      // old host's last calls) and list what they describe.
+      this.changed = "its new files are starting, to say what tools they have; try again in a moment";
+      this.swap(fresh);
+      void this.describeNew();
     } else {
       this.changed = problem || "its changed files cannot be served lazily; restart the server to load them";
     }
     if (wasListed !== (this.changed === null) || swapped) for (const listener of [...this.listListeners]) listener();
   }
 
+  /** Loads the swapped-in bytes at once (describable), then lists their tools, or says why it could not. */
+  private async describeNew(): Promise<void> {
+    const swap = this.swaps;
+    try {
+      await this.retiring;
+      await this.load();
+      if (this.swaps !== swap || this.closed) return; // its files changed again meanwhile
+      this.changed = null;
+      if (this.running === 0) this.armIdle();
+    } catch (error) {
+      if (this.swaps !== swap || this.closed) return;
+      this.changed = `its new files failed to start: ${isCxError(error) ? error.message : String(error)}`;
+    }
+    for (const listener of [...this.listListeners]) listener();
+  }
+
   /** New approved bytes: the old host serves its running calls, then goes; the next call loads these. */
   private swap(fresh: Inspection) {
+    this.swaps++;
     this.inspection = fresh;
     const old = this.plugin;
     this.plugin = null;
@@ -194,9 +224,10 @@ export class LazyPlugin implements Served {
     return () => this.changeListeners.delete(listener);
   }
 
-  /** A lazy plugin is never a client one (servableLazily): it submits nothing. */
-  onSubmit(): () => void {
-    return () => {};
+  /** What a client plugin submits while a host of it runs (none runs before its first call). */
+  onSubmit(listener: (submit: Submit) => void): () => void {
+    this.submitListeners.add(listener);
+    return () => this.submitListeners.delete(listener);
   }
 
   /** Stops its host, if one runs; later calls are refused by the closed session. */
@@ -208,6 +239,8 @@ export class LazyPlugin implements Served {
   }
 
   private drained: (() => void) | null = null;
+  /** How many times new bytes were swapped in (a describe of older bytes finishing late is ignored). */
+  private swaps = 0;
 
   private async busy<T>(work: (plugin: Plugin) => Promise<T>): Promise<T> {
     if (this.changed !== null) throw new CxError("E_NOT_APPROVED", `plugin '${this.name}': ${this.changed}`, { details: { plugin: this.name } });
@@ -232,13 +265,17 @@ export class LazyPlugin implements Served {
       (plugin) => {
         this.plugin = plugin;
         this.loading = null;
-        // A Cortex plugin listed from what it described before, describing otherwise now: list what it says now.
-        if (this.inspection.described && JSON.stringify(plugin.manifest) !== JSON.stringify(this.inspection.described)) {
+        // A Cortex plugin listed from what it described before, describing otherwise now (or new bytes
+        // never described): list what it says now.
+        if (!this.inspection.profile.sidecar && JSON.stringify(plugin.manifest) !== JSON.stringify(this.inspection.described)) {
           this.inspection = { ...this.session.inspect(this.ref), described: plugin.manifest };
           for (const listener of [...this.listListeners]) listener();
         }
         plugin.onChange((change) => {
           for (const listener of [...this.changeListeners]) listener(change);
+        });
+        plugin.onSubmit((submit) => {
+          for (const listener of [...this.submitListeners]) listener(submit);
         });
         return plugin;
       },

@@ -5,12 +5,12 @@
  */
 import { createLogger, CxError, type Inspection, isCxError, Session, whenParentDies } from "../index.ts";
 import { type FSWatcher, watch } from "node:fs";
-import { FastCalls } from "./fast-call.ts";
 import { McpHub } from "./hub.ts";
 import { DEFAULT_IDLE_MS, LazyPlugin, type Served, servableLazily } from "./lazy.ts";
-import { bearerToken, type HttpServer, type Listen, serveHttp } from "./http.ts";
+import type { HttpServer, Listen } from "./http.ts";
 import type { AllowRule } from "./permission.ts";
 import { StdioTransport } from "./stdio.ts";
+import { StdioFront } from "./stdio-front.ts";
 import { claimStdout } from "./stdout.ts";
 
 export interface McpOptions {
@@ -42,17 +42,22 @@ const DRAIN_MS = 2_000;
 const LEVEL_METHODS = ["debug", "debug", "info", "warn", "error", "error"] as const;
 
 export async function serveMcp(options: McpOptions): Promise<number> {
+  // Over HTTP only, the SDK's HTTP transport (stdio serves without it).
+  const httpModule = options.http ? await import("./http.ts") : null;
   // Before anything loads: a token file that cannot be used stops the server at once.
-  const token = options.http && (options.token || !options.http.loopback) ? bearerToken(process.env, options.tokenFile) : null;
+  const token = httpModule && options.http && (options.token || !options.http.loopback) ? httpModule.bearerToken(process.env, options.tokenFile) : null;
   const writeFrame = options.http ? null : claimStdout();
-  const logger = createLogger({ verbose: options.verbose });
   // A client logs our stderr (Claude Code as [ERROR]): warnings and errors only, unless --verbose.
   // Over HTTP a person started the server: it also says where it listens, and what plugins print.
-  logger.level = options.verbose ? 4 : options.http ? 2 : 1;
-  const note = (line: string) => logger.withTag("mcp").info(line);
-  const warn = (line: string) => logger.withTag("mcp").warn(line);
+  // Given at creation, so that the logger (consola) loads only when something is said.
+  const level = options.verbose ? 4 : options.http ? 2 : 1;
+  const logger = createLogger({ level });
+  // One tagged logger (each withTag builds a logger: a tools/list's note paid for one).
+  const mcpLog = logger.withTag("mcp");
+  const note = level >= 3 ? (line: string) => mcpLog.info(line) : () => {};
+  const warn = (line: string) => mcpLog.warn(line);
   // Over HTTP the address (and the token) is what a person started the server for: always said.
-  const say = (line: string) => logger.withTag("mcp").log(line);
+  const say = (line: string) => mcpLog.log(line);
   const logToStderr = (plugin: string, level: number, text: string) => logger.withTag(plugin)[LEVEL_METHODS[level] ?? "info"](text);
   let hub: McpHub | null = null;
   const session = await Session.open({
@@ -90,8 +95,8 @@ export async function serveMcp(options: McpOptions): Promise<number> {
     }
     const tools = hub.tools().length;
     const served = `${plugins.length} plugin${plugins.length === 1 ? "" : "s"} (${tools} tool${tools === 1 ? "" : "s"})${plugins.length ? `: ${plugins.map((p) => p.name).join(", ")}` : ""}`;
-    if (options.http) {
-      http = serveHttp(hub, options.http, token?.token ?? null, options.bodyCap, options.pollMs);
+    if (options.http && httpModule) {
+      http = httpModule.serveHttp(hub, options.http, token?.token ?? null, options.bodyCap, options.pollMs);
       // The token first: whoever waits for the address line has the token line by then.
       if (token?.source === "env") say("clients must send 'Authorization: Bearer <the token in CXAGENT_MCP_TOKEN>'");
       else if (token?.source === "file") say(`clients must send 'Authorization: Bearer <the token in ${options.tokenFile}>'`);
@@ -107,9 +112,9 @@ export async function serveMcp(options: McpOptions): Promise<number> {
       cleanups.push(() => process.stdout.off("error", onStdoutError));
       // The client is our parent: when it dies without closing our stdin, we go too (told by the kernel).
       cleanups.push(whenParentDies(() => stop("the parent process ended")));
-      const server = hub.server({ authenticated: true }); // our parent started us: it is the user
-      await server.connect(transport);
-      transport.fast = new FastCalls(hub, server, (message) => transport.send(message), true);
+      // Our own code serves the common requests; the SDK's Server, the rest, loaded when first needed (stdio-front.ts).
+      new StdioFront(hub, transport, note);
+      await transport.start();
       cleanups.push(() => process.stdin.pause());
       note(`serving over stdio: ${served}`);
       if (process.env.CXAGENT_IDLE_RUNTIME === "1") note(`pid ${process.pid} restarted itself with BUN_GC_TIMER_DISABLE=1${process.env.BUN_JSC_useWarmUpMarkedBlocks === "0" ? " and BUN_JSC_useWarmUpMarkedBlocks=0" : ""}, so that it does no work while idle`);

@@ -2,12 +2,12 @@
  * MCP over stdio: newline-delimited JSON-RPC on stdin and stdout. Written here rather than taken
  * from the SDK because the SDK's transport never notices stdin's end (an orphaned server runs on)
  * and lets one line grow without bound. A line over the cap, or one that is not JSON-RPC, is
- * answered with a JSON-RPC error and costs that line only.
+ * answered with a JSON-RPC error and costs that line only. What the front (stdio-front.ts) does not
+ * serve goes to the SDK's side, in order, checked by the SDK's schema (loaded then).
  */
 import { StringDecoder } from "node:string_decoder";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
-import { cancelledId, fastCallOf, type FastCalls } from "./fast-call.ts";
+import type { JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
 
 /** The longest line read from the client (the plugin protocol's cap, SPEC §12). */
 export const STDIO_LINE_CAP = 64 * 1024 * 1024;
@@ -21,8 +21,14 @@ export class StdioTransport implements Transport {
    * client that closed its end may still be reading; the owner decides when to close.
    */
   onend?: (why: string) => void;
-  /** Serves plainly well-formed `tools/call` requests without the SDK's checks (fast-call.ts). */
-  fast?: FastCalls;
+  /** Serves what it can of a message without the SDK (stdio-front.ts): true when it did. */
+  front?: (message: unknown) => boolean;
+  /** Awaited before the first message goes to the SDK's side (the front connects the SDK's Server then). */
+  beforeSdk?: (message: unknown) => Promise<void>;
+  /** The messages on their way to the SDK's side, one after the other. */
+  private toSdk: Promise<void> = Promise.resolve();
+  private schema: typeof JSONRPCMessageSchema | null = null;
+  private waiting = 0;
   private readonly decoder = new StringDecoder("utf8");
   private pending = "";
   private skipping = false;
@@ -90,15 +96,25 @@ export class StdioTransport implements Transport {
     } catch {
       return this.reject(-32700, "a line from the client is not JSON");
     }
-    if (this.fast) {
-      const call = fastCallOf(value);
-      if (call) return this.fast.call(call);
-      const cancelled = cancelledId(value);
-      if (cancelled) this.fast.cancel(cancelled.id, cancelled.reason);
-    }
-    const parsed = JSONRPCMessageSchema.safeParse(value);
-    if (!parsed.success) return this.reject(-32600, "a line from the client is not a JSON-RPC 2.0 message");
-    this.onmessage?.(parsed.data);
+    // While messages wait for the SDK's side, those after them wait too: each is answered in turn.
+    if (this.waiting === 0 && this.front?.(value)) return;
+    this.waiting++;
+    this.toSdk = this.toSdk
+      .then(async () => {
+        if (this.front?.(value)) return;
+        if (this.beforeSdk) await this.beforeSdk(value);
+        this.schema ??= (await import("@modelcontextprotocol/sdk/types.js")).JSONRPCMessageSchema;
+        const parsed = this.schema.safeParse(value);
+        if (!parsed.success) return this.reject(-32600, "a line from the client is not a JSON-RPC 2.0 message");
+        this.onmessage?.(parsed.data);
+      })
+      .catch((error: unknown) => this.onerror?.(error instanceof Error ? error : new Error(String(error))))
+      .finally(() => this.waiting--);
+  }
+
+  /** Resolves once every message read so far that went to the SDK's side has reached it. */
+  delivered(): Promise<void> {
+    return this.toSdk;
   }
 
   private reject(code: number, message: string) {

@@ -98,6 +98,7 @@ function u64le(n: number): Buffer {
 }
 
 const CHUNK = 1 << 20;
+let readChunk: Buffer | undefined;
 const SIDECAR = ".plugin.json";
 /** A Cortex plugin's manifest.toml, at the top of its load set. */
 const CORTEX_MANIFEST = "manifest.toml";
@@ -127,7 +128,8 @@ function hashLoadSet(folder: string, library: string | undefined, keepAll: boole
   const files: LoadSetFile[] = [];
   const kept = new Map<string, Buffer>();
   const links = new Map<string, string>();
-  const chunk = Buffer.allocUnsafe(CHUNK);
+  // One buffer for every load set: hashing is synchronous, and a megabyte a plugin cost start-up its page faults.
+  const chunk = (readChunk ??= Buffer.allocUnsafe(CHUNK));
   for (const entry of entries) {
     hasher.update(u32le(entry.bytes.length));
     hasher.update(entry.bytes);

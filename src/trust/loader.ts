@@ -32,13 +32,13 @@ export function systemLoader(): SystemLoader {
   return (loaded ??= readSystemLoader());
 }
 
-/** Each part is read the first time it is asked for: most plugins need only what the host has loaded. */
-function readSystemLoader(): SystemLoader {
+/** Each part is read the first time it is asked for: most plugins need only what the host has loaded. `cacheFile`: another cache, for tests. */
+export function readSystemLoader(cacheFile = CACHE_FILE): SystemLoader {
   const triplet = process.arch === "arm64" ? "aarch64-linux-gnu" : "x86_64-linux-gnu";
   const defaultDirs = [`/lib/${triplet}`, `/usr/lib/${triplet}`, "/lib64", "/usr/lib64", "/lib", "/usr/lib"];
   let entries: CacheEntry[] | undefined;
   let systemDirs: Set<string> | undefined;
-  const cache = () => (entries ??= readCache());
+  const cache = () => (entries ??= readCache(cacheFile));
   return {
     cached(name, machine) {
       const required = REQUIRED_FLAGS[machine];
@@ -107,10 +107,10 @@ interface CacheEntry {
 }
 
 /** glibc's cache, new format (alone, or after the old one); an unreadable cache is an empty one. */
-function readCache(): CacheEntry[] {
+function readCache(cacheFile: string): CacheEntry[] {
   let bytes: Buffer;
   try {
-    bytes = readFileSync(CACHE_FILE);
+    bytes = readFileSync(cacheFile);
   } catch {
     return [];
   }

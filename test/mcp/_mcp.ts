@@ -5,11 +5,18 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { approve, CONFIG_DIR, fixture, ROOT, until } from "../helpers.ts";
 
 export const CLI = [process.execPath, join(ROOT, "src/main.ts")];
+
+/** The processes `pid` started that are still alive (a plugin host is a child of the server). */
+export function childrenOf(pid: number): number[] {
+  const found: number[] = [];
+  for (const tid of readdirSync(`/proc/${pid}/task`)) found.push(...readFileSync(`/proc/${pid}/task/${tid}/children`, "utf8").split(" ").filter(Boolean).map(Number));
+  return found;
+}
 
 /** A state folder of the test's own in which `fixtures` (names or paths) are approved. */
 export async function approvedState(dir: string, plugins: string[]): Promise<string> {

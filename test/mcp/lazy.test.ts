@@ -5,11 +5,11 @@
  * with keepAlive keeps its host.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { approve, until, writeModule } from "../helpers.ts";
-import { connect } from "./_mcp.ts";
+import { childrenOf, connect } from "./_mcp.ts";
 
 const COUNT = 50;
 let home = "";
@@ -25,13 +25,6 @@ beforeAll(async () => {
   for (const folder of folders) await approve(folder, state);
 }, 120_000);
 afterAll(() => rmSync(home, { recursive: true, force: true }));
-
-/** The processes `pid` started that are still alive (a plugin host is a child of the server). */
-function childrenOf(pid: number): number[] {
-  const found: number[] = [];
-  for (const tid of readdirSync(`/proc/${pid}/task`)) found.push(...readFileSync(`/proc/${pid}/task/${tid}/children`, "utf8").split(" ").filter(Boolean).map(Number));
-  return found;
-}
 
 test("50 plugins: no plugin host after initialize and tools/list; one call, one host; idle, none; the next call starts it again", async () => {
   await using server = await connect([...folders, "--idle-ms", "1500"], { state, cwd: home });

@@ -74,6 +74,9 @@ test("reports become notifications; a client's cancellation aborts the call's si
   for (const p of progress) expect(messages.indexOf(p)).toBeLessThan(responseAt);
 
   await using server = await connect(["probe"], { state, cwd: project, configDir: config });
+  // Its host starts at its first call (lazy.ts, a client plugin too since 8b81716): started before
+  // the call to cancel, so that the cancellation reaches a running call, not one waiting for its host.
+  expect(text(await server.client.callTool({ name: "echo", arguments: { text: "up" } }))).toBe("echo: up");
 
   const controller = new AbortController();
   const waiting = server.client.callTool({ name: "wait", arguments: {} }, undefined, { signal: controller.signal });

@@ -13,7 +13,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CALCULATOR, fixture, ROOT, until } from "../helpers.ts";
-import { approvedState, connect, raw } from "./_mcp.ts";
+import { approvedState, childrenOf, connect, raw } from "./_mcp.ts";
 
 const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
 const CONFORMANCE = fixture("mcp-conformance");
@@ -428,9 +428,11 @@ describe("what is served (point 1)", () => {
   });
 });
 
-test("a client plugin's submits are said on stderr and dropped: MCP cannot start work in the client", async () => {
+test("a client plugin is served lazily, and its submits are said on stderr and dropped: MCP cannot start work in the client", async () => {
   await using server = await connect([fixture("poller")], { state });
   expect(server.stderr()).toContain("plugin 'poller' can start work on its own (client: true)");
+  expect((await server.client.listTools()).tools.map((t) => t.name)).toContain("submit_once");
+  expect(childrenOf(server.pid)).toEqual([]);
   await server.client.callTool({ name: "submit_once", arguments: {} });
   await until(() => server.stderr().includes("plugin 'poller' submitted work, dropped: run the tests"), 5000, "the submit to be noted");
 });

@@ -280,6 +280,7 @@ describe("the stdio transport", () => {
     const t = await open(1000);
     const bytes = Buffer.from('{"jsonrpc":"2.0","method":"ping","id":"é"}\n');
     for (const b of bytes) t.input.write(Buffer.from([b]));
+    await t.transport.delivered();
     expect(t.received).toEqual([{ jsonrpc: "2.0", method: "ping", id: "é" }]);
   });
 
@@ -287,6 +288,7 @@ describe("the stdio transport", () => {
     const t = await open(64);
     t.input.write(`{"jsonrpc":"2.0","method":"ping","id":1,"pad":"${"x".repeat(100)}`);
     t.input.write(`${"y".repeat(100)}"}\n{"jsonrpc":"2.0","method":"ping","id":2}\n`);
+    await t.transport.delivered();
     expect(t.frames).toEqual([{ jsonrpc: "2.0", id: null, error: { code: -32600, message: "a message over 64 characters was dropped" } }]);
     expect(t.received).toEqual([{ jsonrpc: "2.0", method: "ping", id: 2 }]);
   });

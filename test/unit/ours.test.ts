@@ -141,6 +141,27 @@ describe("proveDescent with real processes", () => {
     expect({ pgid: own.pgid, sid: own.sid }).toEqual({ pgid: self.pgid, sid: self.sid });
   });
 
+  test("this process's lineage is exactly itself and its ancestors up to the chain's end: never pid 0", () => {
+    const expected = new Set<number>();
+    for (let pid = process.pid; pid > 0; ) {
+      expected.add(pid);
+      pid = Number(/^PPid:\s+(\d+)$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]);
+    }
+    expect([...ownLineage().pids].sort((a, b) => a - b)).toEqual([...expected].sort((a, b) => a - b));
+    expect(ownLineage().pids.has(0)).toBe(false);
+  });
+
+  test("the walk up the parents stops at this process's lineage: a chain through it proves nothing", async () => {
+    await using h = await host("sh -c 'sleep 60 & echo $! $$; wait' & wait");
+    const noSession: Owned = { pid: h.record.pid, startTime: h.record.startTime }; // the session proof left out: the chain of parents alone
+    expect(readStat(h.other)!.ppid).toBe(h.record.pid);
+    expect(readStat(h.pid)!.ppid).toBe(h.other);
+    expect(proveDescent(h.pid, noSession)).toEqual({ ok: true, process: expect.objectContaining({ pid: h.pid }) });
+    const own = ownLineage();
+    const through: Lineage = { pids: new Set([...own.pids, h.other]), pgid: own.pgid, sid: own.sid };
+    expect(proveDescent(h.pid, noSession, through)).toEqual({ ok: false, reason: `it is not a descendant of the plugin host (pid ${h.record.pid})` });
+  });
+
   test("a child, and a grandchild in a session of its own (its parent between them alive): descendants, recorded with start time, group and session", async () => {
     await using h = await host("( setsid sleep 60 & echo $!; wait ) & wait");
     await until(() => readStat(h.pid)?.sid === h.pid && readStat(h.pid)?.ppid !== h.record.pid); // its own session, not the host's child: only the chain of parents proves it

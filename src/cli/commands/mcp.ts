@@ -40,7 +40,8 @@ export default defineCommand({
     const options = globalOptions(args);
     // Loaded only here: no other command pays for the MCP SDK.
     const { parseAllowRule } = await import("../../mcp/permission.ts");
-    const { parseListen } = await import("../../mcp/http.ts");
+    // The HTTP module (the SDK's HTTP transport) only for --http: stdio serves without the SDK.
+    const parseListen = typeof args.http === "string" ? (await import("../../mcp/http.ts")).parseListen : null;
     const { serveMcp } = await import("../../mcp/serve.ts");
     const allowRemote = args["allow-remote"] === true;
     if (allowRemote && typeof args.http !== "string") throw new CxError("E_USAGE", "--allow-remote only applies to --http");
@@ -55,7 +56,7 @@ export default defineCommand({
     const exitCode = await serveMcp({
       plugins: args._.map(String),
       rules: repeatedValues(rawArgs, "--allow-tool").map(parseAllowRule),
-      http: typeof args.http === "string" ? parseListen(args.http, allowRemote) : null,
+      http: typeof args.http === "string" && parseListen ? parseListen(args.http, allowRemote) : null,
       token: !noToken,
       tokenFile: typeof args["token-file"] === "string" ? args["token-file"] : undefined,
       timeoutMs: parseTimeout(args.timeout),
