@@ -35,6 +35,9 @@ function feed(line: string | Buffer, cap: number, pieces: number[], store: Resul
   return { spill, skeleton, outcome: spill.outcome(origin) };
 }
 
+/** A line of `size` bytes read in pieces of 1 byte (every cut at once), of 2, 3, 5, 7 and 11 (every cut against every other), and of 64. */
+const readsOf = (size: number) => [1, 2, 3, 5, 7, 11, 64].map((n) => Array<number>(Math.ceil(size / n)).fill(n));
+
 const temps = (store: ResultStore) => (existsSync(store.folder) ? readdirSync(store.folder).filter((n) => n.endsWith(".tmp")) : []);
 
 // Simple escapes, \u with each hex digit's edge (0 9 a f A F), surrogate pairs at their edges, lone
@@ -42,19 +45,17 @@ const temps = (store: ResultStore) => (existsSync(store.folder) ? readdirSync(st
 // (Bun writes a raw template's non-ASCII characters as \u escapes of its own: those are joined to it.)
 const ESCAPES = String.raw`"\b\f\r\/\"\\\n\tx\u0030\u0039\u00a0\u00af\u00A0\u00AF\u0fa0\uABCD\uabcd\uF900\ud800\udc00\udbff\udfff\uD83D\uDE00\udc00\udbffx\ud800\ud800\udc00\ud7ff\ue000\ud800\n\ud800` + "é" + String.raw`\ud800\u0041plain ` + "é漢😀" + String.raw`\ud800"`;
 
-test("every escape and surrogate form, cut at every byte, is stored as JSON.parse decodes it; so is its head and its tail", () => {
+test("every escape and surrogate form, read a byte at a time and in pieces of other sizes, is stored as JSON.parse decodes it; so is its head and its tail", () => {
   using dir = tempDir();
   const store = new ResultStore(dir.path);
   const line = lineWith(ESCAPES, `"a\\"\\\\b":"x\\"y",`);
   const expected = parsedContent(line);
   expect(expected.length).toBeGreaterThan(64);
   const size = Buffer.byteLength(line);
-  const cuts: number[][] = [Array(size).fill(1)]; // a byte a read
-  for (let at = 1; at < size; at++) cuts.push([at]);
-  for (const pieces of cuts) {
+  for (const pieces of readsOf(size)) {
     const { skeleton, outcome } = feed(line, 16, pieces, store);
     expect(skeleton.result.output).toEqual({ 'a"\\b': 'x"y', content: "" });
-    if (outcome?.kind !== "spilled") throw new Error(`not spilled when cut at ${pieces[0]}`);
+    if (outcome?.kind !== "spilled") throw new Error(`not spilled in reads of ${pieces[0]}`);
     expect(store.read(outcome.stored.ref).bytes.toString("hex")).toBe(expected.toString("hex"));
     expect(outcome.stored.bytes).toBe(expected.length);
     expect(outcome.head.toString("hex")).toBe(expected.subarray(0, 16).toString("hex"));
@@ -147,7 +148,7 @@ test("a spill given up before its content, while it streams, or past its read ca
   expect(store.scan()).toEqual({ results: [], foreign: [], leftovers: [] });
 });
 
-test("with a redactor: a secret and a character cut at every byte are stored redacted, and bytes that are not UTF-8 as U+FFFD, as the parsed line has them", () => {
+test("with a redactor: a secret and a character cut between reads are stored redacted, and bytes that are not UTF-8 as U+FFFD, as the parsed line has them", () => {
   using dir = tempDir();
   const store = new ResultStore(dir.path);
   const redactor = new Redactor();
@@ -156,11 +157,11 @@ test("with a redactor: a secret and a character cut at every byte are stored red
   const line = Buffer.concat([Buffer.from(`${start}"a s3cr3t-Value é${"b".repeat(40)} s3cr3t-Value \\u00e9 x`), Buffer.from([0xc3]), Buffer.from(`"${end}`)]);
   const expected = Buffer.from(redactor.text(parsedContent(line).toString()));
   expect(expected.toString()).toBe(`a [REDACTED:tok] é${"b".repeat(40)} [REDACTED:tok] é x\ufffd`);
-  for (let cut = 1; cut < line.length; cut++) {
-    const { outcome } = feed(line, 16, [cut], store, new StreamRedactor(redactor));
+  for (const pieces of readsOf(line.length)) {
+    const { outcome } = feed(line, 16, pieces, store, new StreamRedactor(redactor));
     if (outcome?.kind !== "spilled") throw new Error("not spilled");
     expect(store.read(outcome.stored.ref).bytes.toString("hex")).toBe(expected.toString("hex"));
-    const whole = feed(line, 4096, [cut], store, new StreamRedactor(redactor)).outcome;
+    const whole = feed(line, 4096, pieces, store, new StreamRedactor(redactor)).outcome;
     expect(whole).toEqual({ kind: "whole", text: expected.toString() });
   }
 });
