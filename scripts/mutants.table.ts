@@ -34,7 +34,7 @@ export const MUTANT_TARGETS: Record<string, MutantTarget> = {
   "src/trust/loader.ts": { tests: ["test/unit/system-loader.test.ts", "test/integration/dependency-edges.test.ts"] },
   "src/reaper/ours.ts": { tests: ["test/unit/ours.test.ts", "test/integration/registration.test.ts"], fixtures: true },
   "src/reaper/proc.ts": { tests: ["test/unit/proc.test.ts", "test/unit/ours.test.ts", "test/integration/registration.test.ts"], fixtures: true },
-  "src/reaper/escalate.ts": { tests: ["test/unit/ours.test.ts", "test/integration/reap.test.ts"], fixtures: true },
+  "src/reaper/escalate.ts": { tests: ["test/unit/escalate.test.ts", "test/unit/ours.test.ts", "test/integration/reap.test.ts"], fixtures: true },
   "src/reaper/record.ts": { tests: ["test/integration/reap.test.ts", STATE], fixtures: true },
   "src/reaper/reap.ts": { tests: ["test/integration/reap.test.ts", "test/integration/orphans.test.ts"], fixtures: true },
   "src/host/gate.ts": { tests: ["test/unit/gate-decide.test.ts", "test/unit/tool-selection.test.ts", "test/integration/gate.test.ts"], fixtures: true },
@@ -56,7 +56,7 @@ export const MUTANT_TARGETS: Record<string, MutantTarget> = {
     tests: ["test/unit/process-answer.test.ts", "test/unit/process-start.test.ts", "test/integration/cortex-process-host.test.ts", "test/integration/cortex-process.test.ts", "test/integration/cortex-process-sandbox.test.ts"],
     only: {
       "test/integration/cortex-process.test.ts": "environment|rlimits|recorded|hangs past|300 KB|a JSON object",
-      "test/integration/cortex-process-sandbox.test.ts": "is confined|a command outside the folder runs|a layer this kernel lacks",
+      "test/integration/cortex-process-sandbox.test.ts": "is confined|a command outside the folder runs|readable though no declared path|a layer this kernel lacks",
     },
   },
   "src/host/plugin.ts": { tests: ["test/integration/gate.test.ts", "test/integration/resilience.test.ts", "test/integration/tool-selection.test.ts"], fixtures: true },
@@ -76,7 +76,17 @@ export const MUTANT_TARGETS: Record<string, MutantTarget> = {
   "src/results/store.ts": { tests: ["test/unit/result-store.test.ts", "test/unit/result-store-edges.test.ts"] },
   "src/results/page.ts": { tests: ["test/unit/result-page.test.ts", "test/unit/deliver.test.ts"] },
   "src/host/read-cap.ts": { tests: ["test/unit/read-cap.test.ts", "test/integration/line-cap.test.ts"], fixtures: true },
-  "src/results/spill.ts": { tests: ["test/unit/spill.test.ts", "test/integration/outputs-secrets.test.ts"], fixtures: true },
-  "src/results/deliver.ts": { tests: ["test/unit/deliver.test.ts", "test/integration/outputs.test.ts"], fixtures: true },
-  "src/host/lines.ts": { tests: ["test/unit/lines.test.ts", "test/integration/line-cap.test.ts"], fixtures: true },
+  "src/results/spill.ts": { tests: ["test/unit/spill.test.ts", "test/unit/spill-edges.test.ts", "test/integration/outputs-secrets.test.ts"], fixtures: true },
+  // (the MCP test holds the 100 KiB default where a model reads the result)
+  "src/results/deliver.ts": {
+    tests: ["test/unit/deliver.test.ts", "test/unit/deliver-edges.test.ts", "test/integration/outputs.test.ts", "test/mcp/results.test.ts"],
+    fixtures: true,
+    only: { "test/mcp/results.test.ts": "a 300 KB result" },
+  },
+  // (of line-cap, the read cap and the runaway: its 70 MiB answer and 65 MiB argument are the shim's and the request's caps; the 70 MiB line on the pipe, 3 s a run, is the unit tests' overflow)
+  "src/host/lines.ts": {
+    tests: ["test/unit/lines.test.ts", "test/unit/lines-edges.test.ts", "test/integration/line-cap.test.ts"],
+    fixtures: true,
+    only: { "test/integration/line-cap.test.ts": "own read cap|no line end" },
+  },
 };
