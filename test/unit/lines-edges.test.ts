@@ -129,6 +129,8 @@ test("a line's cap is asked only of lines over 4096 bytes, with at most their fi
   const limits: LineLimits = { capOf: (head) => (asked.push(head.length), 1 << 30), onOverflow: () => {} };
   expect(split([`${"a".repeat(4096)}\n`], 8192, limits)).toEqual([{ text: "a".repeat(4096), cut: 0 }]);
   expect(asked).toEqual([]);
+  expect(split([`${"a".repeat(4096)}\n`], 4096, limits)).toEqual([{ text: "a".repeat(4096), cut: 0 }]); // exactly the splitter's cap
+  expect(asked).toEqual([]);
   expect(split([`${"a".repeat(4097)}\n`], 8192, limits)).toEqual([{ text: "a".repeat(4097), cut: 0 }]);
   expect(asked).toEqual([HEAD_KEPT]);
   expect(split(["a".repeat(100), `${"a".repeat(9000)}\n`], 8192, limits)).toEqual([{ text: "a".repeat(HEAD_KEPT), cut: 9100 - HEAD_KEPT }]); // the splitter's 8192, not 1 GiB
