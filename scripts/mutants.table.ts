@@ -34,7 +34,7 @@ export const MUTANT_TARGETS: Record<string, MutantTarget> = {
   "src/trust/loader.ts": { tests: ["test/unit/system-loader.test.ts", "test/integration/dependency-edges.test.ts"] },
   "src/reaper/ours.ts": { tests: ["test/unit/ours.test.ts", "test/integration/registration.test.ts"], fixtures: true },
   "src/reaper/proc.ts": { tests: ["test/unit/proc.test.ts", "test/unit/ours.test.ts", "test/integration/registration.test.ts"], fixtures: true },
-  "src/reaper/escalate.ts": { tests: ["test/unit/ours.test.ts", "test/integration/reap.test.ts"], fixtures: true },
+  "src/reaper/escalate.ts": { tests: ["test/unit/escalate.test.ts", "test/unit/ours.test.ts", "test/integration/reap.test.ts"], fixtures: true },
   "src/reaper/record.ts": { tests: ["test/integration/reap.test.ts", STATE], fixtures: true },
   "src/reaper/reap.ts": { tests: ["test/integration/reap.test.ts", "test/integration/orphans.test.ts"], fixtures: true },
   "src/host/gate.ts": { tests: ["test/unit/gate-decide.test.ts", "test/unit/tool-selection.test.ts", "test/integration/gate.test.ts"], fixtures: true },
@@ -55,7 +55,7 @@ export const MUTANT_TARGETS: Record<string, MutantTarget> = {
     tests: ["test/unit/process-answer.test.ts", "test/unit/process-start.test.ts", "test/integration/cortex-process-host.test.ts", "test/integration/cortex-process.test.ts", "test/integration/cortex-process-sandbox.test.ts"],
     only: {
       "test/integration/cortex-process.test.ts": "environment|rlimits|recorded|hangs past|300 KB|a JSON object",
-      "test/integration/cortex-process-sandbox.test.ts": "is confined|a command outside the folder runs|a layer this kernel lacks",
+      "test/integration/cortex-process-sandbox.test.ts": "is confined|a command outside the folder runs|readable though no declared path|a layer this kernel lacks",
     },
   },
   "src/host/plugin.ts": { tests: ["test/integration/gate.test.ts", "test/integration/resilience.test.ts", "test/integration/tool-selection.test.ts"], fixtures: true },

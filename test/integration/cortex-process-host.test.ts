@@ -56,6 +56,7 @@ test("a command of its folder runs from the approved copy, made executable, writ
   chmodSync(join(folder, "tool.sh"), 0o644);
   await using session = await openSession();
   const p = await session.load(folder);
+  expect(p.exports).toEqual([]); // no optional export: each call is the tool's command
   expect((await p.invoke("dotted", { fault: "ok" })).output.content).toBe('{"tool":"dotted","input":{"fault":"ok"}}');
   // without working_dir: the approved copy's root, not the folder as shipped
   const [root] = String((await p.invoke("plain", {})).output.content).split("|");

@@ -96,6 +96,15 @@ test("declared reads and writes are granted; with allow_host_paths, a working_di
   expect(r.first).toMatchObject({ "read-outside": "ok", "write-outside": "ok", connect: "ok", "read-cwd": "ok" });
 }, 60_000);
 
+test("with allow_host_paths, a working_dir outside the folder is readable though no declared path covers it; what lies beside it is not", async () => {
+  using dir = tempDir();
+  const folder = plugin(dir.path, 'net = "none"', "allow_host_paths = true\n");
+  const manifest = join(folder, "manifest.toml");
+  writeFileSync(manifest, readFileSync(manifest, "utf8").replace("timeout_secs = 20", `timeout_secs = 20\nworking_dir = ${JSON.stringify(workdir)}`));
+  const r = await probe(folder, join(dir.path, "written-outside"));
+  expect(r.first).toMatchObject({ "read-cwd": "ok", "read-outside": "denied", "write-outside": "denied" });
+}, 60_000);
+
 test("with allow_host_paths, a command outside the folder runs under the sandbox (that file executable), and what lies beside it stays out of reach", async () => {
   using dir = tempDir();
   const tools = join(outside.path, "tools");

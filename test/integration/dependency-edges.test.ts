@@ -340,3 +340,60 @@ describe("where the plan searches, and what it refuses there", () => {
     expect(refusal(() => plan(folder, rel, { cwd: outside })).message).toBe(`${rel} needs sub/libdep.so, which the loader would find nowhere (searched: ${join(outside, "sub/libdep.so")})`);
   });
 });
+
+/** Rewrites the DT_SONAME entry of a 64-bit little-endian ELF file into a DT_RUNPATH with the same string: a library with both DT_RPATH and DT_RUNPATH, which today's linkers do not write. */
+function sonameToRunpath(path: string): void {
+  const bytes = readFileSync(path);
+  const phoff = Number(bytes.readBigUInt64LE(32));
+  const phentsize = bytes.readUInt16LE(54);
+  for (let i = 0; i < bytes.readUInt16LE(56); i++) {
+    const ph = phoff + i * phentsize;
+    if (bytes.readUInt32LE(ph) !== 2) continue; // PT_DYNAMIC
+    const start = Number(bytes.readBigUInt64LE(ph + 8));
+    for (let at = start; at < start + Number(bytes.readBigUInt64LE(ph + 32)); at += 16) {
+      if (bytes.readBigUInt64LE(at) === 14n) {
+        bytes.writeBigUInt64LE(29n, at);
+        writeFileSync(path, bytes);
+        return;
+      }
+    }
+  }
+  throw new Error(`${path} has no DT_SONAME to rewrite`);
+}
+
+describe("the search paths' own edges", () => {
+  test("a folder outside searched before the shipped library is found in the plugin's folder is no risk: the approved copy is matched by its soname", () => {
+    using dir = tempDir();
+    const folder = join(dir.path, "plugin");
+    const outside = join(dir.path, "outside");
+    mkdirSync(outside, { recursive: true });
+    library(join(folder, "libdep.so"), ["-Wl,-soname,libdep.so"]);
+    const lib = library(join(folder, "plugin.so"), [`-L${folder}`, "-ldep", "-Wl,--enable-new-dtags", `-Wl,-rpath,${outside}:$ORIGIN`]);
+    expect(plan(folder, lib).inSet).toEqual([{ path: "libdep.so", soname: "libdep.so" }]);
+  });
+
+  test("with both DT_RPATH and DT_RUNPATH, the loader ignores DT_RPATH", () => {
+    using dir = tempDir();
+    const folder = join(dir.path, "plugin");
+    library(join(folder, "libgone.so"), ["-Wl,-soname,libgone.so"]);
+    const lib = library(join(folder, "plugin.so"), [`-L${folder}`, "-lgone", "-Wl,--disable-new-dtags", "-Wl,-rpath,$ORIGIN/from-rpath", "-Wl,-soname,$ORIGIN/from-runpath"]);
+    rmSync(join(folder, "libgone.so"));
+    sonameToRunpath(lib);
+    const searched = [join(folder, "from-runpath"), "the loader's cache", ...systemLoader().defaultDirs];
+    expect(refusal(() => plan(folder, lib)).message).toBe(`${lib} needs libgone.so, which the loader would find nowhere (searched: ${searched.join(", ")})`);
+  });
+
+  test("$ORIGIN alone, or a numeric folder below its first, is the plugin's; $ORIGIN not at the start of an entry is a path like any other", () => {
+    using dir = tempDir();
+    const folder = join(dir.path, "plugin");
+    const bare = library(join(folder, "bare.so"), ["-lgcc_s", "-Wl,--enable-new-dtags", "-Wl,-rpath,$ORIGIN"]);
+    expect(plan(folder, bare).system[0]).toEqual({ name: GCC, path: gccPath() });
+    library(join(folder, "lib", "12", "libdep.so"), ["-Wl,-soname,libdep.so"]);
+    const deep = library(join(folder, "deep.so"), [`-L${join(folder, "lib", "12")}`, "-ldep", "-Wl,--enable-new-dtags", "-Wl,-rpath,$ORIGIN/lib/12"]);
+    expect(plan(folder, deep).inSet).toEqual([{ path: "lib/12/libdep.so", soname: "libdep.so" }]);
+    const outside = join(dir.path, "outside");
+    const inner = library(join(folder, "inner.so"), ["-lgcc_s", "-Wl,--enable-new-dtags", `-Wl,-rpath,${outside}/$ORIGIN`]);
+    const error = refusal(() => plan(folder, inner));
+    expect(error.details).toEqual({ library: inner, dependency: GCC, path: `${outside}${folder}` });
+  });
+});

@@ -101,3 +101,26 @@ test("uninstalling a folder revokes its grants in every project, and 0.1's grant
   expect(revokeGrantsOfFolder(dir.path, "calc", "/f")).toBe(3);
   expect(readGrants(dir.path)).toEqual([legacy[1]!, elsewhere, otherPlugin]);
 });
+
+test("a corrupt permissions.json: every read and change refuses, naming it the permissions file", () => {
+  using dir = tempDir();
+  const path = permissionsPath(dir.path);
+  writeFileSync(path, "{ not json");
+  const calls: [string, () => unknown][] = [
+    ["readGrants", () => readGrants(dir.path)],
+    ["hasGrant", () => hasGrant(dir.path, "/p", R, "/f")],
+    ["addGrant", () => addGrant(dir.path, "/p", R, "/f")],
+    ["revokeGrant", () => revokeGrant(dir.path, R, null)],
+    ["revokeGrantsOfFolder", () => revokeGrantsOfFolder(dir.path, "calc", "/f")],
+  ];
+  for (const [name, call] of calls) {
+    let message = "";
+    try {
+      call();
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect([name, message.startsWith(`the permissions file ${path} is corrupt: `)]).toEqual([name, true]);
+  }
+  expect(readFileSync(path, "utf8")).toBe("{ not json"); // left as it was
+});
