@@ -208,9 +208,10 @@ export class LineSplitter {
       this.sink = this.limits?.sinkOf?.(piece.subarray(0, HEAD_KEPT)) ?? null;
     }
     if (this.size + piece.length <= this.lineCap) {
-      // With a sink only the line's first bytes are kept (to name its call, should it pass its cap).
+      // With a sink only the line's first bytes are kept (to name its call, should it pass its cap),
+      // from each read until there are HEAD_KEPT of them.
       if (this.sink) {
-        if (this.size === 0) this.parts.push(Buffer.from(piece.subarray(0, HEAD_KEPT)));
+        if (this.size < HEAD_KEPT) this.parts.push(Buffer.from(piece.subarray(0, HEAD_KEPT - this.size)));
         this.sink.write(piece);
       } else {
         this.parts.push(piece);

@@ -176,7 +176,7 @@ export class ContentSpill implements Sink {
   }
 
   private keep(chunk: Uint8Array, from: number, to: number) {
-    if (to > from) this.skeleton.push(Buffer.from(chunk.subarray(from, to)));
+    this.skeleton.push(Buffer.from(chunk.subarray(from, to))); // (an empty piece joins as nothing)
   }
 
   private startContent() {
@@ -271,7 +271,6 @@ export class ContentSpill implements Sink {
   }
 
   private putText(text: string) {
-    if (!text) return;
     const bytes = Buffer.from(text, "utf8");
     this.put(bytes, 0, bytes.length);
   }
@@ -279,11 +278,9 @@ export class ContentSpill implements Sink {
   private put(bytes: Uint8Array, from: number, to: number) {
     const length = to - from;
     // The head: the first `cap` bytes; the ring: the last `cap` bytes.
-    if (this.headLength < this.cap) {
-      const take = Math.min(length, this.cap - this.headLength);
-      this.head.set(bytes.subarray(from, from + take), this.headLength);
-      this.headLength += take;
-    }
+    const take = Math.min(length, this.cap - this.headLength); // (0 once the head is full)
+    this.head.set(bytes.subarray(from, from + take), this.headLength);
+    this.headLength += take;
     const last = Math.min(length, this.cap);
     let src = to - last;
     while (src < to) {

@@ -129,6 +129,8 @@ test("a line's cap is asked only of lines over 4096 bytes, with at most their fi
   const limits: LineLimits = { capOf: (head) => (asked.push(head.length), 1 << 30), onOverflow: () => {} };
   expect(split([`${"a".repeat(4096)}\n`], 8192, limits)).toEqual([{ text: "a".repeat(4096), cut: 0 }]);
   expect(asked).toEqual([]);
+  expect(split([`${"a".repeat(4096)}\n`], 4096, limits)).toEqual([{ text: "a".repeat(4096), cut: 0 }]); // exactly the splitter's cap
+  expect(asked).toEqual([]);
   expect(split([`${"a".repeat(4097)}\n`], 8192, limits)).toEqual([{ text: "a".repeat(4097), cut: 0 }]);
   expect(asked).toEqual([HEAD_KEPT]);
   expect(split(["a".repeat(100), `${"a".repeat(9000)}\n`], 8192, limits)).toEqual([{ text: "a".repeat(HEAD_KEPT), cut: 9100 - HEAD_KEPT }]); // the splitter's 8192, not 1 GiB
@@ -224,4 +226,41 @@ test("limits with a runaway bound but no one to tell: the line is counted on, no
     { text: "x".repeat(HEAD_KEPT), cut: 25_000 - HEAD_KEPT },
     { text: "ok", cut: 0 },
   ]);
+});
+
+test("a line a sink takes in several reads and that passes its cap: the overflow is told with the line's own first bytes, from every read before", () => {
+  const told: string[] = [];
+  const sink: LineSink = { write: () => {}, end: () => "", abort: () => {} };
+  const limits: LineLimits = { capOf: () => 10_000, sinkOf: () => sink, onOverflow: (head) => void told.push(Buffer.from(head).toString()) };
+  split(["{", "a".repeat(100), "b".repeat(100), "z".repeat(12_000), "\n"], 1 << 20, limits);
+  expect(told).toEqual([`{${"a".repeat(100)}${"b".repeat(100)}${"z".repeat(HEAD_KEPT - 201)}`]);
+});
+
+test("with limits, a line of exactly its cap across reads is whole and nothing is told; a short line after a long one in the same read is not asked its cap", () => {
+  const told: number[] = [];
+  const asked: number[] = [];
+  const limits: LineLimits = { capOf: (head) => (asked.push(head.length), 5000), onOverflow: (_h, seen) => void told.push(seen) };
+  expect(split(["a".repeat(3000), `${"a".repeat(2000)}\n`], 1 << 20, limits)).toEqual([{ text: "a".repeat(5000), cut: 0 }]);
+  expect(told).toEqual([]);
+  asked.length = 0;
+  expect(split([`${"b".repeat(4097)}\nshort\n`], 1 << 20, limits).map((l) => l.text.length)).toEqual([4097, 5]);
+  expect(asked).toEqual([HEAD_KEPT]);
+});
+
+test("pullNow reads once when the source holds less than its buffer, and takes nothing from a read that failed", () => {
+  const src = source();
+  src.queue("one\ntwo\n");
+  const lines: string[] = [];
+  const splitter = new LineSplitter(1024, src.pull);
+  splitter.pullNow((l) => lines.push(l.text));
+  expect(lines).toEqual(["one", "two"]);
+  expect(src.calls).toBe(1);
+  const failing = new LineSplitter(1024, (into) => (into.fill(120), -1)); // recv's -1, with bytes left in the buffer
+  failing.pullNow((l) => lines.push(l.text));
+  failing.end((l) => lines.push(l.text));
+  expect(lines).toEqual(["one", "two"]);
+});
+
+test("lines joined one after another in a buffer kept between them: a longer one after a shorter one", () => {
+  expect(split(["ab", "c\n", "x".repeat(50_000), "y".repeat(50_000), "\n", "p", "q\n"], 1 << 20).map((l) => l.text.length)).toEqual([3, 100_000, 2]);
 });
