@@ -7,19 +7,30 @@
  * cxagent starts are checked in test/integration/descriptors.test.ts.
  */
 import { describe, expect, test } from "bun:test";
+import { chmodSync, copyFileSync } from "node:fs";
 import { join } from "node:path";
+import { tempDir } from "../helpers.ts";
 import { harden } from "../../src/plugin-host/harden.ts";
 import type { Libc } from "../../src/plugin-host/libc.ts";
 
+/** npm run mutants: the mutant Stryker made active in this test is active in the child too. */
+const STRYKER = process.env.__STRYKER_ACTIVE_MUTANT__ === undefined ? {} : { __STRYKER_ACTIVE_MUTANT__: process.env.__STRYKER_ACTIVE_MUTANT__ };
 const SRC = join(import.meta.dir, "../../src/plugin-host");
 const SETS = ["CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"] as const;
 type Sets = Record<(typeof SETS)[number], boolean>;
 
 /** harden() in a process started as `prefix` says; whether CAP_SYS_PTRACE is in each set before and after, and the dumpable flag. */
 function hardenIn(prefix: string[]): { refused: string | null; before: Sets; after: Sets; dumpable: number } {
+  // nobody must read the modules: copies in a folder anyone may enter (the checkout, or Stryker's sandbox, may be private)
+  using readable = tempDir();
+  chmodSync(readable.path, 0o755);
+  for (const name of ["harden.ts", "libc.ts"]) {
+    copyFileSync(join(SRC, name), join(readable.path, name));
+    chmodSync(join(readable.path, name), 0o644);
+  }
   const code = `
-import { harden } from ${JSON.stringify(join(SRC, "harden.ts"))};
-import { openLibc } from ${JSON.stringify(join(SRC, "libc.ts"))};
+import { harden } from ${JSON.stringify(join(readable.path, "harden.ts"))};
+import { openLibc } from ${JSON.stringify(join(readable.path, "libc.ts"))};
 import { readFileSync } from "node:fs";
 const sets = () => {
   const status = readFileSync("/proc/thread-self/status", "utf8");
@@ -29,7 +40,7 @@ const libc = openLibc();
 const before = sets();
 const refused = harden(libc);
 console.log(JSON.stringify({ refused, before, after: sets(), dumpable: libc.prctl(3) }));`;
-  const r = Bun.spawnSync([...prefix, process.execPath, "-e", code], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: "/nonexistent", BUN_RUNTIME_TRANSPILER_CACHE_PATH: "0" }, stderr: "pipe" });
+  const r = Bun.spawnSync([...prefix, process.execPath, "-e", code], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: "/nonexistent", BUN_RUNTIME_TRANSPILER_CACHE_PATH: "0", ...STRYKER }, stderr: "pipe" });
   if (r.exitCode !== 0) throw new Error(`the process failed: ${r.stderr.toString()}`);
   return JSON.parse(r.stdout.toString());
 }
