@@ -103,6 +103,12 @@ test("a process or group may exist: yes while it does, no once it is reaped; nev
   await child.exited;
   expect(processMayExist(child.pid)).toBe(false);
   expect(groupMayHaveMembers(child.pid)).toBe(false);
+  // a process that leads no group: no group of its pid
+  const member = Bun.spawn(["sleep", "30"]);
+  expect(processMayExist(member.pid)).toBe(true);
+  expect(groupMayHaveMembers(member.pid)).toBe(false);
+  member.kill("SIGKILL");
+  await member.exited;
   // kill(0) and kill(-1) would succeed: they mean this group and every process
   for (const n of [1, 0, -1, 2.5]) {
     expect([n, processMayExist(n)]).toEqual([n, false]);
