@@ -189,14 +189,19 @@ export async function inFlightCalls(call: Call, total: number, width: number): P
 }
 
 /** Resident and proportional memory of a process, in KiB. */
-export function memoryOf(pid: number): { rss: number; pss: number } {
+export function memoryOf(pid: number): { rss: number; pss: number; anon: number } {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
   const rss = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN);
   let pss = NaN;
+  let anon = NaN;
   try {
-    pss = Number(/Pss:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/smaps_rollup`, "utf8"))?.[1] ?? NaN);
+    const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
+    const kib = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+)`, "m").exec(rollup)?.[1] ?? NaN);
+    pss = kib("Pss");
+    // Its share of anonymous memory (heap, stacks): not the executable's pages, which are page cache.
+    anon = kib("Pss_Anon");
   } catch {
     // no smaps_rollup on this kernel
   }
-  return { rss, pss };
+  return { rss, pss, anon };
 }

@@ -226,8 +226,7 @@ export class LineSplitter {
     const head = Buffer.alloc(Math.min(this.limits ? HEAD_KEPT : this.lineCap, this.lineCap, seen));
     let at = 0;
     for (const part of [...this.parts, piece]) {
-      if (at >= head.length) break;
-      head.set(part.subarray(0, head.length - at), at);
+      head.set(part.subarray(0, head.length - at), at); // (once full: nothing more)
       at += Math.min(part.length, head.length - at);
     }
     this.parts = [head];
@@ -243,8 +242,7 @@ export class LineSplitter {
     const line = { text: sink ? sink.end() : asBuffer(bytes!).toString("utf8"), cut: this.cut };
     this.parts = [];
     this.size = 0;
-    this.cut = 0;
-    this.lineCap = this.cap;
+    this.cut = 0; // (the next line's cap is asked when its first bytes come: take)
     return line;
   }
 }

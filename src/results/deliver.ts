@@ -76,8 +76,7 @@ export function deliver(result: JobResult, cap: number | undefined, store: Resul
 export function deliverSpilled(result: JobResult, cap: number, stored: StoredResult, first: Buffer, last: Buffer): JobResult {
   const { spilled, headBytes, room } = shares(cap, stored);
   const head = utf8Complete(first.subarray(0, headBytes), "end");
-  const tailBytes = room - Buffer.byteLength(head);
-  const tail = tailBytes > 0 ? utf8Complete(last.subarray(Math.max(0, last.length - tailBytes)), "start") : "";
+  const tail = utf8Complete(last.subarray(Math.max(0, last.length - (room - Buffer.byteLength(head)))), "start");
   return previewed(result, spilled, head, tail);
 }
 
@@ -86,14 +85,15 @@ function utf8Complete(bytes: Buffer, where: "start" | "end"): string {
   let from = 0;
   let to = bytes.length;
   if (where === "start") {
-    while (from < to && from < 3 && (bytes[from]! & 0xc0) === 0x80) from++;
+    while (from < 3 && (bytes[from]! & 0xc0) === 0x80) from++; // (past the end: undefined, 0)
   } else {
-    // The last character's first byte, and whether all of it is here.
+    // The last character's first byte (before the start: none, 0), and whether all of it is here.
+    // C0 and C1 never begin a character (they would spell it with more bytes than it needs).
     let at = to - 1;
-    while (at > 0 && to - at < 4 && (bytes[at]! & 0xc0) === 0x80) at--;
+    while ((bytes[at]! & 0xc0) === 0x80) at--;
     const lead = bytes[at] ?? 0;
-    const want = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
-    if (at >= 0 && to - at < want) to = at;
+    const want = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc2 ? 2 : 1;
+    if (to - at < want) to = at;
   }
   return bytes.toString("utf8", from, to);
 }

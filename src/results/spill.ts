@@ -8,7 +8,9 @@
  *
  * The text written is the text JSON.parse would have given (escapes decoded, a lone surrogate as
  * U+FFFD, as Buffer's UTF-8 encoding makes it). A string that appears twice at that path (a
- * duplicate key, whose last value JSON.parse keeps) is left to the skeleton, and nothing is stored.
+ * duplicate key, whose last value JSON.parse keeps; keys are read with their escapes decoded, as
+ * JSON.parse reads them) is left to the skeleton, and nothing is stored. A store that cannot be
+ * written fails a content over the cap with its E_STATE (one within the cap is kept whole anyway).
  *
  * Where a plugin's text passes a redactor on its way in (issue 40), the decoded text goes through
  * that redactor's stream (`redact`) before anything is kept or written: the store, the head and
@@ -28,6 +30,8 @@ export interface Sink {
 const EMPTY = Buffer.alloc(0);
 const QUOTE = 34;
 const BACKSLASH = 92;
+/** What is kept of a key: more than any key looked for takes, written with every escape (6 bytes a character). */
+const KEY_KEPT = 64;
 const SIMPLE_ESCAPES: Record<number, number> = { 110: 10, 116: 9, 114: 13, 98: 8, 102: 12, 34: 34, 92: 92, 47: 47 };
 
 /** A redactor's stream (secrets/redact.ts StreamRedactor): what of each piece can go out now, and what it held at the end. */
@@ -53,6 +57,8 @@ export class ContentSpill implements Sink {
   private duplicate = false;
   private discarded = false;
   private writer: ResultWriter | null = null;
+  /** Why the store could not be begun, if it could not: a content over the cap then fails the call. */
+  private failure: unknown = null;
   // Made when the content begins: a call whose reply arrives in one read (most) costs none of it.
   private head: Buffer = EMPTY;
   private headLength = 0;
@@ -80,14 +86,13 @@ export class ContentSpill implements Sink {
     const n = chunk.length;
     let i = 0;
     let from = 0; // the start of the run of skeleton bytes not yet kept
-    let nextQuote = -2;
-    let nextBackslash = -2;
+    // The next quote and backslash at or after where they were last looked for (n: none in the chunk).
+    let nextQuote = -1;
+    let nextBackslash = -1;
     const special = (at: number) => {
-      if (nextQuote !== -1 && nextQuote < at) nextQuote = chunk.indexOf(QUOTE, at);
-      if (nextBackslash !== -1 && nextBackslash < at) nextBackslash = chunk.indexOf(BACKSLASH, at);
-      const q = nextQuote < 0 ? n : nextQuote;
-      const b = nextBackslash < 0 ? n : nextBackslash;
-      return Math.min(q, b);
+      if (nextQuote < at) nextQuote = indexOrEnd(chunk, QUOTE, at);
+      if (nextBackslash < at) nextBackslash = indexOrEnd(chunk, BACKSLASH, at);
+      return Math.min(nextQuote, nextBackslash);
     };
     while (i < n) {
       if (this.spilling) {
@@ -103,22 +108,22 @@ export class ContentSpill implements Sink {
       if (this.inString) {
         if (this.escaped) {
           this.escaped = false;
-          this.key?.push(chunk[i]!);
+          if (this.key && this.key.length < KEY_KEPT) this.key.push(chunk[i]!);
           i++;
           continue;
         }
         const at = special(i);
-        if (this.key && this.key.length < 64) for (let k = i; k < at && this.key.length < 64; k++) this.key.push(chunk[k]!);
+        if (this.key && this.key.length < KEY_KEPT) for (let k = i; k < at && this.key.length < KEY_KEPT; k++) this.key.push(chunk[k]!);
         if (at >= n) break;
         i = at + 1;
         if (chunk[at] === BACKSLASH) {
           this.escaped = true;
-          this.key?.push(BACKSLASH);
+          if (this.key && this.key.length < KEY_KEPT) this.key.push(BACKSLASH);
           continue;
         }
         this.inString = false;
         if (this.key) {
-          this.keys[this.stack.length] = Buffer.from(this.key).toString("utf8");
+          this.keys[this.stack.length] = keyText(this.key);
           this.key = null;
         }
         continue;
@@ -181,9 +186,9 @@ export class ContentSpill implements Sink {
     if (this.discarded) return;
     try {
       this.writer = this.store.begin();
-    } catch {
-      this.writer = null; // the store cannot be written: outcome() says so by finding nothing
-      this.discarded = true;
+    } catch (error) {
+      this.writer = null; // the store cannot be written: outcome() says so, if the content passes the cap
+      this.failure = error;
     }
   }
 
@@ -212,8 +217,7 @@ export class ContentSpill implements Sink {
           continue;
         }
         this.esc = 0;
-        this.loneHigh();
-        this.emitByte(SIMPLE_ESCAPES[byte] ?? byte);
+        this.emitByte(SIMPLE_ESCAPES[byte] ?? byte); // (emit ends a lone high surrogate first)
         continue;
       }
       this.hex = this.hex * 16 + hexValue(byte);
@@ -234,7 +238,6 @@ export class ContentSpill implements Sink {
       this.high = 0;
       this.codePoint(high ? 0x10000 + ((high - 0xd800) << 10) + (unit - 0xdc00) : 0xfffd);
     } else {
-      this.loneHigh();
       this.codePoint(unit);
     }
   }
@@ -329,14 +332,29 @@ export class ContentSpill implements Sink {
       this.discard();
       return { kind: "whole", text: this.head.toString("utf8", 0, this.total) };
     }
-    this.flushOut();
+    // (what was buffered went out at the content's closing quote)
     const writer = this.writer;
     this.writer = null;
-    if (!writer) return null;
+    if (!writer) throw this.failure; // the store's E_STATE
     const stored = writer.finish(origin);
     const tail = Buffer.concat([this.ring.subarray(this.ringAt), this.ring.subarray(0, this.ringAt)]);
     return { kind: "spilled", stored, head: this.head, tail };
   }
+}
+
+/** A key as JSON.parse reads it, escapes decoded; one cut short (KEY_KEPT) that does not parse, as it came: it is none looked for. */
+function keyText(bytes: number[]): string {
+  const raw = Buffer.from(bytes).toString("utf8");
+  try {
+    return JSON.parse(`"${raw}"`) as string;
+  } catch {
+    return raw;
+  }
+}
+
+function indexOrEnd(chunk: Uint8Array, byte: number, from: number): number {
+  const at = chunk.indexOf(byte, from);
+  return at < 0 ? chunk.length : at;
 }
 
 function hexValue(byte: number): number {

@@ -69,7 +69,14 @@ export class ResultStore {
    * first write of a store removes the temp files of writes whose process ended (kill -9).
    */
   begin(): ResultWriter {
-    mkdirSync(this.folder, { recursive: true, mode: 0o700 });
+    try {
+      mkdirSync(this.folder, { recursive: true, mode: 0o700 });
+    } catch (error) {
+      throw new CxError("E_STATE", `cannot store a result in ${this.folder}: ${(error as Error).message}`, {
+        hint: "make it a folder cxagent can write (it is under the state folder), or call the tool again without a delivery cap",
+        cause: error,
+      });
+    }
     if (!this.swept) {
       this.swept = true;
       for (const path of this.scan().leftovers) removeIfAbandoned(path);

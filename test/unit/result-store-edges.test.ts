@@ -193,3 +193,15 @@ test("reading, storing, reaping and aborting leave no file descriptor open", () 
   store.reap();
   expect(open()).toBeLessThanOrEqual(before);
 });
+
+test("a results folder that cannot be made (a file is there) is E_STATE naming it, with what to do, when a result is begun or put", () => {
+  using dir = tempDir();
+  writeFileSync(join(dir.path, "results"), "not a folder");
+  const store = new ResultStore(dir.path);
+  for (const error of [thrown(() => store.begin()), thrown(() => store.put("x", { plugin: "p", tool: "t" }))]) {
+    expect(error.code).toBe("E_STATE");
+    expect(error.message).toBe(`cannot store a result in ${store.folder}: EEXIST: file already exists, mkdir '${store.folder}'`);
+    expect(error.hint).toBe("make it a folder cxagent can write (it is under the state folder), or call the tool again without a delivery cap");
+    expect((error.cause as NodeJS.ErrnoException).code).toBe("EEXIST");
+  }
+});
