@@ -75,18 +75,18 @@ describe("in real processes", () => {
 });
 
 /** A libc whose /proc status shows `caps` (each set's CAP_SYS_PTRACE bit) and whose calls do nothing but answer `answers`. */
-function fakeLibc(caps: Partial<Sets> | null, answers: { dumpable?: number; capget?: number; bset?: number } = {}): Libc & { calls: number[][] } {
+function fakeLibc(caps: Partial<Record<keyof Sets, boolean | null>> | null, answers: { dumpable?: number; capget?: number; bset?: number } = {}): Libc & { calls: number[][] } {
   const calls: number[][] = [];
-  const bit = (on: boolean | undefined) => (on ? (1n << 19n) | (1n << 8n) : 1n << 8n).toString(16);
+  const bit = (on: boolean | undefined | null) => (on ? (1n << 19n) | (1n << 8n) : 1n << 8n).toString(16);
   return {
     calls,
-    readText: () => (caps === null ? null : SETS.map((n) => `${n}:\t${bit(caps[n]).padStart(16, "0")}`).join("\n") + "\n"),
+    readText: () => (caps === null ? null : SETS.filter((n) => caps[n] !== null).map((n) => `${n}:\t${bit(caps[n]!).padStart(16, "0")}`).join("\n") + "\n"),
     prctl: (option: number, a = 0, b = 0) => {
       calls.push([option, a, b]);
       return option === 3 ? (answers.dumpable ?? 0) : option === 23 ? (answers.bset ?? 1) : 0;
     },
-    capget: () => answers.capget ?? 0,
-    capset: () => 0,
+    capget: () => (calls.push([-1]), answers.capget ?? 0),
+    capset: () => (calls.push([-2]), 0),
   } as unknown as Libc & { calls: number[][] };
 }
 
@@ -110,5 +110,16 @@ describe("what could not be done is refused", () => {
     const absent = fakeLibc({}, { bset: 0 });
     harden(absent);
     expect(absent.calls).toEqual([[23, 19, 0], [47, 3, 19], [4, 0, 0], [3, 0, 0]]);
+  });
+  test("the capability sets are read and written (capget, capset) only where it is held; a failed capget writes nothing", () => {
+    const held = fakeLibc({ CapPrm: true });
+    harden(held);
+    expect(held.calls.filter((c) => c[0]! < 0)).toEqual([[-1], [-2]]);
+    const failing = fakeLibc({ CapPrm: true }, { capget: -1 });
+    expect(harden(failing)).toBe("it could not drop CAP_SYS_PTRACE");
+    expect(failing.calls.filter((c) => c[0]! < 0)).toEqual([[-1]]);
+  });
+  test("a set the kernel does not show (CapAmb before Linux 4.3) is an empty one", () => {
+    expect(harden(fakeLibc({ CapAmb: null }))).toBeNull();
   });
 });
