@@ -64,6 +64,7 @@ describe("a dynamic tool's gate", () => {
     expect(gate({ kind: "value", value: {} })).toEqual(failed("its answer has no string display"));
     expect(gate({ kind: "value", value: { display: 3 } })).toEqual(failed("its answer has no string display"));
     expect(gate({ kind: "value", value: { display: "d", alwaysAskable: "yes" } })).toEqual(failed("its alwaysAskable is not a boolean"));
+    expect(gate({ kind: "value", value: { display: "d", sandbox: { bogus: 1 } } })).toEqual(failed("its sandbox lease is not a sandbox (sandbox declares 'bogus', which this build does not service)"));
     expect(gate({ kind: "value", value: { display: "d", sandbox: { net: 5, memoryMiB: 1 } } })).toEqual(failed('its sandbox lease is not a sandbox (net: must be "none", "any" or {"connect": [{"port": N}], "bind": [...]}, not number 5; memoryMiB: memoryMiB must be at least 64)'));
   });
   test("an answer: its display; Always only where both the manifest and the gate allow it, then a grant answers", () => {

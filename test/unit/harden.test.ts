@@ -7,19 +7,30 @@
  * cxagent starts are checked in test/integration/descriptors.test.ts.
  */
 import { describe, expect, test } from "bun:test";
+import { chmodSync, copyFileSync } from "node:fs";
 import { join } from "node:path";
+import { tempDir } from "../helpers.ts";
 import { harden } from "../../src/plugin-host/harden.ts";
 import type { Libc } from "../../src/plugin-host/libc.ts";
 
+/** npm run mutants: the mutant Stryker made active in this test is active in the child too. */
+const STRYKER = process.env.__STRYKER_ACTIVE_MUTANT__ === undefined ? {} : { __STRYKER_ACTIVE_MUTANT__: process.env.__STRYKER_ACTIVE_MUTANT__ };
 const SRC = join(import.meta.dir, "../../src/plugin-host");
 const SETS = ["CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"] as const;
 type Sets = Record<(typeof SETS)[number], boolean>;
 
 /** harden() in a process started as `prefix` says; whether CAP_SYS_PTRACE is in each set before and after, and the dumpable flag. */
 function hardenIn(prefix: string[]): { refused: string | null; before: Sets; after: Sets; dumpable: number } {
+  // nobody must read the modules: copies in a folder anyone may enter (the checkout, or Stryker's sandbox, may be private)
+  using readable = tempDir();
+  chmodSync(readable.path, 0o755);
+  for (const name of ["harden.ts", "libc.ts"]) {
+    copyFileSync(join(SRC, name), join(readable.path, name));
+    chmodSync(join(readable.path, name), 0o644);
+  }
   const code = `
-import { harden } from ${JSON.stringify(join(SRC, "harden.ts"))};
-import { openLibc } from ${JSON.stringify(join(SRC, "libc.ts"))};
+import { harden } from ${JSON.stringify(join(readable.path, "harden.ts"))};
+import { openLibc } from ${JSON.stringify(join(readable.path, "libc.ts"))};
 import { readFileSync } from "node:fs";
 const sets = () => {
   const status = readFileSync("/proc/thread-self/status", "utf8");
@@ -29,7 +40,7 @@ const libc = openLibc();
 const before = sets();
 const refused = harden(libc);
 console.log(JSON.stringify({ refused, before, after: sets(), dumpable: libc.prctl(3) }));`;
-  const r = Bun.spawnSync([...prefix, process.execPath, "-e", code], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: "/nonexistent", BUN_RUNTIME_TRANSPILER_CACHE_PATH: "0" }, stderr: "pipe" });
+  const r = Bun.spawnSync([...prefix, process.execPath, "-e", code], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: "/nonexistent", BUN_RUNTIME_TRANSPILER_CACHE_PATH: "0", ...STRYKER }, stderr: "pipe" });
   if (r.exitCode !== 0) throw new Error(`the process failed: ${r.stderr.toString()}`);
   return JSON.parse(r.stdout.toString());
 }
@@ -64,18 +75,18 @@ describe("in real processes", () => {
 });
 
 /** A libc whose /proc status shows `caps` (each set's CAP_SYS_PTRACE bit) and whose calls do nothing but answer `answers`. */
-function fakeLibc(caps: Partial<Sets> | null, answers: { dumpable?: number; capget?: number; bset?: number } = {}): Libc & { calls: number[][] } {
+function fakeLibc(caps: Partial<Record<keyof Sets, boolean | null>> | null, answers: { dumpable?: number; capget?: number; bset?: number } = {}): Libc & { calls: number[][] } {
   const calls: number[][] = [];
-  const bit = (on: boolean | undefined) => (on ? (1n << 19n) | (1n << 8n) : 1n << 8n).toString(16);
+  const bit = (on: boolean | undefined | null) => (on ? (1n << 19n) | (1n << 8n) : 1n << 8n).toString(16);
   return {
     calls,
-    readText: () => (caps === null ? null : SETS.map((n) => `${n}:\t${bit(caps[n]).padStart(16, "0")}`).join("\n") + "\n"),
+    readText: () => (caps === null ? null : SETS.filter((n) => caps[n] !== null).map((n) => `${n}:\t${bit(caps[n]!).padStart(16, "0")}`).join("\n") + "\n"),
     prctl: (option: number, a = 0, b = 0) => {
       calls.push([option, a, b]);
       return option === 3 ? (answers.dumpable ?? 0) : option === 23 ? (answers.bset ?? 1) : 0;
     },
-    capget: () => answers.capget ?? 0,
-    capset: () => 0,
+    capget: () => (calls.push([-1]), answers.capget ?? 0),
+    capset: () => (calls.push([-2]), 0),
   } as unknown as Libc & { calls: number[][] };
 }
 
@@ -99,5 +110,16 @@ describe("what could not be done is refused", () => {
     const absent = fakeLibc({}, { bset: 0 });
     harden(absent);
     expect(absent.calls).toEqual([[23, 19, 0], [47, 3, 19], [4, 0, 0], [3, 0, 0]]);
+  });
+  test("the capability sets are read and written (capget, capset) only where it is held; a failed capget writes nothing", () => {
+    const held = fakeLibc({ CapPrm: true });
+    harden(held);
+    expect(held.calls.filter((c) => c[0]! < 0)).toEqual([[-1], [-2]]);
+    const failing = fakeLibc({ CapPrm: true }, { capget: -1 });
+    expect(harden(failing)).toBe("it could not drop CAP_SYS_PTRACE");
+    expect(failing.calls.filter((c) => c[0]! < 0)).toEqual([[-1]]);
+  });
+  test("a set the kernel does not show (CapAmb before Linux 4.3) is an empty one", () => {
+    expect(harden(fakeLibc({ CapAmb: null }))).toBeNull();
   });
 });

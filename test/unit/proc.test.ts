@@ -5,12 +5,14 @@
  * where "may" also covers one this user may not signal (asked from a process dropped to nobody).
  */
 import { expect, test } from "bun:test";
-import { copyFileSync, readFileSync, readdirSync } from "node:fs";
+import { chmodSync, copyFileSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { groupMayHaveMembers, identify, processMayExist, processTable, readStat, startedBefore, startTimeOf } from "../../src/reaper/proc.ts";
 import { tempDir } from "../helpers.ts";
 
 /** Field n (1-based) of /proc/<pid>/stat, counted after the command's closing parenthesis. */
+/** npm run mutants: the mutant Stryker made active in this test is active in the child too. */
+const STRYKER = process.env.__STRYKER_ACTIVE_MUTANT__ === undefined ? {} : { __STRYKER_ACTIVE_MUTANT__: process.env.__STRYKER_ACTIVE_MUTANT__ };
 const field = (pid: number, n: number) => readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /s, "").split(" ")[n - 3]!;
 
 async function reaped(proc: { exited: Promise<number> }) {
@@ -101,6 +103,12 @@ test("a process or group may exist: yes while it does, no once it is reaped; nev
   await child.exited;
   expect(processMayExist(child.pid)).toBe(false);
   expect(groupMayHaveMembers(child.pid)).toBe(false);
+  // a process that leads no group: no group of its pid
+  const member = Bun.spawn(["sleep", "30"]);
+  expect(processMayExist(member.pid)).toBe(true);
+  expect(groupMayHaveMembers(member.pid)).toBe(false);
+  member.kill("SIGKILL");
+  await member.exited;
   // kill(0) and kill(-1) would succeed: they mean this group and every process
   for (const n of [1, 0, -1, 2.5]) {
     expect([n, processMayExist(n)]).toEqual([n, false]);
@@ -110,12 +118,18 @@ test("a process or group may exist: yes while it does, no once it is reaped; nev
 
 test("one this user may not signal (EPERM) may still exist: asked as nobody about root's", async () => {
   const child = Bun.spawn(["sleep", "30"], { detached: true });
+  // nobody must read the module: a copy in a folder anyone may enter (the checkout, or Stryker's sandbox, may be private)
+  using readable = tempDir();
+  chmodSync(readable.path, 0o755);
+  const module = join(readable.path, "proc.ts");
+  copyFileSync(join(import.meta.dir, "../../src/reaper/proc.ts"), module);
+  chmodSync(module, 0o644);
   try {
-    const code = `import { groupMayHaveMembers, processMayExist } from ${JSON.stringify(join(import.meta.dir, "../../src/reaper/proc.ts"))};
+    const code = `import { groupMayHaveMembers, processMayExist } from ${JSON.stringify(module)};
 const n = Number(process.argv[1]);
 console.log(JSON.stringify([processMayExist(n), groupMayHaveMembers(n), processMayExist(2 ** 22 + 7), groupMayHaveMembers(2 ** 22 + 7)]));`;
     const asNobody = Bun.spawnSync(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, "-e", code, String(child.pid)], {
-      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: "/nonexistent", BUN_RUNTIME_TRANSPILER_CACHE_PATH: "0" },
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: "/nonexistent", BUN_RUNTIME_TRANSPILER_CACHE_PATH: "0", ...STRYKER },
       stderr: "pipe",
     });
     expect(asNobody.stderr.toString()).toBe("");

@@ -5,7 +5,7 @@
  * of this machine is read by test/integration/dependency-edges.test.ts.
  */
 import { expect, test } from "bun:test";
-import { mkdirSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { neededBy, readSystemLoader, systemLoader } from "../../src/trust/loader.ts";
 import { tempDir } from "../helpers.ts";
@@ -166,4 +166,51 @@ test("the default folders in the loader's order, and the libraries the host has 
   expect([...loader.hostLoaded].sort()).toEqual([...new Set(neededBy(process.execPath))].sort());
   expect(loader.hostLoaded.has("libc.so.6")).toBe(true);
   expect(() => neededBy("/etc/hostname")).toThrow();
+});
+
+test("only `count` entries are read, though more follow; a table that ends the file exactly is read whole", () => {
+  using dir = tempDir();
+  const { entries } = folders(dir.path);
+  const first = loaderOf(dir.path, newTable(entries.slice(1, 3), 1));
+  expect(first.cached("libx.so.1", X86)).toBe(join(dir.path, "x86/libx.so.1"));
+  expect(first.cached("libw.so.1", RISCV)).toBeNull();
+  // one entry, its strings in the header's unused bytes (32 to 47), nothing after it
+  const exact = newTable([]);
+  const table = Buffer.alloc(24);
+  table.writeInt32LE(0x0303, 0);
+  table.writeUInt32LE(37, 4); // "q"
+  table.writeUInt32LE(32, 8); // "/l/q"
+  const head = Buffer.from(exact);
+  head.writeUInt32LE(1, 20);
+  head.write("/l/q\0q\0", 32, "latin1");
+  const sub = join(dir.path, "exact");
+  mkdirSync(sub);
+  expect(loaderOf(sub, Buffer.concat([head, table])).cached("q", X86)).toBe("/l/q");
+});
+
+test("a cache cut inside its header's count is an empty one, not an error", () => {
+  using dir = tempDir();
+  const cut = Buffer.concat([Buffer.from("glibc-ld.so.cache1.1", "latin1"), Buffer.from([1, 0])]);
+  expect(loaderOf(dir.path, cut).cached("libx.so.1", X86)).toBeNull();
+});
+
+test("reading an executable's DT_NEEDED leaves no descriptor open, read or refused", () => {
+  const open = () => readdirSync("/proc/self/fd").length;
+  const before = open();
+  for (let i = 0; i < 3; i++) {
+    neededBy(process.execPath);
+    expect(() => neededBy("/etc/hostname")).toThrow();
+  }
+  expect(open()).toBe(before);
+});
+
+test("the compiled binary's own list of what it loads, where it is defined, is taken as it is", () => {
+  const g = globalThis as { CXAGENT_EXECUTABLE_NEEDS?: readonly string[] };
+  g.CXAGENT_EXECUTABLE_NEEDS = ["libfrom-the-build.so.1"];
+  try {
+    expect([...readSystemLoader().hostLoaded]).toEqual(["libfrom-the-build.so.1"]);
+  } finally {
+    delete g.CXAGENT_EXECUTABLE_NEEDS;
+  }
+  expect(readSystemLoader().hostLoaded.has("libc.so.6")).toBe(true);
 });
