@@ -18,10 +18,10 @@
  * Where a host lands on the CPUs moves its warm median far more than that: with the machine quiet
  * (load under 1), one host's median was anywhere from 9 to 40 µs, confined or not, as the parent
  * and its host met on one CPU or woke each other across two. Sixty pairs still left the ratio of
- * the medians at 0.91 to 1.27 (one run in five over 5 % either way, and in either direction). So
- * the warm calls are made on a second host of each kind, started and called with this process's
- * main thread on one CPU (the host inherits the mask): both kinds in the same placement, which
- * takes placement out of the comparison. The cold loads are measured unpinned, as before.
+ * the medians at 0.91 to 1.27 (one run in five over 5 % either way, and in either direction), and a
+ * cold load, 14 to 30 ms, left its ratio at 0.93 to 1.22. So the comparison runs with this
+ * process's main thread on one CPU, and every host it starts with it (a child inherits the mask):
+ * both kinds in the same placement, which takes placement out of the comparison.
  */
 import { dlopen, FFIType, ptr } from "bun:ffi";
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -45,33 +45,30 @@ export async function sandboxSection(ctx: Context, fig: Figures) {
   // 60 pairs, not 20: each host's median moves by more than 5 % with where it lands on the CPUs,
   // and 20 pairs left the warm-call ratio at the noise (0.93 to 1.25 within one bench).
   const pairs = scaled(ctx, 60, 3);
-  for (let i = -1; i < pairs; i++) {
-    // Alternate which goes first, so neither always meets the machine just after the other.
-    const order = i % 2 === 0 ? (["unconfined", "confined"] as const) : (["confined", "unconfined"] as const);
-    for (const which of order) {
-      await using session = await open(which === "confined" ? confinedConfig : ws.configDir);
-      const plugin = await session.load(ws.noop.folder);
-      if ((plugin.sandboxLayers !== null) !== (which === "confined")) throw new Error(`the ${which} noop plugin came up ${plugin.sandboxLayers ? "confined" : "unconfined"}`);
-      if (i < 0) continue;
-      cold[which].push(plugin.timings.startedAt - plugin.timings.spawnAt);
-      await session.unload(plugin.name);
-      // The warm host: this thread on one CPU, and the host it starts inherits that CPU.
-      const unpin = onOneCpu();
-      try {
-        const host = await session.load(ws.noop.folder);
-        if ((host.sandboxLayers !== null) !== (which === "confined")) throw new Error(`the ${which} warm noop host came up ${host.sandboxLayers ? "confined" : "unconfined"}`);
-        for (let n = 0; n < 200; n++) await host.invoke("noop", {});
+  // This thread on one CPU for the whole comparison, and every host it starts with it (a child inherits the mask).
+  const unpin = onOneCpu();
+  try {
+    for (let i = -1; i < pairs; i++) {
+      // Alternate which goes first, so neither always meets the machine just after the other.
+      const order = i % 2 === 0 ? (["unconfined", "confined"] as const) : (["confined", "unconfined"] as const);
+      for (const which of order) {
+        await using session = await open(which === "confined" ? confinedConfig : ws.configDir);
+        const plugin = await session.load(ws.noop.folder);
+        if ((plugin.sandboxLayers !== null) !== (which === "confined")) throw new Error(`the ${which} noop plugin came up ${plugin.sandboxLayers ? "confined" : "unconfined"}`);
+        if (i < 0) continue;
+        cold[which].push(plugin.timings.startedAt - plugin.timings.spawnAt);
+        for (let n = 0; n < 200; n++) await plugin.invoke("noop", {});
         const times: number[] = [];
         for (let n = 0; n < calls; n++) {
           const t = now();
-          await host.invoke("noop", {});
+          await plugin.invoke("noop", {});
           times.push(now() - t);
         }
         warm[which].push(median(times) * 1000);
-      } finally {
-        unpin();
       }
     }
+  } finally {
+    unpin();
   }
   for (const which of ["unconfined", "confined"] as const) {
     ctx.samples[`sandbox.cold.${which}_ms`] = cold[which];
