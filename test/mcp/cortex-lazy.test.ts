@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { describedKey } from "../../src/session/described.ts";
 import { fixture, until } from "../helpers.ts";
-import { approvedState, connect } from "./_mcp.ts";
+import { approvedState, childrenOf, connect } from "./_mcp.ts";
 
 const BASIC = fixture("cortex-basic");
 let home = "";
@@ -24,11 +24,6 @@ beforeAll(async () => {
 });
 afterAll(() => rmSync(home, { recursive: true, force: true }));
 
-function childrenOf(pid: number): number[] {
-  const found: number[] = [];
-  for (const tid of readdirSync(`/proc/${pid}/task`)) found.push(...readFileSync(`/proc/${pid}/task/${tid}/children`, "utf8").split(" ").filter(Boolean).map(Number));
-  return found;
-}
 const described = () => join(state, "described");
 const entries = () => readdirSync(described()).filter((f) => f.endsWith(".json"));
 /** The entry for the plugin's bytes without settings (the first test's). */
