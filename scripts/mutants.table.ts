@@ -34,7 +34,7 @@ export const MUTANT_TARGETS: Record<string, MutantTarget> = {
   "src/trust/loader.ts": { tests: ["test/unit/system-loader.test.ts", "test/integration/dependency-edges.test.ts"] },
   "src/reaper/ours.ts": { tests: ["test/unit/ours.test.ts", "test/integration/registration.test.ts"], fixtures: true },
   "src/reaper/proc.ts": { tests: ["test/unit/proc.test.ts", "test/unit/ours.test.ts", "test/integration/registration.test.ts"], fixtures: true },
-  "src/reaper/escalate.ts": { tests: ["test/unit/escalate.test.ts", "test/unit/ours.test.ts", "test/integration/reap.test.ts"], fixtures: true },
+  "src/reaper/escalate.ts": { tests: ["test/unit/escalate.test.ts", "test/unit/escalate-edges.test.ts", "test/unit/ours.test.ts", "test/integration/reap.test.ts"], fixtures: true },
   "src/reaper/record.ts": { tests: ["test/unit/session-record.test.ts", "test/integration/reap.test.ts", STATE], fixtures: true },
   "src/reaper/reap.ts": { tests: ["test/unit/reap-records.test.ts", "test/integration/reap.test.ts", "test/integration/orphans.test.ts"], fixtures: true },
   "src/host/gate.ts": { tests: ["test/unit/gate-decide.test.ts", "test/unit/tool-selection.test.ts", "test/integration/gate.test.ts"], fixtures: true },
