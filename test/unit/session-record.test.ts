@@ -73,8 +73,11 @@ describe("a record on disk", () => {
     expect(sessionsDir(dir.path)).toBe(join(dir.path, "sessions"));
     expect(recordFiles(dir.path)).toEqual([]);
     mkdirSync(join(dir.path, "sessions"));
-    for (const name of ["b.json", "a.json", ".1.2.tmp.json", ".records.lock", "c.json.tmp", "d.txt", "json"]) writeFileSync(join(dir.path, "sessions", name), "");
-    expect(recordFiles(dir.path)).toEqual([join(dir.path, "sessions", "a.json"), join(dir.path, "sessions", "b.json")]);
+    for (const name of [".1.2.tmp.json", ".records.lock", "c.json.tmp", "d.txt", "json"]) writeFileSync(join(dir.path, "sessions", name), "");
+    // in order by name, whatever order the folder lists them in (made in order and in reverse: one of them is not the listing's)
+    const names = Array.from({ length: 12 }, (_, i) => `${String(i).padStart(2, "0")}.json`);
+    for (const name of [...names.slice(0, 6), ...names.slice(6).reverse()]) writeFileSync(join(dir.path, "sessions", name), "");
+    expect(recordFiles(dir.path)).toEqual(names.map((name) => join(dir.path, "sessions", name)));
   });
 
   test("read by the reaper: a host recorded before pgid and sid existed led its own group and session; anything else as recorded", () => {
@@ -117,6 +120,7 @@ describe("a live session's record", () => {
     // no pgid or sid: no such keys (a record without them is read as an older one)
     r.add({ pid: 301, startTime: "101" }, "one", "child");
     expect(JSON.parse(readFileSync(r.path, "utf8")).processes[1]).toEqual({ pid: 301, startTime: "101", plugin: "one", kind: "child" });
+    expect(r.processes[1]).toStrictEqual({ pid: 301, startTime: "101", plugin: "one", kind: "child" });
     r.add({ pid: 300, startTime: "102", pgid: 300, sid: 300 }, "two", "host");
     expect(readRecord(r.path)!.processes).toEqual([
       { pid: 301, startTime: "101", plugin: "one", kind: "child" },
@@ -172,6 +176,15 @@ describe("a live session's record", () => {
     rmSync(r.path);
     r.remove([300]);
     expect(existsSync(r.path)).toBe(false);
+  });
+
+  test("a record made corrupt under it: the next change refuses, naming the session record", () => {
+    using dir = tempDir();
+    const r = new SessionRecord(dir.path);
+    r.add({ pid: 300, startTime: "1" }, "p", "child");
+    writeFileSync(r.path, "not JSON");
+    expect(() => r.add({ pid: 301, startTime: "1" }, "p", "child")).toThrow(`the session record ${r.path} is corrupt`);
+    expect(readFileSync(r.path, "utf8")).toBe("not JSON");
   });
 
   test("a record that cannot be removed for another reason than its absence is an error", () => {
