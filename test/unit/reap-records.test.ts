@@ -8,7 +8,7 @@
  * (reaped as user nobody, from a copy of src/ nobody may read).
  */
 import { describe, expect, test } from "bun:test";
-import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { readStat, startTimeOf } from "../../src/reaper/proc.ts";
 import { reap } from "../../src/reaper/reap.ts";
@@ -105,6 +105,17 @@ describe("a dead session's record", () => {
     ]);
     expect(alive(host.child)).toBe(false);
     expect(alive(host.pid)).toBe(true);
+    expect(existsSync(path)).toBe(false);
+  });
+
+  test("removed by another reaper while this one ends its processes (two sessions opening at once): no error", async () => {
+    using dir = tempDir();
+    await using host = await leader();
+    const path = record(dir.path, "dead", [{ pid: host.pid, startTime: startTimeOf(host.pid), plugin: "p", kind: "host" }]);
+    const reaping = reap({ stateDir: dir.path, graceMs: 0 });
+    // reap has read the record and waits on the ending (its first await): the other one removes it now
+    rmSync(path);
+    expect((await reaping).entries.map((e) => e.outcome)).toEqual(["ended", "ended"]);
     expect(existsSync(path)).toBe(false);
   });
 
