@@ -113,6 +113,11 @@ describe("the dynamic section", () => {
     expect(readDynamic(lib.bytes)).toEqual({ needed: ["liba.so.1", "libb.so.2", "libc.so.6"], soname: "libme.so.1", rpath: "$ORIGIN/r", runpath: "$ORIGIN/lib", noDefaultLib: false, machine: 62 });
   });
 
+  test("what is not there is null: a library that needs others but has no soname, rpath or runpath", () => {
+    expect(readDynamic(sharedObject({ needed: ["liba.so"] }).bytes)).toEqual({ needed: ["liba.so"], soname: null, rpath: null, runpath: null, noDefaultLib: false, machine: 62 });
+    expect(readDynamic(sharedObject({ soname: "libme.so" }).bytes)).toEqual({ needed: [], soname: "libme.so", rpath: null, runpath: null, noDefaultLib: false, machine: 62 });
+  });
+
   test("its last entry, DT_NULL, ending at the segment's (and the file's) last byte is read; entries after DT_NULL are not", () => {
     const lib = sharedObject({ soname: "libme.so" });
     expect(readDynamic(lib.bytes).soname).toBe("libme.so");
@@ -299,6 +304,13 @@ describe("exports", () => {
 
   test("defined, global/weak/unique, default/protected, not a section or file symbol: through DT_GNU_HASH", () => {
     expect(readExports(sharedObject({ symbols }).bytes)).toEqual(exported);
+  });
+
+  test("a symbol whose name lies past the string table is refused", () => {
+    const lib = sharedObject({ symbols: [{ name: "f" }, { name: "g" }] });
+    const b = Buffer.from(lib.bytes);
+    b.writeUInt32LE(1000, lib.at.symtab + 2 * 24);
+    refused(() => readExports(b), "its symbol name points past the end of the string table");
   });
 
   test("through DT_HASH alone, its nchain the count; DT_GNU_HASH is preferred when both are there", () => {
