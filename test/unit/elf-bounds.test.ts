@@ -275,6 +275,17 @@ describe("the string table", () => {
     refused(() => readDynamic(b), "its DT_RPATH string is not NUL-terminated inside the string table");
   });
 
+  test("a string read in growing windows never reads past its table: unterminated at 300, 500 and 1000 bytes, a NUL right after", () => {
+    for (const length of [300, 500, 1000]) {
+      const rpath = "/" + "r".repeat(length - 1);
+      const lib = sharedObject({ rpath });
+      const b = Buffer.from(lib.bytes);
+      b.writeBigUInt64LE(BigInt(lib.string(rpath) + length), lib.entry(DT.STRSZ) + 8); // the table ends before the NUL
+      expect(b[lib.at.strtab + lib.string(rpath) + length]).toBe(0);
+      refused(() => readDynamic(b), "its DT_RPATH string is not NUL-terminated inside the string table");
+    }
+  });
+
   test("a name that is not UTF-8 is refused", () => {
     const lib = sharedObject({ needed: ["lib\u00e9.so"] });
     expect(readDynamic(lib.bytes).needed).toEqual(["lib\u00e9.so"]);
@@ -420,6 +431,14 @@ describe("exports", () => {
       // a chain that never ends: read until the file does
       const endless = gnuAtEnd(many, gnuHash({ buckets: [1], symoffset: 1, chains: [0, 0, 0, 0, 0, 0, 0, 0] }));
       refused(() => readExports(endless), "the GNU hash table's chains lies past the end of the file");
+    });
+
+    test("buckets cut by the file's end are refused, however few are missing", () => {
+      // 8 buckets declared, 1 present: the file ends 28 bytes short of the rest
+      const gnu = gnuHash({ buckets: [1], symoffset: 1, chains: [] });
+      gnu.writeUInt32LE(8, 0);
+      const b = gnuAtEnd(many, gnu);
+      refused(() => readExports(b), `the GNU hash table's buckets lies past the end of the file (${b.length + 28} > ${b.length} bytes)`);
     });
 
     test("a GNU hash table whose header, buckets and chain end at the file's last byte is read", () => {
