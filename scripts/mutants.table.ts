@@ -25,8 +25,8 @@ export const MUTANT_TARGETS: Record<string, MutantTarget> = {
   "src/session/compare.ts": { tests: ["test/unit/compare.test.ts", "test/unit/check-rules.test.ts", "test/unit/manifest.test.ts"] },
   "src/trust/hash.ts": { tests: ["test/unit/hash.test.ts"] },
   "src/trust/approvals.ts": { tests: ["test/unit/approvals-plain.test.ts", "test/unit/approvals.test.ts"] },
-  "src/elf/elf.ts": { tests: ["test/unit/elf.test.ts", "test/integration/dependency-edges.test.ts"], fixtures: true },
-  "src/elf/symbols.ts": { tests: ["test/unit/elf.test.ts", "test/unit/check-rules.test.ts"], fixtures: true },
+  "src/elf/elf.ts": { tests: ["test/unit/elf-bounds.test.ts", "test/unit/elf.test.ts", "test/integration/dependency-edges.test.ts"], fixtures: true },
+  "src/elf/symbols.ts": { tests: ["test/unit/elf-symbols.test.ts", "test/unit/check-rules.test.ts"], fixtures: true },
   "src/trust/dependencies.ts": { tests: ["test/integration/dependency-edges.test.ts", "test/integration/dependencies.test.ts"], fixtures: true },
   "src/trust/grants.ts": { tests: ["test/unit/grants.test.ts", "test/integration/gate.test.ts"], fixtures: true },
   "src/trust/check.ts": { tests: ["test/unit/trust-check.test.ts", "test/integration/trust.test.ts", "test/e2e/trust-cli.test.ts"], fixtures: true },
@@ -64,7 +64,12 @@ export const MUTANT_TARGETS: Record<string, MutantTarget> = {
   "src/plugin-host/module-loader.ts": { tests: ["test/integration/module-trust.test.ts", "test/integration/module-plugins.test.ts"], fixtures: true },
   "src/plugin-host/harden.ts": { tests: ["test/unit/harden.test.ts", "test/integration/descriptors.test.ts", "test/integration/plugin-host.test.ts"], fixtures: true },
   "src/mcp/permission.ts": { tests: ["test/unit/mcp-mapping.test.ts", "test/mcp/stdio.test.ts"], fixtures: true, only: { "test/mcp/stdio.test.ts": "permission" } },
-  "src/mcp/http.ts": { tests: ["test/unit/mcp-mapping.test.ts", "test/mcp/http.test.ts"], fixtures: true },
+  // (the request guard's pure checks and the endpoint in-process first; of http.test.ts, not the conformance suites, which test the SDK)
+  "src/mcp/http.ts": {
+    tests: ["test/unit/mcp-http.test.ts", "test/integration/mcp-http-serve.test.ts", "test/unit/mcp-mapping.test.ts", "test/mcp/http-limits.test.ts", "test/mcp/http.test.ts"],
+    fixtures: true,
+    only: { "test/mcp/http.test.ts": "the request guard|who is calling|a second local user" },
+  },
   // Issues 40 and 41: secrets and large results.
   "src/secrets/access.ts": { tests: ["test/unit/secret-bindings.test.ts"] },
   "src/secrets/echo.ts": { tests: ["test/unit/echo.test.ts", "test/unit/secret-bindings.test.ts"] },
