@@ -61,7 +61,14 @@ export const MUTANT_TARGETS: Record<string, MutantTarget> = {
   },
   "src/host/plugin.ts": { tests: ["test/integration/gate.test.ts", "test/integration/resilience.test.ts", "test/integration/tool-selection.test.ts"], fixtures: true },
   "src/host/prepared.ts": { tests: ["test/e2e/prepared-host.test.ts"], fixtures: true },
-  "src/plugin-host/module-loader.ts": { tests: ["test/integration/module-trust.test.ts", "test/integration/module-plugins.test.ts"], fixtures: true },
+  // (the loader's checks one by one in test/unit/module-loader.test.ts; of the sessions' tests, those that import through a real plugin host)
+  "src/plugin-host/module-loader.ts": {
+    tests: ["test/unit/module-loader.test.ts", "test/integration/module-trust.test.ts", "test/integration/module-plugins.test.ts"],
+    only: {
+      "test/integration/module-trust.test.ts": "outside its folder is refused|load from the approved bytes|not approved: importing",
+      "test/integration/module-plugins.test.ts": "loads from <stem>|a .js or .mjs module",
+    },
+  },
   "src/plugin-host/harden.ts": { tests: ["test/unit/harden.test.ts", "test/integration/descriptors.test.ts", "test/integration/plugin-host.test.ts"], fixtures: true },
   "src/mcp/permission.ts": { tests: ["test/unit/mcp-mapping.test.ts", "test/mcp/stdio.test.ts"], fixtures: true, only: { "test/mcp/stdio.test.ts": "permission" } },
   "src/mcp/http.ts": { tests: ["test/unit/mcp-mapping.test.ts", "test/mcp/http.test.ts"], fixtures: true },
