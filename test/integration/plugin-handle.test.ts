@@ -150,6 +150,14 @@ describe("permission", () => {
     expect(lines(marker)).toEqual(["invoke checked", "invoke sleep", "invoke work", "invoke dyn"]);
   });
 
+  test("the session's answer decides a call that names none; the call's own answer comes first", async () => {
+    using dir = tempDir();
+    const { session, plugin } = await loaded(dir.path, { permission: "once" });
+    await using _ = session;
+    expect((await plugin.invoke("checked")).output.content).toBe("checked ran");
+    expect(await plugin.invoke("checked", {}, { permission: "deny" })).toMatchObject({ success: false, permissionDenied: true });
+  });
+
   test("a call cancelled while its permission is asked never starts, whatever the answer; one cancelled before never asks", async () => {
     using dir = tempDir();
     const { session, plugin, marker } = await loaded(dir.path);
@@ -233,6 +241,44 @@ describe("restarts, crashes and quarantine", () => {
     }
     expect(plugin.pid).toBeNull();
     expect(changes).toHaveLength(4);
+    // the ends during a call (and the restart's) were not "unexpected with no call waiting"
+    expect(logs.filter((l) => l.includes("ended unexpectedly"))).toHaveLength(1);
+  });
+
+  test("calls that find the host gone share the one new host", async () => {
+    using dir = tempDir();
+    const { session, plugin } = await loaded(dir.path);
+    await using _ = session;
+    const changes: PluginChange[] = [];
+    plugin.onChange((c) => changes.push(c));
+    await refusal(plugin.invoke("exit", { code: 9 }));
+    const both = await Promise.all([plugin.invoke("work"), plugin.invoke("work"), plugin.invoke("work")]);
+    expect(both.map((r) => r.output.invokes).sort()).toEqual([1, 2, 3]);
+    expect(changes).toEqual([{ kind: "restarted" }]);
+  });
+
+  test.each([
+    ["exactly the window apart still count together", CRASH_BUDGET.windowMs, 3],
+    ["one millisecond more apart do not", CRASH_BUDGET.windowMs + 1, 4],
+  ])("crashes %s", async (_what, apart, quarantinedAt) => {
+    using dir = tempDir();
+    const { session, plugin } = await loaded(dir.path);
+    await using _ = session;
+    const now = Date.now;
+    const at = now();
+    try {
+      for (let crash = 1; crash <= 4; crash++) {
+        // the clock a crash is noted by: the first crash at `at`, the rest `apart` later
+        Date.now = () => (crash === 1 ? at : at + apart);
+        expect((await refusal(plugin.invoke("exit", { code: 9 }))).code).toBe("E_CRASHED");
+        Date.now = now;
+        expect(plugin.isQuarantined).toBe(crash >= quarantinedAt);
+        if (crash === quarantinedAt) break;
+      }
+    } finally {
+      Date.now = now;
+    }
+    expect(plugin.isQuarantined).toBe(true);
   });
 });
 
@@ -246,6 +292,7 @@ describe("stop", () => {
     expect(alive(pid)).toBe(false);
     expect(lines(marker)).toEqual(["stopped"]);
     expect(logs).toContain("3 plugin 'handle': stop() failed: stop refused on purpose");
+    expect(logs.filter((l) => l.includes("ended unexpectedly"))).toEqual([]);
     await plugin.stop();
     expect(lines(marker)).toEqual(["stopped"]);
     expect(plugin.pid).toBeNull();
@@ -281,5 +328,18 @@ describe("stop", () => {
     expect(error.message).toBe("plugin 'handle' failed to start: start refused on purpose");
     expect(error.hint).toBe("check the plugin's settings in config.json, and what it wrote");
     expect(lines(marker)).toEqual(["stopped"]);
+  });
+
+  test("a manifest refused at load: the plugin never started, so its stop is not run", async () => {
+    using dir = tempDir();
+    const marker = join(dir.path, "marker");
+    const code = CODE.replace("export default definePlugin({", `export default definePlugin({\n  describe() { return { ...${JSON.stringify({ pluginContract: 4, name: "handle", version: "1.0.0", ...MANIFEST })}, version: "2.0.0" }; },`);
+    const folder = writeModule(dir.path, "handle", code, MANIFEST, ".js");
+    await using session = await openSession();
+    const error = await refusal(session.load(folder, { settings: { marker } }));
+    expect(error.code).not.toBe("E_PLUGIN_FAILED");
+    expect(error.message).toContain("2.0.0");
+    expect(hostsOf(join(folder, "handle.js"))).toEqual([]);
+    expect(lines(marker)).toEqual([]);
   });
 });
