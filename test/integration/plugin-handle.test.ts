@@ -23,6 +23,7 @@ export default definePlugin({
   start(ctx) {
     settings = ctx.settings;
     if (settings.failStart) throw new Error("start refused on purpose");
+    if (settings.hangStart) return new Promise(() => {});
   },
   async invoke(tool, args, call) {
     invokes++;
@@ -30,13 +31,18 @@ export default definePlugin({
     if (tool === "sleep") await new Promise((resolve) => setTimeout(resolve, args.ms));
     if (tool === "exit") process.exit(args.code);
     if (tool === "exit_after") setTimeout(() => process.exit(5), 20);
+    if (tool === "kill_after") setTimeout(() => process.kill(process.pid, "SIGKILL"), 20);
     return { success: true, output: { content: tool + " ran", invokes, args } };
   },
   async gate(tool, args, ctx) {
     if (args.mode === "ask") return { display: "asks: " + args.why, alwaysAskable: true };
     if (args.mode === "throw") throw new Error("the gate broke");
     if (args.mode === "hang") return new Promise((_, reject) => ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason)));
-    if (args.mode === "exit") process.exit(7);
+    if (args.mode === "exit") {
+      console.error("the gate's last words");
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      process.exit(7);
+    }
     return null;
   },
   async command(name, text) {
@@ -46,6 +52,11 @@ export default definePlugin({
     }
     return { message: name + ": [" + text + "]", status: "reported" };
   },
+  poll() {
+    if (!settings.submit || settings.submitted) return null;
+    settings.submitted = true;
+    return { goal: settings.submit };
+  },
   stop() {
     mark("stopped");
     if (settings.failStop) throw new Error("stop refused on purpose");
@@ -53,7 +64,8 @@ export default definePlugin({
 });
 `;
 const MANIFEST = {
-  tools: [{ name: "work" }, { name: "checked", gated: true }, { name: "dyn", gated: "dynamic" }, { name: "sleep" }, { name: "exit" }, { name: "exit_after" }, { name: "hidden_one" }],
+  tools: [{ name: "work" }, { name: "checked", gated: true }, { name: "dyn", gated: "dynamic" }, { name: "sleep" }, { name: "exit" }, { name: "exit_after" }, { name: "kill_after" }, { name: "hidden_one" }],
+  client: true,
   commands: [{ name: "say", summary: "Says." }],
 };
 
@@ -74,12 +86,12 @@ describe("refused before anything is sent", () => {
     using dir = tempDir();
     const { session, plugin, marker } = await loaded(dir.path, {}, {}, { tools: { deny: ["hidden_*"] } });
     await using _ = session;
-    expect(plugin.tools.map((t) => t.name)).toEqual(["work", "checked", "dyn", "sleep", "exit", "exit_after"]);
-    expect(plugin.manifest.tools).toHaveLength(7);
+    expect(plugin.tools.map((t) => t.name)).toEqual(["work", "checked", "dyn", "sleep", "exit", "exit_after", "kill_after"]);
+    expect(plugin.manifest.tools).toHaveLength(8);
     const unknown = await refusal(plugin.invoke("wrok"));
     expect(unknown.code).toBe("E_UNKNOWN_TOOL");
     expect(unknown.message).toBe("plugin 'handle' has no tool 'wrok'; did you mean 'work'?");
-    expect(unknown.hint).toBe("its tools: work, checked, dyn, sleep, exit, exit_after");
+    expect(unknown.hint).toBe("its tools: work, checked, dyn, sleep, exit, exit_after, kill_after");
     expect((await refusal(plugin.gate("nothing"))).code).toBe("E_UNKNOWN_TOOL");
     expect((await refusal(plugin.invoke("hidden_one"))).code).toBe("E_TOOL_HIDDEN");
     expect((await refusal(plugin.gate("hidden_one"))).code).toBe("E_TOOL_HIDDEN");
@@ -89,7 +101,7 @@ describe("refused before anything is sent", () => {
     expect(command.hint).toBe("its commands: say");
     expect(lines(marker)).toEqual([]);
     // what it is: a module, no sandbox, no warnings, its commands export
-    expect([plugin.kind, plugin.sandboxLayers, plugin.warnings, plugin.exports, plugin.about, plugin.deadlineOf("work")]).toEqual(["module", null, [], ["command"], null, null]);
+    expect([plugin.kind, plugin.sandboxLayers, plugin.warnings, plugin.exports, plugin.about, plugin.deadlineOf("work")]).toEqual(["module", null, [], ["poll", "command"], null, null]);
     expect(plugin.timings.startedAt).toBeGreaterThanOrEqual(plugin.timings.acceptedAt);
     expect(plugin.timings.acceptedAt).toBeGreaterThan(0);
   });
@@ -125,7 +137,8 @@ describe("a dynamic gate", () => {
     const crashed = await plugin.gate("dyn", { mode: "exit" });
     expect(crashed).toMatchObject({ ask: true, alwaysOffered: false, source: "gate-failed" });
     expect(crashed.display).toContain("the plugin crashed: plugin 'handle' crashed (exit code 7)");
-    expect(crashed.display).not.toContain("\n  ");
+    // its first line: not the plugin's last output
+    expect(crashed.display).not.toContain("last words");
     expect((await plugin.invoke("work")).output.invokes).toBe(1);
     expect(plugin.pid).not.toBe(first);
   });
@@ -245,6 +258,20 @@ describe("restarts, crashes and quarantine", () => {
     expect(logs.filter((l) => l.includes("ended unexpectedly"))).toHaveLength(1);
   });
 
+  test("an end by a signal with no call waiting is named by its signal; what it submits reaches the session", async () => {
+    using dir = tempDir();
+    const { session, plugin, logs } = await loaded(dir.path, {}, { submit: "a goal" });
+    await using _ = session;
+    const submits: unknown[] = [];
+    plugin.onSubmit((s) => submits.push(s));
+    await until(() => submits.length === 1, 10_000, "the submit");
+    expect(submits).toMatchObject([{ goal: "a goal" }]);
+    const pid = plugin.pid!;
+    await plugin.invoke("kill_after");
+    await until(() => !alive(pid) && logs.some((l) => l.includes("ended unexpectedly")), 10_000, "its end, logged");
+    expect(logs.find((l) => l.includes("ended unexpectedly"))).toStartWith("4 the plugin host of 'handle' ended unexpectedly (signal SIGKILL) while no call was waiting");
+  });
+
   test("calls that find the host gone share the one new host", async () => {
     using dir = tempDir();
     const { session, plugin } = await loaded(dir.path);
@@ -327,7 +354,17 @@ describe("stop", () => {
     expect(error.code).toBe("E_PLUGIN_FAILED");
     expect(error.message).toBe("plugin 'handle' failed to start: start refused on purpose");
     expect(error.hint).toBe("check the plugin's settings in config.json, and what it wrote");
+    expect(error.next).toEqual({ do: "see-output", plugin: "handle" });
     expect(lines(marker)).toEqual(["stopped"]);
+  });
+
+  test("a start past its deadline fails the load, and its host is ended", async () => {
+    using dir = tempDir();
+    const folder = writeModule(dir.path, "handle", CODE, MANIFEST, ".js");
+    await using session = await openSession({ startMs: 300 });
+    const error = await refusal(within(session.load(folder, { settings: { hangStart: true } }), 10_000, "the load"));
+    expect(error.code).toBe("E_TIMEOUT");
+    expect(hostsOf(join(folder, "handle.js"))).toEqual([]);
   });
 
   test("a manifest refused at load: the plugin never started, so its stop is not run", async () => {
