@@ -35,6 +35,7 @@ export default definePlugin({
     return { success: true, output: { content: tool + " ran", invokes, args } };
   },
   async gate(tool, args, ctx) {
+    if (args.mode === "lease") return { display: "leased", sandbox: { fs: { write: [args.path] } } };
     if (args.mode === "ask") return { display: "asks: " + args.why, alwaysAskable: true };
     if (args.mode === "throw") throw new Error("the gate broke");
     if (args.mode === "hang") return new Promise((_, reject) => ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason)));
@@ -328,6 +329,26 @@ describe("stop", () => {
       expect(error.code).toBe("E_STOPPED");
       expect(error.message).toBe("plugin 'handle' has been stopped");
     }
+  });
+
+  test.each([
+    ["gated", "checked", {}],
+    ["leased (a host of its own)", "dyn", { mode: "lease" }],
+  ])("while a %s call's permission is asked: the call never starts, and no host is started for it", async (_what, tool, args) => {
+    using dir = tempDir();
+    const { session, plugin, marker, folder } = await loaded(dir.path);
+    await using _ = session;
+    const error = await refusal(
+      plugin.invoke(tool, { ...args, path: join(dir.path, "out") }, {
+        permission: async () => {
+          await plugin.stop();
+          return "once";
+        },
+      }),
+    );
+    expect(error.code).toBe("E_STOPPED");
+    expect(hostsOf(join(folder, "handle.js"))).toEqual([]);
+    expect(lines(marker)).toEqual(["stopped"]);
   });
 
   test("while a new host is starting: that host is ended too", async () => {
