@@ -90,7 +90,7 @@ describe("the snapshot", () => {
   test("holds the approved files (0600, in 0700 folders), their links, and the fences beside them", () => {
     using dir = tempDir();
     const snapshot = emptyFolder(dir.path);
-    const archive = archiveOf({ "p.ts": "export default 1;", "lib/deep/x.ts": "export const x = 1;", "empty.txt": "" }, { "alias.ts": "lib/deep/x.ts", "lib/up.ts": "../p.ts" });
+    const archive = archiveOf({ "p.ts": "export default 1;", "lib/deep/x.ts": "export const x = 1;", "empty.txt": "" }, { "alias.ts": "lib/deep/x.ts", "lib/up.ts": "../p.ts", "links/only/here.ts": "../../p.ts" });
     const written = writeSnapshot(snapshot, archive);
     const root = join(snapshot, "plugin");
     expect(written.root).toBe(root);
@@ -100,7 +100,8 @@ describe("the snapshot", () => {
       expect(readFileSync(join(root, rel), "utf8")).toBe(new TextDecoder().decode(archive.files.get(rel)));
       expect(mode(join(root, rel))).toBe(0o600);
     }
-    for (const folder of [root, join(root, "lib"), join(root, "lib/deep")]) expect(mode(folder)).toBe(0o700);
+    for (const folder of [root, join(root, "lib"), join(root, "lib/deep"), join(root, "links"), join(root, "links/only")]) expect(mode(folder)).toBe(0o700);
+    expect(readlinkSync(join(root, "links/only/here.ts"))).toBe("../../p.ts");
     expect(readlinkSync(join(root, "alias.ts"))).toBe("lib/deep/x.ts");
     expect(readlinkSync(join(root, "lib/up.ts"))).toBe("../p.ts");
     // what stops Bun's search for these above the snapshot, and "cxagent" (its API is served by the hook)
@@ -142,7 +143,8 @@ describe("the loader hook", () => {
       {
         "a.ts": "export const a: number = 1;",
         "m.mts": "export const m: string = 'mts';",
-        "c.cts": "export const c: string = 'cts';",
+        // (a type assertion: TypeScript, which the tsx loader reads as an element)
+        "c.cts": "export const c: string = <string>'cts';",
         "x.tsx": `${jsx}export const x: object = <b>tsx</b>;`,
         "y.jsx": `${jsx}export const y = <i>jsx</i>;`,
         "j.js": "export const j = 'js';",
@@ -218,6 +220,7 @@ describe("the loader hook", () => {
           `const second = require("./counted.js");`,
           `exports.counted = first.runs;`,
           `exports.same = first === second;`,
+          `exports.keys = Object.keys(first).join(",");`,
           `exports.builtin = typeof require("node:path").join + typeof require("fs").readFileSync;`,
           `exports.self = this === module.exports;`,
           `exports.file = __filename;`,
@@ -234,6 +237,8 @@ describe("the loader hook", () => {
         "r/exports-key.js": 'exports["key"] = 1;',
         "r/exports-dot.js": "exports.dot = 1;",
         "r/require.js": 'require ("./exports-dot.js");\nglobalThis.required = 1;',
+        "r/require-tight.js": 'require("./exports-dot.js");\nglobalThis.required = 2;',
+        "r/inside-a-word.js": "const mymodule = {};\nmymodule.exports = 1;\nglobalThis.mymodule = mymodule;",
         "r/dynamic.js": 'const later = () => import("./exports-dot.js");\nmodule.exports = { later: typeof later };',
         "r/plain.js": "globalThis.plain = 1;",
         "r/esm-export.js": `${looks}export const q = 1;`,
@@ -251,19 +256,20 @@ describe("the loader hook", () => {
         "shape/not-es.cjs": 'module.exports = { __esModule: "yes", default: "not chosen" };',
         "shape/array.cjs": "module.exports = [1, 2];",
         "shape/null.cjs": "module.exports = null;",
+        "shape/text.cjs": 'module.exports = "text";',
         "late/needs.cjs": 'module.exports = require("./unapproved.cjs");',
         "late/outside.cjs": `module.exports = require(${JSON.stringify(outside)});`,
       },
       [
         { import: "./cjs/index.cjs" },
         { import: "./cjs/counted.js" },
-        ...["exports-key", "exports-dot", "require", "dynamic", "plain", "esm-export", "esm-import"].map((name) => ({ import: `./r/${name}.js` })),
+        ...["exports-key", "exports-dot", "require", "dynamic", "plain", "esm-export", "esm-import", "require-tight", "inside-a-word"].map((name) => ({ import: `./r/${name}.js` })),
         { import: "./typed/deeper/looks.js" },
         { import: "./typed/common/plain.js" },
         { import: "./bad/looks.js" },
         { import: "./num/looks.js" },
         { import: "./mjs/looks.mjs" },
-        ...["es", "not-es", "array", "null"].map((name) => ({ import: `./shape/${name}.cjs` })),
+        ...["es", "not-es", "array", "null", "text"].map((name) => ({ import: `./shape/${name}.cjs` })),
         { write: ["late/unapproved.cjs", "module.exports = 1;"] },
         { import: "./late/needs.cjs" },
         { import: "./late/outside.cjs" },
@@ -279,6 +285,7 @@ describe("the loader hook", () => {
       file: join(root, "cjs/index.cjs"),
       fromTs: 1,
       id: true,
+      keys: "runs",
       main: "object",
       resolved: join(root, "cjs/counted.js"),
       same: true,
@@ -289,7 +296,7 @@ describe("the loader hook", () => {
     expect(index.counted).toBe(1);
     // imported after it was required: the same run's exports
     expect(valueOf(answers[1])).toEqual({ default: { runs: 1 }, "module.exports": { runs: 1 }, runs: 1 });
-    const [key, dot, require_, dynamic, plain, esmExport, esmImport, typed, common, bad, num, mjs] = answers.slice(2, 14).map(valueOf);
+    const [key, dot, require_, dynamic, plain, esmExport, esmImport, requireTight, insideAWord, typed, common, bad, num, mjs] = answers.slice(2, 16).map(valueOf);
     expect(key).toEqual({ default: { key: 1 }, key: 1, "module.exports": { key: 1 } });
     expect(dot).toEqual({ default: { dot: 1 }, dot: 1, "module.exports": { dot: 1 } });
     expect(require_).toEqual({ default: {}, "module.exports": {} });
@@ -298,19 +305,23 @@ describe("the loader hook", () => {
     expect(plain).toEqual({});
     expect(esmExport).toEqual({ q: 1 });
     expect(esmImport).toEqual({});
+    expect(requireTight).toEqual({ default: {}, "module.exports": {} });
+    // "module.exports" inside a longer name is not CommonJS
+    expect(insideAWord).toEqual({});
     expect(typed).toEqual({});
     expect(common).toEqual({ default: {}, "module.exports": {} });
     // a package.json that cannot be read, or whose type is no string, says nothing: the file does
     expect(bad).toEqual({ default: {}, "module.exports": {} });
     expect(num).toEqual({ default: {}, "module.exports": {} });
     expect(mjs).toEqual({});
-    const [es, notEs, array, none] = answers.slice(14, 18).map(valueOf);
+    const [es, notEs, array, none, text] = answers.slice(16, 21).map(valueOf);
     expect(es).toEqual({ __esModule: true, default: "chosen", "module.exports": { __esModule: true, default: "chosen", other: 1 }, other: 1 });
     expect(notEs).toEqual({ __esModule: "yes", default: { __esModule: "yes", default: "not chosen" }, "module.exports": { __esModule: "yes", default: "not chosen" } });
     expect(array).toEqual({ default: [1, 2], "module.exports": [1, 2] });
     expect(none).toEqual({ default: null, "module.exports": null });
-    expect(refusalOf(answers[19])).toContain(`the plugin imports ${FOLDER}/late/unapproved.cjs, ${APPROVED}`);
-    expect(refusalOf(answers[20])).toContain(`the plugin imports ${outside}, ${OUTSIDE}`);
+    expect(text).toEqual({ default: "text", "module.exports": "text" });
+    expect(refusalOf(answers[22])).toContain(`the plugin imports ${FOLDER}/late/unapproved.cjs, ${APPROVED}`);
+    expect(refusalOf(answers[23])).toContain(`the plugin imports ${outside}, ${OUTSIDE}`);
   });
 
   test("a package.json's type is the nearest one's, from the plugin's folder down", async () => {
@@ -318,11 +329,20 @@ describe("the loader hook", () => {
     const looks = `const said = "module.exports";\nglobalThis.said = said;\n`;
     const answers = await loaded(
       dir.path,
-      { "package.json": '{"type":"commonjs"}', "top.js": looks, "a/b/c/looks.js": looks, "esm/package.json": '{"type":"module"}', "esm/x/looks.js": looks, "esm/x/y/looks.js": looks },
-      [{ import: "./top.js" }, { import: "./a/b/c/looks.js" }, { import: "./esm/x/y/looks.js" }, { import: "./esm/x/looks.js" }],
+      {
+        "package.json": '{"type":"module"}',
+        "top.js": looks,
+        // a folder named as top.js's name less its last letter is not top.js's folder
+        "top.j/package.json": '{"type":"commonjs"}',
+        "a/b/c/looks.js": looks,
+        "cjs/package.json": '{"type":"commonjs"}',
+        "cjs/x/plain.js": "globalThis.plain = 1;",
+        "cjs/x/y/plain.js": "globalThis.plain = 2;",
+      },
+      [{ import: "./top.js" }, { import: "./a/b/c/looks.js" }, { import: "./cjs/x/y/plain.js" }, { import: "./cjs/x/plain.js" }],
     );
     const cjs = { default: {}, "module.exports": {} };
-    expect(answers.map(valueOf)).toEqual([cjs, cjs, {}, {}]);
+    expect(answers.map(valueOf)).toEqual([{}, {}, cjs, cjs]);
   });
 
   test("in a Worker, a file under a folder the user listed is loaded from disk as it is, by its extension; nothing beside that folder", async () => {
@@ -333,7 +353,7 @@ describe("the loader hook", () => {
     mkdirSync(beside);
     const jsx = `/** @jsxRuntime classic */\n/** @jsx h */\nconst h = (tag, props, ...children) => ({ tag, children });\n`;
     const files: Record<string, string> = {
-      "o.ts": "export const o: number = 1;",
+      "o.ts": "export const o: number = <number>1;",
       "o.mts": "export const o: number = 2;",
       "o.cts": "export const o: number = 3;",
       "o.tsx": `${jsx}export const o: object = <b>tsx</b>;`,
@@ -347,7 +367,7 @@ describe("the loader hook", () => {
     };
     for (const [name, text] of Object.entries(files)) writeFileSync(join(listed, name), text);
     writeFileSync(join(beside, "x.ts"), "export const x = 1;");
-    const answers = await loaded(dir.path, {}, [...Object.keys(files).map((name) => ({ import: join(listed, name) })), { import: join(beside, "x.ts") }], { outside: [listed] });
+    const answers = await loaded(dir.path, {}, [...Object.keys(files).map((name) => ({ import: join(listed, name) })), { import: join(beside, "x.ts") }], { outside: [join(dir.path, "another"), listed] });
     const values = answers.slice(0, -1).map(valueOf);
     expect(values).toEqual([
       { o: 1 },
