@@ -79,7 +79,7 @@ export const MUTANT_TARGETS: Record<string, MutantTarget> = {
       "test/integration/tool-selection.test.ts": "are not in plugin.tools|asks although",
       "test/integration/poll-command.test.ts": "two commands at once|does not hold the next",
       "test/integration/sandbox-lease.test.ts": "under a lease, a write|would widen anything",
-      "test/integration/cortex.test.ts": "timeout_secs|its name is the plugin's",
+      "test/integration/cortex.test.ts": "timeout_secs|its name is the plugin.s",
     },
   },
   "src/host/prepared.ts": { tests: ["test/e2e/prepared-host.test.ts"], fixtures: true },
