@@ -26,6 +26,7 @@ export default definePlugin({
     if (settings.hangStart) return new Promise(() => {});
   },
   async invoke(tool, args, call) {
+    if (args.exit) process.exit(args.exit); // (first: a leased host may not write the marker)
     invokes++;
     mark("invoke " + tool);
     if (tool === "sleep") await new Promise((resolve) => setTimeout(resolve, args.ms));
@@ -224,6 +225,10 @@ describe("restarts, crashes and quarantine", () => {
     expect(logs).toContain("2 starting a new plugin host for 'handle'");
     expect(logs).toContain("4 a change listener of 'handle' threw: listener bug");
     expect(changes).toEqual([{ kind: "restarted" }]);
+    // two restarts at once: the second finds no host to end, and waits for the same new one
+    await Promise.all([plugin.restart(), plugin.restart()]);
+    expect(changes).toEqual([{ kind: "restarted" }, { kind: "restarted" }]);
+    changes.splice(1);
     // 1: an end while no call waits on it
     const second = plugin.pid!;
     await plugin.invoke("exit_after");
@@ -271,6 +276,24 @@ describe("restarts, crashes and quarantine", () => {
     await plugin.invoke("kill_after");
     await until(() => !alive(pid) && logs.some((l) => l.includes("ended unexpectedly")), 10_000, "its end, logged");
     expect(logs.find((l) => l.includes("ended unexpectedly"))).toStartWith("4 the plugin host of 'handle' ended unexpectedly (signal SIGKILL) while no call was waiting");
+  });
+
+  test("a crash of a host serving a lease counts toward the quarantine too", async () => {
+    using dir = tempDir();
+    const { session, plugin, logs } = await loaded(dir.path, { permission: "once" });
+    await using _ = session;
+    const changes: PluginChange[] = [];
+    plugin.onChange((c) => changes.push(c));
+    const own = plugin.pid;
+    for (let crash = 1; crash <= 3; crash++) {
+      expect(plugin.isQuarantined).toBe(false);
+      expect((await refusal(plugin.invoke("dyn", { mode: "lease", path: join(dir.path, "out"), exit: 9 }))).code).toBe("E_CRASHED");
+    }
+    expect(plugin.isQuarantined).toBe(true);
+    expect(changes.map((c) => c.kind)).toEqual(["quarantined"]);
+    // its own host was not the one that crashed
+    expect(plugin.pid).toBe(own);
+    expect(logs.some((l) => l.includes("handle: "))).toBe(true);
   });
 
   test("calls that find the host gone share the one new host", async () => {
