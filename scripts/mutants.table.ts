@@ -59,9 +59,38 @@ export const MUTANT_TARGETS: Record<string, MutantTarget> = {
       "test/integration/cortex-process-sandbox.test.ts": "is confined|a command outside the folder runs|readable though no declared path|a layer this kernel lacks",
     },
   },
-  "src/host/plugin.ts": { tests: ["test/integration/gate.test.ts", "test/integration/resilience.test.ts", "test/integration/tool-selection.test.ts"], fixtures: true },
+  // (its branches with one module plugin in test/integration/plugin-handle.test.ts, ~8 s; then the native, Cortex and leased cases that reach what a module cannot)
+  "src/host/plugin.ts": {
+    tests: [
+      "test/integration/plugin-handle.test.ts",
+      "test/integration/plugin-change.test.ts",
+      "test/integration/gate.test.ts",
+      "test/integration/resilience.test.ts",
+      "test/integration/tool-selection.test.ts",
+      "test/integration/poll-command.test.ts",
+      "test/integration/sandbox-lease.test.ts",
+      "test/integration/cortex.test.ts",
+    ],
+    fixtures: true,
+    only: {
+      "test/integration/plugin-change.test.ts": "onChange",
+      "test/integration/gate.test.ts": "a gate that segfaults|cancelled while its permission|once, deny, and always",
+      "test/integration/resilience.test.ts": "every worker stuck|crashes:",
+      "test/integration/tool-selection.test.ts": "are not in plugin.tools|asks although",
+      "test/integration/poll-command.test.ts": "two commands at once|does not hold the next",
+      "test/integration/sandbox-lease.test.ts": "under a lease, a write|would widen anything",
+      "test/integration/cortex.test.ts": "timeout_secs|its name is the plugin.s",
+    },
+  },
   "src/host/prepared.ts": { tests: ["test/e2e/prepared-host.test.ts"], fixtures: true },
-  "src/plugin-host/module-loader.ts": { tests: ["test/integration/module-trust.test.ts", "test/integration/module-plugins.test.ts"], fixtures: true },
+  // (the loader's checks one by one in test/unit/module-loader.test.ts; of the sessions' tests, those that import through a real plugin host)
+  "src/plugin-host/module-loader.ts": {
+    tests: ["test/unit/module-loader.test.ts", "test/integration/module-trust.test.ts", "test/integration/module-plugins.test.ts"],
+    only: {
+      "test/integration/module-trust.test.ts": "outside its folder is refused|load from the approved bytes|not approved: importing",
+      "test/integration/module-plugins.test.ts": "loads from <stem>|a .js or .mjs module",
+    },
+  },
   "src/plugin-host/harden.ts": { tests: ["test/unit/harden.test.ts", "test/integration/descriptors.test.ts", "test/integration/plugin-host.test.ts"], fixtures: true },
   "src/mcp/permission.ts": { tests: ["test/unit/mcp-mapping.test.ts", "test/mcp/stdio.test.ts"], fixtures: true, only: { "test/mcp/stdio.test.ts": "permission" } },
   // (the request guard's pure checks and the endpoint in-process first; of http.test.ts, not the conformance suites, which test the SDK)
