@@ -91,7 +91,7 @@ export const MUTANT_TARGETS: Record<string, MutantTarget> = {
   },
   // Issue 42: what `cxagent mcp` gained (lazy hosts, describe at approval, our own stdio front).
   "src/cli/commands/approve.ts": {
-    tests: ["test/mcp/cortex-approve.test.ts", "test/e2e/trust-cli.test.ts"],
+    tests: ["test/e2e/approve-cli.test.ts", "test/mcp/cortex-approve.test.ts", "test/e2e/trust-cli.test.ts"],
     fixtures: true,
     only: { "test/e2e/trust-cli.test.ts": "approval lifecycle" },
   },
