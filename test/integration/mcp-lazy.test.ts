@@ -172,6 +172,21 @@ if (!existsSync(${JSON.stringify(marker)})) { writeFileSync(${JSON.stringify(mar
     expect(gone).toEqual([]);
   }, 30_000);
 
+  test("a client plugin's submits reach the listeners registered before its host started", async () => {
+    const state = join(home, "poller-state");
+    mkdirSync(state, { mode: 0o700 });
+    const poller = fixture("poller");
+    await approve(poller, state);
+    const session = await Session.open({ cwd: home, configDir, stateDir: state, reap: false });
+    sessions.push(session);
+    const lazy = lazyOf(session, poller, null);
+    const goals: string[] = [];
+    lazy.onSubmit((s) => void goals.push(`${s.plugin}: ${s.goal}`));
+    await lazy.invoke("submit_once", {}, {});
+    await until(() => goals.length > 0, 10_000, "the submit");
+    expect(goals).toEqual(["poller: run the tests"]);
+  }, 30_000);
+
   test("commands go through the same host", async () => {
     const { folder, session } = await served();
     const lazy = lazyOf(session, folder, null);
@@ -198,10 +213,8 @@ describe("live: its files change", () => {
     const lazy = lazyOf(session, folder, null);
     let told = 0;
     lazy.onListChanged(() => void told++);
-    const removed = lazy.onListChanged(() => {
-      throw new Error("a listener removed is not called");
-    });
-    removed();
+    let removedTold = 0;
+    lazy.onListChanged(() => void removedTold++)();
     lazy.watch();
     expect(await text(lazy.invoke(`${name}_work`, {}, {}))).toBe(`v1:${name}_work`);
     writeFileSync(file, code("v2"));
@@ -227,6 +240,32 @@ describe("live: its files change", () => {
     lazy.recheckSoon();
     await Bun.sleep(250);
     expect(told).toBe(2);
+    expect(removedTold).toBe(0);
+  }, 30_000);
+
+  test("a change in a subfolder is seen; with its approval revoked, a change has no list of what changed", async () => {
+    const { folder, session, name, state } = await served();
+    // (the subfolder and its file were there when approved)
+    const fresh = join(home, `${name}-sub`);
+    cpSync(folder, fresh, { recursive: true });
+    mkdirSync(join(fresh, "sub"));
+    writeFileSync(join(fresh, "sub", "data.txt"), "one\n");
+    await approve(fresh, state);
+    const lazy = lazyOf(session, fresh, null);
+    let told = 0;
+    lazy.onListChanged(() => void told++);
+    lazy.watch();
+    writeFileSync(join(fresh, "sub", "data.txt"), "two\n");
+    await until(() => told === 1, 10_000, "the change in the subfolder to be seen");
+    expect(lazy.awaitingApproval?.changes).toEqual({ added: [], removed: [], modified: ["sub/data.txt"] });
+    await approve(fresh, state);
+    lazy.recheckSoon();
+    await until(() => told === 2, 10_000, "the tools to come back");
+    // Changed again with no approval left to compare with: no list of what changed.
+    session.revoke(fresh);
+    writeFileSync(join(fresh, "sub", "data.txt"), "three\n");
+    await until(() => told === 3, 10_000, "the tools to leave the list");
+    expect(lazy.awaitingApproval).toEqual({ plugin: name, hash: session.inspect(fresh).loadSet.hash, folder: fresh, changes: null });
   }, 30_000);
 
   test("a call running when new approved bytes swap in finishes on the old host, which goes after it", async () => {
@@ -271,6 +310,25 @@ describe("live: its files change", () => {
     }
     const refused = await refusal(lazy.invoke(`${name}_work`, {}, {}));
     expect(refused.message).toBe(`plugin '${name}': ${inspectError!.message}`);
+  }, 30_000);
+
+  test("files that change back to the approved bytes come back on the host that runs, without a new one", async () => {
+    const { folder, session, name, sidecar } = await served();
+    const lazy = lazyOf(session, folder, null);
+    let told = 0;
+    lazy.onListChanged(() => void told++);
+    await text(lazy.invoke(`${name}_work`, {}, {}));
+    const host = session.plugin(name)!;
+    const bytes = await Bun.file(sidecar).text();
+    writeFileSync(sidecar, "{ not json");
+    lazy.recheckSoon();
+    await until(() => told === 1, 10_000, "the tools to leave the list");
+    writeFileSync(sidecar, bytes);
+    lazy.recheckSoon();
+    await until(() => told === 2, 10_000, "the tools to come back");
+    expect(lazy.tools).toHaveLength(2);
+    expect(lazy.started).toBe(true);
+    expect(session.plugin(name)).toBe(host);
   }, 30_000);
 
   test("approved new bytes it cannot serve lazily (a tool now held by another plugin) stay off the list, saying to restart", async () => {
@@ -400,6 +458,28 @@ describe("a plugin that declares its tools only when it runs (Cortex)", () => {
     expect(session.plugin("cortex-basic")).not.toBe(old);
     await until(() => !lazy.started, 10_000, "the host that described them to be stopped when idle");
     expect((await lazy.invoke("echo", {}, {})).success).toBe(true);
+  }, 60_000);
+
+  test("closed while new bytes start: what they describe is not listed", async () => {
+    const { folder, state, session } = await cortexCopy("cortex-closing");
+    await session.load(folder);
+    await session.unload("cortex-basic");
+    const lazy = lazyOf(session, folder, null);
+    let told = 0;
+    lazy.onListChanged(() => void told++);
+    const last = lazy.invoke("wait", { n: 2 }, {});
+    await until(() => lazy.started, 10_000, "the host to start");
+    const old = session.plugin("cortex-basic")!;
+    writeFileSync(join(folder, "NOTES.txt"), "a change\n");
+    await approve(folder, state);
+    lazy.recheckSoon();
+    await until(() => told === 1, 10_000, "the new bytes to start");
+    await lazy.close();
+    await Promise.all([old.invoke("wait", { n: 2 }), last]);
+    await until(() => session.plugin("cortex-basic") !== undefined && session.plugin("cortex-basic") !== old, 20_000, "the new bytes to have started");
+    await Bun.sleep(200);
+    expect(told).toBe(2); // the load's own (it describes otherwise than nothing kept), not a listing
+    expect(lazy.tools).toEqual([]);
   }, 60_000);
 
   test("new approved bytes whose start fails are said, and stay off the list", async () => {
