@@ -97,9 +97,6 @@ export const MUTANT_TARGETS: Record<string, MutantTarget> = {
   },
   // (test/mcp/lazy.test.ts, live.test.ts and cortex-lazy.test.ts hold the same through `cxagent mcp`: 10 s a run together, without a run's load)
   "src/mcp/lazy.ts": { tests: ["test/integration/mcp-lazy.test.ts"], fixtures: true },
-  "src/mcp/stdio-front.ts": {
-    tests: ["test/unit/mcp-stdio-front.test.ts", "test/mcp/stdio-front.test.ts", "test/mcp/prompts.test.ts", "test/mcp/stdio.test.ts"],
-    fixtures: true,
-    only: { "test/mcp/stdio.test.ts": "framing|initialize|tools/list|cancellation|logging|with elicitation: the client is asked" },
-  },
+  // (test/mcp/stdio-front-routing.test.ts holds the same routing through `cxagent mcp` processes: 16 s a run)
+  "src/mcp/stdio-front.ts": { tests: ["test/unit/mcp-stdio-front.test.ts", "test/integration/mcp-stdio-front.test.ts", "test/mcp/stdio-front.test.ts"], fixtures: true },
 };
