@@ -160,6 +160,6 @@ describe("readSmallFile", () => {
       readSmallFile(dir.path, 10);
       readSmallFile(join(dir.path, "f"), 0);
     }
-    expect(open()).toBe(before);
+    expect(open()).toBeLessThanOrEqual(before); // (another test's descriptor may close meanwhile)
   });
 });

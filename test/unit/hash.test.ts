@@ -259,5 +259,5 @@ test("hashing closes every file it opened", () => {
   const open = () => readdirSync("/proc/self/fd").length;
   const before = open();
   for (let round = 0; round < 3; round++) loadSetHash(dir.path);
-  expect(open()).toBe(before);
+  expect(open()).toBeLessThanOrEqual(before); // (another test's descriptor may close meanwhile)
 });

@@ -201,7 +201,7 @@ test("reading an executable's DT_NEEDED leaves no descriptor open, read or refus
     neededBy(process.execPath);
     expect(() => neededBy("/etc/hostname")).toThrow();
   }
-  expect(open()).toBe(before);
+  expect(open()).toBeLessThanOrEqual(before); // (another test's descriptor may close meanwhile)
 });
 
 test("the compiled binary's own list of what it loads, where it is defined, is taken as it is", () => {
