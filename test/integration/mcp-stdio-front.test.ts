@@ -27,6 +27,8 @@ let session: Session;
 let calculator: LazyPlugin;
 let moduleFolder = "";
 let modulePlugin: LazyPlugin;
+let waiter: LazyPlugin;
+let release = "";
 beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), "cxagent-front-"));
   const state = join(home, "state");
@@ -35,15 +37,30 @@ beforeAll(async () => {
   mkdirSync(moduleFolder);
   writeFileSync(join(moduleFolder, "changing.ts"), "export default { start() {}, stop() {}, invoke() { return { success: true, output: { content: 'x' } }; } };");
   writeFileSync(join(moduleFolder, "changing.plugin.json"), JSON.stringify({ pluginContract: 4, name: "changing", version: "1.0.0", tools: [{ name: "changing_work" }] }));
+  const waiterFolder = join(home, "waiter");
+  release = join(home, "release");
+  mkdirSync(waiterFolder);
+  writeFileSync(
+    join(waiterFolder, "waiter.ts"),
+    `import { existsSync } from "node:fs";
+export default { start() {}, stop() {}, async invoke() {
+  while (!existsSync(${JSON.stringify(release)})) await new Promise((r) => setTimeout(r, 10));
+  return { success: true, output: { content: "released" } };
+} };`,
+  );
+  writeFileSync(join(waiterFolder, "waiter.plugin.json"), JSON.stringify({ pluginContract: 4, name: "waiter", version: "1.0.0", tools: [{ name: "wait_here" }] }));
+  await approve(waiterFolder, state);
   await approve(CALCULATOR, state);
   await approve(moduleFolder, state);
   session = await Session.open({ cwd: home, configDir: join(home, "config"), stateDir: state, reap: false });
   calculator = new LazyPlugin(session, CALCULATOR, session.inspect(CALCULATOR), null);
   modulePlugin = new LazyPlugin(session, moduleFolder, session.inspect(moduleFolder), null);
+  waiter = new LazyPlugin(session, waiterFolder, session.inspect(waiterFolder), null);
 });
 afterAll(async () => {
   await calculator.close();
   await modulePlugin.close();
+  await waiter.close();
   await session.close();
   rmSync(home, { recursive: true, force: true });
 });
@@ -201,6 +218,8 @@ describe("left to the SDK's server", () => {
     ["an answer from the client", [{ jsonrpc: "2.0", id: 77, result: {} }], "an answer from the client"],
     ["an error from the client", [{ jsonrpc: "2.0", id: 77, error: { code: 1, message: "x" } }], "an answer from the client"],
     ["prompts/list", [{ jsonrpc: "2.0", id: 1, method: "prompts/list" }], "prompts/list"],
+    ["prompts/get", [{ jsonrpc: "2.0", id: 1, method: "prompts/get", params: { name: "x" } }], "prompts/get"],
+    ["an empty method, with _meta", [{ jsonrpc: "2.0", id: 1, method: "", params: { _meta: {} } }], "a message it checks"],
     ["tools/call without arguments' object", [{ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "calc_add", arguments: "1 2" } }], "tools/call"],
   ];
   test.each(cases)("%s", async (_, messages, why) => {
@@ -230,9 +249,25 @@ describe("left to the SDK's server", () => {
     expect(p.front.getClientCapabilities()).toEqual({ elicitation: { form: {} } });
     expect(p.front.getClientVersion()).toEqual(INFO);
     expect(p.messages().filter((m) => m.id === 0)).toHaveLength(1);
+    expect(p.frames.filter((f) => f.includes("replayed"))).toEqual([]);
     p.send({ jsonrpc: "2.0", id: 2, method: "initialize", params: { ...PLAIN_INIT, clientInfo: { name: "again", version: "2" } } });
     expect((await p.answer(2)).result.protocolVersion).toBe("2025-06-18");
     expect(p.front.getClientVersion()).toEqual({ name: "again", version: "2" });
+  });
+
+  test("once the SDK's server is there, a cancellation of a call it serves reaches it: that call is not answered", async () => {
+    const p = await open([waiter]);
+    await p.initialize();
+    await p.settle({ jsonrpc: "2.0", method: "notifications/initialized" });
+    p.send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "wait_here", arguments: {}, _meta: { note: "the SDK's" } } });
+    await until(() => waiter.started, 10_000, "the call to start");
+    expect(p.loaded()).toBe("tools/call");
+    await p.settle({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 1, reason: "no longer needed" } });
+    writeFileSync(release, "");
+    p.send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "wait_here", arguments: {}, _meta: { note: "the SDK's" } } });
+    expect((await p.answer(2)).result.content).toEqual([{ type: "text", text: "released" }]);
+    await Bun.sleep(100);
+    expect(p.messages().filter((m) => m.id === 1)).toEqual([]);
   });
 
   test("an elicitation loads the SDK's server, which asks the client the front initialized; its answer comes back", async () => {
@@ -269,18 +304,36 @@ describe("notifications to the client, and the end", () => {
     expect(p.loaded()).toBeNull();
   }, 30_000);
 
-  test("a notifications/initialized the SDK's server sees, once it is there, makes the client ready too", async () => {
+  test("the SDK's server loaded before the client said initialized: not ready until it does, then ready", async () => {
     const p = await open([modulePlugin]);
     await p.initialize();
-    await p.settle({ jsonrpc: "2.0", id: 1, method: "ping", params: { x: 1 } }, { jsonrpc: "2.0", method: "notifications/initialized" });
+    await p.settle({ jsonrpc: "2.0", id: 1, method: "ping", params: { x: 1 } });
     expect(p.loaded()).toBe("ping");
     const before = p.frames.length;
     writeFileSync(join(moduleFolder, "changing.ts"), `export default { start() {}, stop() {}, invoke() { return { success: true, output: { content: '${Math.random()}' } }; } };`);
     modulePlugin.recheckSoon();
-    await until(() => p.frames.length > before, 10_000, "list_changed");
-    expect(p.messages().at(-1)).toEqual({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
+    await until(() => modulePlugin.tools.length === 0, 10_000, "the change to be seen");
+    await Bun.sleep(100);
+    expect(p.frames.length).toBe(before);
+    await p.settle({ jsonrpc: "2.0", method: "notifications/initialized" });
+    const ready = p.frames.length;
     await approve(moduleFolder, join(home, "state"));
     modulePlugin.recheckSoon();
+    await until(() => p.frames.length > ready, 10_000, "list_changed");
+    expect(p.messages().at(-1)).toEqual({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
+    await until(() => modulePlugin.tools.length > 0, 10_000, "the tools to come back");
+  });
+
+  test("the front's client is the user's own: one that shows forms is asked to approve a plugin's changed files", async () => {
+    const p = await open([modulePlugin]);
+    await p.initialize({ ...PLAIN_INIT, capabilities: { elicitation: {} } });
+    await p.settle({ jsonrpc: "2.0", method: "notifications/initialized" });
+    writeFileSync(join(moduleFolder, "changing.ts"), `export default { start() {}, stop() {}, invoke() { return { success: true, output: { content: '${Math.random()}' } }; } };`);
+    modulePlugin.recheckSoon();
+    await until(() => p.messages().some((m) => m.method === "elicitation/create"), 10_000, "the question");
+    const ask = p.messages().find((m) => m.method === "elicitation/create");
+    expect(ask.params.message).toContain("The files of plugin 'changing'");
+    p.send({ jsonrpc: "2.0", id: ask.id, result: { action: "accept", content: { approve: true } } });
     await until(() => modulePlugin.tools.length > 0, 10_000, "the tools to come back");
   });
 
