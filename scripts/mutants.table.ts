@@ -123,4 +123,14 @@ export const MUTANT_TARGETS: Record<string, MutantTarget> = {
     fixtures: true,
     only: { "test/integration/line-cap.test.ts": "own read cap|no line end" },
   },
+  // Issue 42: what `cxagent mcp` gained (lazy hosts, describe at approval, our own stdio front).
+  "src/cli/commands/approve.ts": {
+    tests: ["test/e2e/approve-cli.test.ts", "test/mcp/cortex-approve.test.ts", "test/e2e/trust-cli.test.ts"],
+    fixtures: true,
+    only: { "test/e2e/trust-cli.test.ts": "approval lifecycle" },
+  },
+  // (test/mcp/lazy.test.ts, live.test.ts and cortex-lazy.test.ts hold the same through `cxagent mcp`: 10 s a run together, without a run's load)
+  "src/mcp/lazy.ts": { tests: ["test/integration/mcp-lazy.test.ts"], fixtures: true },
+  // (test/mcp/stdio-front-routing.test.ts holds the same routing through `cxagent mcp` processes: 16 s a run)
+  "src/mcp/stdio-front.ts": { tests: ["test/unit/mcp-stdio-front.test.ts", "test/integration/mcp-stdio-front.test.ts", "test/mcp/stdio-front.test.ts"], fixtures: true },
 };
