@@ -25,8 +25,8 @@ export const MUTANT_TARGETS: Record<string, MutantTarget> = {
   "src/session/compare.ts": { tests: ["test/unit/compare.test.ts", "test/unit/check-rules.test.ts", "test/unit/manifest.test.ts"] },
   "src/trust/hash.ts": { tests: ["test/unit/hash.test.ts"] },
   "src/trust/approvals.ts": { tests: ["test/unit/approvals-plain.test.ts", "test/unit/approvals.test.ts"] },
-  "src/elf/elf.ts": { tests: ["test/unit/elf.test.ts", "test/integration/dependency-edges.test.ts"], fixtures: true },
-  "src/elf/symbols.ts": { tests: ["test/unit/elf.test.ts", "test/unit/check-rules.test.ts"], fixtures: true },
+  "src/elf/elf.ts": { tests: ["test/unit/elf-bounds.test.ts", "test/unit/elf.test.ts", "test/integration/dependency-edges.test.ts"], fixtures: true },
+  "src/elf/symbols.ts": { tests: ["test/unit/elf-symbols.test.ts", "test/unit/check-rules.test.ts"], fixtures: true },
   "src/trust/dependencies.ts": { tests: ["test/integration/dependency-edges.test.ts", "test/integration/dependencies.test.ts"], fixtures: true },
   "src/trust/grants.ts": { tests: ["test/unit/grants.test.ts", "test/integration/gate.test.ts"], fixtures: true },
   "src/trust/check.ts": { tests: ["test/unit/trust-check.test.ts", "test/integration/trust.test.ts", "test/e2e/trust-cli.test.ts"], fixtures: true },
@@ -34,9 +34,9 @@ export const MUTANT_TARGETS: Record<string, MutantTarget> = {
   "src/trust/loader.ts": { tests: ["test/unit/system-loader.test.ts", "test/integration/dependency-edges.test.ts"] },
   "src/reaper/ours.ts": { tests: ["test/unit/ours.test.ts", "test/integration/registration.test.ts"], fixtures: true },
   "src/reaper/proc.ts": { tests: ["test/unit/proc.test.ts", "test/unit/ours.test.ts", "test/integration/registration.test.ts"], fixtures: true },
-  "src/reaper/escalate.ts": { tests: ["test/unit/escalate.test.ts", "test/unit/ours.test.ts", "test/integration/reap.test.ts"], fixtures: true },
-  "src/reaper/record.ts": { tests: ["test/integration/reap.test.ts", STATE], fixtures: true },
-  "src/reaper/reap.ts": { tests: ["test/integration/reap.test.ts", "test/integration/orphans.test.ts"], fixtures: true },
+  "src/reaper/escalate.ts": { tests: ["test/unit/escalate.test.ts", "test/unit/escalate-edges.test.ts", "test/unit/ours.test.ts", "test/integration/reap.test.ts"], fixtures: true },
+  "src/reaper/record.ts": { tests: ["test/unit/session-record.test.ts", "test/integration/reap.test.ts", STATE], fixtures: true },
+  "src/reaper/reap.ts": { tests: ["test/unit/reap-records.test.ts", "test/integration/reap.test.ts", "test/integration/orphans.test.ts"], fixtures: true },
   "src/host/gate.ts": { tests: ["test/unit/gate-decide.test.ts", "test/unit/tool-selection.test.ts", "test/integration/gate.test.ts"], fixtures: true },
   "src/sandbox/launch-plan.ts": { tests: ["test/unit/sandbox-plan.test.ts", "test/integration/sandbox.test.ts"], fixtures: true },
   "src/host/permit.ts": { tests: ["test/integration/gate.test.ts"], fixtures: true },
@@ -93,7 +93,12 @@ export const MUTANT_TARGETS: Record<string, MutantTarget> = {
   },
   "src/plugin-host/harden.ts": { tests: ["test/unit/harden.test.ts", "test/integration/descriptors.test.ts", "test/integration/plugin-host.test.ts"], fixtures: true },
   "src/mcp/permission.ts": { tests: ["test/unit/mcp-mapping.test.ts", "test/mcp/stdio.test.ts"], fixtures: true, only: { "test/mcp/stdio.test.ts": "permission" } },
-  "src/mcp/http.ts": { tests: ["test/unit/mcp-mapping.test.ts", "test/mcp/http.test.ts"], fixtures: true },
+  // (the request guard's pure checks and the endpoint in-process first; of http.test.ts, not the conformance suites, which test the SDK)
+  "src/mcp/http.ts": {
+    tests: ["test/unit/mcp-http.test.ts", "test/integration/mcp-http-serve.test.ts", "test/unit/mcp-mapping.test.ts", "test/mcp/http-limits.test.ts", "test/mcp/http.test.ts"],
+    fixtures: true,
+    only: { "test/mcp/http.test.ts": "the request guard|who is calling|a second local user" },
+  },
   // Issues 40 and 41: secrets and large results.
   "src/secrets/access.ts": { tests: ["test/unit/secret-bindings.test.ts"] },
   "src/secrets/echo.ts": { tests: ["test/unit/echo.test.ts", "test/unit/secret-bindings.test.ts"] },
@@ -118,4 +123,14 @@ export const MUTANT_TARGETS: Record<string, MutantTarget> = {
     fixtures: true,
     only: { "test/integration/line-cap.test.ts": "own read cap|no line end" },
   },
+  // Issue 42: what `cxagent mcp` gained (lazy hosts, describe at approval, our own stdio front).
+  "src/cli/commands/approve.ts": {
+    tests: ["test/e2e/approve-cli.test.ts", "test/mcp/cortex-approve.test.ts", "test/e2e/trust-cli.test.ts"],
+    fixtures: true,
+    only: { "test/e2e/trust-cli.test.ts": "approval lifecycle" },
+  },
+  // (test/mcp/lazy.test.ts, live.test.ts and cortex-lazy.test.ts hold the same through `cxagent mcp`: 10 s a run together, without a run's load)
+  "src/mcp/lazy.ts": { tests: ["test/integration/mcp-lazy.test.ts"], fixtures: true },
+  // (test/mcp/stdio-front-routing.test.ts holds the same routing through `cxagent mcp` processes: 16 s a run)
+  "src/mcp/stdio-front.ts": { tests: ["test/unit/mcp-stdio-front.test.ts", "test/integration/mcp-stdio-front.test.ts", "test/mcp/stdio-front.test.ts"], fixtures: true },
 };
