@@ -147,6 +147,14 @@ describe("a host only while calls need one", () => {
     expect(session.plugins).toHaveLength(1);
     writeFileSync(release, "");
     expect(await long).toBe(`v1:${name}_work`);
+    // A call that starts while the idle time of the one before runs: the host stays while it runs.
+    const later = join(home, `${name}-release-later`);
+    const next = text(lazy.invoke(`${name}_work`, { until: later }, {}));
+    await Bun.sleep(400);
+    expect(lazy.started).toBe(true);
+    expect(session.plugins).toHaveLength(1);
+    writeFileSync(later, "");
+    expect(await next).toBe(`v1:${name}_work`);
   }, 30_000);
 
   test("a host that failed to start is started again by the next call", async () => {
@@ -541,6 +549,25 @@ describe("a plugin that declares its tools only when it runs (Cortex)", () => {
     };
     return { lazy, seen, release, again, session };
   }
+
+  test("the old host's idle time does not stop the host that describes new bytes: that one has its own", async () => {
+    const { folder, state, session } = await cortexCopy("cortex-idle-swap");
+    await session.load(folder);
+    await session.unload("cortex-basic");
+    const lazy = lazyOf(session, folder, 2000);
+    expect((await lazy.invoke("echo", {}, {})).success).toBe(true); // the old host, idle from now
+    const idleFrom = Date.now();
+    const old = session.plugin("cortex-basic")!;
+    await Bun.sleep(700);
+    writeFileSync(join(folder, "NOTES.txt"), "a change\n");
+    await approve(folder, state);
+    recheckNow(lazy);
+    await until(() => lazy.tools.length > 0, 20_000, "the new bytes to be listed");
+    expect(session.plugin("cortex-basic")).not.toBe(old);
+    // Past the old host's idle time; the new one's, started 700 ms or more later, still runs.
+    await Bun.sleep(Math.max(0, idleFrom + 2300 - Date.now()));
+    expect(lazy.started).toBe(true);
+  }, 60_000);
 
   test("files changed again while new ones start: only the last start's end lists them", async () => {
     const { lazy, seen, release, again } = await changedTwice("cortex-twice");
