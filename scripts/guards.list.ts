@@ -1355,6 +1355,15 @@ export const GUARDS: Guard[] = [
     why: "3 crashes in 5 minutes quarantine a plugin for the session",
   },
   {
+    id: "protocol-stop-ends-a-starting-host",
+    area: "protocol",
+    file: "src/host/plugin.ts",
+    find: `if (this.stopped) throw (await this.end(connection),`,
+    replace: `if (false) throw (await this.end(connection),`,
+    tests: ["test/integration/plugin-handle.test.ts"],
+    why: "a plugin stopped while a new host of it was starting (after a crash) keeps no host running",
+  },
+  {
     id: "protocol-caller-deadline",
     area: "protocol",
     file: "src/host/calls.ts",

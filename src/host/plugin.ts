@@ -291,10 +291,7 @@ export class Plugin {
   private oneCommandAtATime<T>(run: () => Promise<T>): Promise<T> {
     if (this.manifestValue.pluginContract > 3) return run();
     const turn = this.commandTurn.then(run, run);
-    this.commandTurn = turn.then(
-      () => undefined,
-      () => undefined,
-    );
+    this.commandTurn = turn.then(() => undefined, () => undefined);
     return turn;
   }
 
@@ -324,16 +321,19 @@ export class Plugin {
     return this.submitted.iterate(signal);
   }
 
-  /** Stops the plugin: stop (bounded), then the process ends. Idempotent. */
+  /** Stops the plugin: stop (bounded), then the process ends; a host starting meanwhile too (relaunch sees `stopped`). Idempotent. */
   async stop(): Promise<void> {
     this.stopped = true;
     this.submitted.end();
     await this.leasePool?.stop();
-    const connection = this.connection ?? (await this.starting?.catch(() => null)) ?? null;
+    const connection = this.connection;
     this.connection = null;
-    if (!connection) return;
-    const error = await connection.shutdown({ stopMs: this.spec.host.stopMs });
-    if (error) this.hooks.onLog?.(3, error.message);
+    await this.starting?.catch(() => null);
+    if (connection) await this.end(connection);
+  }
+
+  private end(connection: Connection): Promise<void> {
+    return connection.shutdown({ stopMs: this.spec.host.stopMs }).then((error) => void (error && this.hooks.onLog?.(3, error.message)));
   }
 
   /** Runs one request on a live plugin host, starting a fresh one after a crash. @internal */
@@ -357,6 +357,7 @@ export class Plugin {
     this.hooks.onLog?.(this.deliberate ? 2 : 3, `starting a new plugin host for '${this.name}'${this.deliberate ? "" : " after the last one ended"}`);
     this.deliberate = false;
     const { connection } = await Plugin.launch(this.spec, this.hooks, this.manifestValue);
+    if (this.stopped) throw (await this.end(connection), new CxError("E_STOPPED", `plugin '${this.name}' has been stopped`));
     this.adopt(connection);
     this.changed({ kind: "restarted" });
     return connection;

@@ -78,7 +78,7 @@ export function writeSnapshot(dir: string, archive: ModuleArchive): Snapshot {
 
 function insideSnapshot(root: string, rel: string): string {
   const parts = rel.split("/");
-  if (rel.startsWith("/") || parts.some((p) => p === "" || p === "." || p === "..")) throw new Error(`the module archive names a path outside the plugin's folder: ${rel}`);
+  if (parts.some((p) => p === "" || p === "." || p === "..")) throw new Error(`the module archive names a path outside the plugin's folder: ${rel}`);
   return join(root, ...parts);
 }
 

@@ -84,9 +84,9 @@ export function processTable(): Map<number, ProcStat> {
   } catch {
     return table;
   }
+  // A name that is not a pid (self, net, ...) is NaN here, which readStat refuses before reading.
   for (const entry of entries) {
     const pid = Number(entry);
-    if (!Number.isInteger(pid) || pid <= 0) continue;
     const s = readStat(pid);
     if (s) table.set(pid, s);
   }
