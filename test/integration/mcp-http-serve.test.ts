@@ -7,6 +7,7 @@
  * and test/mcp/http-limits.test.ts, through the CLI.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { connect } from "node:net";
 import type { Session } from "../../src/index.ts";
 import { McpHub } from "../../src/mcp/hub.ts";
 import { type HttpServer, type Listen, RETRY_MS, SESSION_CAP, serveHttp } from "../../src/mcp/http.ts";
@@ -104,6 +105,21 @@ describe("the guard, served", () => {
     expect(batch.status).toBe(200);
     expect(batch.headers.get("mcp-session-id")).toMatch(/^[0-9a-f-]{36}$/);
     await batch.text();
+  });
+
+  test("a batch that holds anything but messages is the SDK's 400, not a crash: a number, null, a string", async () => {
+    await using server = await serving(null);
+    const id = await server.open();
+    for (const body of ["[5]", "[null]", '"x"', "5", '[{"jsonrpc":"2.0","id":3,"method":"tools/list"},7]']) {
+      const r = await server.post(body, { "mcp-session-id": id, "mcp-protocol-version": "2025-11-25" });
+      expect(r.status).toBe(400);
+      expect(((await r.json()) as { error: { message: string } }).error.message).not.toContain("no session");
+    }
+    // an empty batch, or an initialize with another message, opens no session: the first is ours to refuse, the second the SDK's
+    await refusedWith(await server.post([]), 400, "Bad request: no session; POST an initialize request first");
+    const two = await server.post([INITIALIZE, { jsonrpc: "2.0", id: 2, method: "tools/list" }]);
+    expect(two.status).toBe(400);
+    expect(((await two.json()) as { error: { message: string } }).error.message).toContain("Only one initialization request is allowed");
   });
 
   test("in a session: an unknown id is 404, a body that is not JSON 400; the session answers", async () => {
@@ -213,5 +229,16 @@ describe("limits and listeners", () => {
     await server.close();
     expect(await within(ended)).toBe("ended");
     expect(await fetch(server.url).then(() => "answered", () => "refused")).toBe("refused");
+  });
+
+  test("close does not wait for a client that never finishes sending its body", async () => {
+    const server = await serving(null);
+    const { port } = new URL(server.url);
+    const socket = connect(Number(port), "127.0.0.1");
+    await new Promise((resolve) => socket.once("connect", resolve));
+    socket.write(`POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\ncontent-length: 1000\r\n\r\n{"jsonrpc":`);
+    await Bun.sleep(100); // the request has reached the server, its body waits
+    expect(await within(server.close())).toBe("ended");
+    socket.destroy();
   });
 });
