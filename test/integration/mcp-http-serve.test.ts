@@ -11,7 +11,7 @@ import { connect } from "node:net";
 import type { Session } from "../../src/index.ts";
 import { McpHub } from "../../src/mcp/hub.ts";
 import { type HttpServer, type Listen, RETRY_MS, SESSION_CAP, serveHttp } from "../../src/mcp/http.ts";
-import { openSession } from "../helpers.ts";
+import { fixture, openSession } from "../helpers.ts";
 
 let session: Session;
 let hub: McpHub;
@@ -175,6 +175,31 @@ describe("sessions", () => {
     }
     expect(RETRY_MS).toBe(1000);
   });
+});
+
+describe("a running call", () => {
+  test("--sse-poll-ms closes the stream of a tools/call whose id is a string, as of one whose id is a number", async () => {
+    const plugin = await session.load(fixture("slow-invoke"));
+    const served = new McpHub({ session, plugins: [plugin], rules: [], version: "0.0.0-test", note: () => {}, warn: () => {}, logToStderr: () => {} });
+    const server = serveHttp(served, LOOPBACK, null, undefined, 200);
+    try {
+      const post = (body: unknown, headers: Record<string, string> = {}) => fetch(server.url, { method: "POST", headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(body) });
+      const init = await post(INITIALIZE);
+      await init.text();
+      const headers = { "mcp-session-id": init.headers.get("mcp-session-id")!, "mcp-protocol-version": "2025-11-25" };
+      expect((await post({ jsonrpc: "2.0", method: "notifications/initialized" }, headers)).status).toBe(202);
+      for (const id of ["call-a", 7]) {
+        const began = performance.now();
+        const stream = await post({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "slow_invoke", arguments: { ms: 2500 } } }, headers);
+        const text = await stream.text();
+        // closed by the poll, long before the call could answer: the priming event alone
+        expect(text).not.toContain('"result"');
+        expect(performance.now() - began).toBeLessThan(2400);
+      }
+    } finally {
+      await server.close();
+    }
+  }, 30_000);
 });
 
 describe("limits and listeners", () => {
