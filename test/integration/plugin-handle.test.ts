@@ -55,20 +55,20 @@ export default definePlugin({
     return { message: name + ": [" + text + "]", status: "reported" };
   },
   poll() {
-    if (!settings.submit || settings.submitted) return null;
-    settings.submitted = true;
-    return { goal: settings.submit };
+    const goal = (settings.submits ?? []).shift();
+    return goal === undefined ? null : { goal };
   },
   stop() {
     mark("stopped");
     if (settings.failStop) throw new Error("stop refused on purpose");
+    if (settings.hangStop) return new Promise(() => {});
   },
 });
 `;
 const MANIFEST = {
-  tools: [{ name: "work" }, { name: "checked", gated: true }, { name: "dyn", gated: "dynamic" }, { name: "sleep" }, { name: "exit" }, { name: "exit_after" }, { name: "kill_after" }, { name: "hidden_one" }],
+  tools: [{ name: "work" }, { name: "checked", gated: true }, { name: "dyn", gated: "dynamic" }, { name: "sleep" }, { name: "exit" }, { name: "exit_after" }, { name: "kill_after" }, { name: "typed", inputSchema: { type: "object", properties: { n: { type: "integer" } } } }, { name: "hidden_one" }],
   client: true,
-  commands: [{ name: "say", summary: "Says." }],
+  commands: [{ name: "say", summary: "Says." }, { name: "shout", summary: "Says louder." }],
 };
 
 const lines = (path: string) => (existsSync(path) ? readFileSync(path, "utf8").trim().split("\n") : []);
@@ -88,19 +88,19 @@ describe("refused before anything is sent", () => {
     using dir = tempDir();
     const { session, plugin, marker } = await loaded(dir.path, {}, {}, { tools: { deny: ["hidden_*"] } });
     await using _ = session;
-    expect(plugin.tools.map((t) => t.name)).toEqual(["work", "checked", "dyn", "sleep", "exit", "exit_after", "kill_after"]);
-    expect(plugin.manifest.tools).toHaveLength(8);
+    expect(plugin.tools.map((t) => t.name)).toEqual(["work", "checked", "dyn", "sleep", "exit", "exit_after", "kill_after", "typed"]);
+    expect(plugin.manifest.tools).toHaveLength(9);
     const unknown = await refusal(plugin.invoke("wrok"));
     expect(unknown.code).toBe("E_UNKNOWN_TOOL");
     expect(unknown.message).toBe("plugin 'handle' has no tool 'wrok'; did you mean 'work'?");
-    expect(unknown.hint).toBe("its tools: work, checked, dyn, sleep, exit, exit_after, kill_after");
+    expect(unknown.hint).toBe("its tools: work, checked, dyn, sleep, exit, exit_after, kill_after, typed");
     expect((await refusal(plugin.gate("nothing"))).code).toBe("E_UNKNOWN_TOOL");
     expect((await refusal(plugin.invoke("hidden_one"))).code).toBe("E_TOOL_HIDDEN");
     expect((await refusal(plugin.gate("hidden_one"))).code).toBe("E_TOOL_HIDDEN");
     const command = await refusal(plugin.command("sya"));
     expect(command.code).toBe("E_UNKNOWN_COMMAND");
     expect(command.message).toBe("plugin 'handle' declares no command 'sya'; did you mean 'say'?");
-    expect(command.hint).toBe("its commands: say");
+    expect(command.hint).toBe("its commands: say, shout");
     expect(lines(marker)).toEqual([]);
     // what it is: a module, no sandbox, no warnings, its commands export
     expect([plugin.kind, plugin.sandboxLayers, plugin.warnings, plugin.exports, plugin.about, plugin.deadlineOf("work")]).toEqual(["module", null, [], ["poll", "command"], null, null]);
@@ -203,8 +203,35 @@ describe("deadlines and commands", () => {
     await using _ = session;
     expect((await refusal(plugin.invoke("sleep", { ms: 5000 }, { timeoutMs: 100 }))).code).toBe("E_TIMEOUT");
     expect((await plugin.command("say", "  hi  ")).message).toBe("say: [hi]");
+    expect((await plugin.command("shout")).message).toBe("shout: []");
     const both = await within(Promise.all([plugin.command("say", "meet"), plugin.command("say", "meet")]), 10_000, "two commands that meet");
     expect(both.map((r) => r.message)).toEqual(["say: [meet]", "say: [meet]"]);
+  });
+});
+
+describe("what it measures, coerces and refuses to pass on", () => {
+  test("a call's duration, measured when the plugin gives none; a coerced argument, logged; a redaction marker sent back, refused for a tool, a gate and a command", async () => {
+    using dir = tempDir();
+    const { session, plugin, logs, marker } = await loaded(dir.path);
+    await using _ = session;
+    const before = performance.now();
+    const slept = await plugin.invoke("sleep", { ms: 100 });
+    const wall = performance.now() - before;
+    expect(slept.durationMs).toBeGreaterThanOrEqual(95);
+    expect(slept.durationMs).toBeLessThanOrEqual(Math.ceil(wall));
+    expect((await plugin.invoke("typed", { n: "5" })).output.args).toEqual({ n: 5 });
+    expect(logs).toContain("1 typed: took n as the type its inputSchema asks for");
+    const echoed = "[REDACTED:TOKEN]";
+    for (const [attempt, what] of [
+      [plugin.invoke("work", { x: echoed }), "tool 'work'"],
+      [plugin.gate("dyn", { x: echoed }), "tool 'dyn'"],
+      [plugin.command("say", echoed), "command 'say'"],
+    ] as const) {
+      const error = await refusal(attempt);
+      expect(error.code).toBe("E_REDACTED_ECHO");
+      expect(error.message).toStartWith(`the arguments of plugin 'handle' ${what} hold a redaction marker`);
+    }
+    expect(lines(marker)).toEqual(["invoke sleep", "invoke typed"]);
   });
 });
 
@@ -266,12 +293,13 @@ describe("restarts, crashes and quarantine", () => {
 
   test("an end by a signal with no call waiting is named by its signal; what it submits reaches the session", async () => {
     using dir = tempDir();
-    const { session, plugin, logs } = await loaded(dir.path, {}, { submit: "a goal" });
+    const { session, plugin, logs } = await loaded(dir.path, {}, { submits: [5, "a goal"] });
     await using _ = session;
     const submits: unknown[] = [];
     plugin.onSubmit((s) => submits.push(s));
     await until(() => submits.length === 1, 10_000, "the submit");
     expect(submits).toMatchObject([{ goal: "a goal" }]);
+    expect(logs).toContain("3 a submit was refused: its goal must be a non-empty string, not 5");
     const pid = plugin.pid!;
     await plugin.invoke("kill_after");
     await until(() => !alive(pid) && logs.some((l) => l.includes("ended unexpectedly")), 10_000, "its end, logged");
@@ -298,7 +326,7 @@ describe("restarts, crashes and quarantine", () => {
 
   test("calls that find the host gone share the one new host", async () => {
     using dir = tempDir();
-    const { session, plugin } = await loaded(dir.path);
+    const { session, plugin, logs } = await loaded(dir.path);
     await using _ = session;
     const changes: PluginChange[] = [];
     plugin.onChange((c) => changes.push(c));
@@ -306,6 +334,8 @@ describe("restarts, crashes and quarantine", () => {
     const both = await Promise.all([plugin.invoke("work"), plugin.invoke("work"), plugin.invoke("work")]);
     expect(both.map((r) => r.output.invokes).sort()).toEqual([1, 2, 3]);
     expect(changes).toEqual([{ kind: "restarted" }]);
+    // the first new host of all, after a crash: not a restart anyone asked for
+    expect(logs.filter((l) => l.includes("starting a new plugin host"))).toEqual(["3 starting a new plugin host for 'handle' after the last one ended"]);
   });
 
   test.each([
@@ -372,6 +402,32 @@ describe("stop", () => {
     expect(error.code).toBe("E_STOPPED");
     expect(hostsOf(join(folder, "handle.js"))).toEqual([]);
     expect(lines(marker)).toEqual(["stopped"]);
+  });
+
+  test("a restart asked while it stops is refused, and the plugin's own stop still runs", async () => {
+    using dir = tempDir();
+    const { session, plugin, marker } = await loaded(dir.path);
+    await using _ = session;
+    const stopping = plugin.stop();
+    expect((await refusal(plugin.restart())).code).toBe("E_STOPPED");
+    await stopping;
+    expect(lines(marker)).toEqual(["stopped"]);
+  });
+
+  test("ends the submits' iterator; a stop past the session's stopMs is given up, logged", async () => {
+    using dir = tempDir();
+    const { session, plugin, logs } = await loaded(dir.path, { stopMs: 300 }, { hangStop: true });
+    await using _ = session;
+    const iterated: unknown[] = [];
+    const iterating = (async () => {
+      for await (const submit of plugin.submits()) iterated.push(submit);
+      return "ended";
+    })();
+    const pid = plugin.pid!;
+    await within(plugin.stop(), 8000, "stop, past its deadline");
+    expect(await within(iterating, 5000, "the iterator's end")).toBe("ended");
+    expect(alive(pid)).toBe(false);
+    expect(logs.filter((l) => l.startsWith("3 ") && l.includes("300 ms"))).toHaveLength(1);
   });
 
   test("while a new host is starting: that host is ended too", async () => {
