@@ -50,9 +50,12 @@ export function servableLazily(inspection: Inspection, loadedAs?: string): boole
   return approved && !refused && inspection.enabled && known;
 }
 
-/** Approved and not refused, but its tools are known only once it runs and these bytes never ran here. */
+/**
+ * Asked of an inspection servableLazily refused: approved and not refused, only not known before it
+ * runs (a kind without a sidecar, these bytes never described here), so a start of them says.
+ */
 function describable(inspection: Inspection, loadedAs: string): boolean {
-  return !inspection.profile.sidecar && inspection.described === null && servableLazily({ ...inspection, described: inspection.manifest }, loadedAs);
+  return servableLazily({ ...inspection, described: inspection.manifest }, loadedAs);
 }
 
 export class LazyPlugin implements Served {

@@ -5,10 +5,10 @@
  * cortex-lazy); this is the quick test of its branches, first in its generated-mutants entry.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { LazyPlugin, servableLazily } from "../../src/mcp/lazy.ts";
+import { DEFAULT_IDLE_MS, LazyPlugin, servableLazily } from "../../src/mcp/lazy.ts";
 import { Session } from "../../src/session/session.ts";
 import type { CxError } from "../../src/errors.ts";
 import { approve, fixture, refusal, until } from "../helpers.ts";
@@ -65,6 +65,10 @@ const text = async (promise: Promise<{ success: boolean; output: unknown }>) => 
   expect(result.success).toBe(true);
   return (result.output as { content: string }).content;
 };
+
+test("a host idle for 10 minutes is stopped unless told otherwise", () => {
+  expect(DEFAULT_IDLE_MS).toBe(10 * 60 * 1000);
+});
 
 describe("servableLazily", () => {
   test("approved, enabled, unrefused and known before it runs; any one of them missing loads it at once", async () => {
@@ -143,6 +147,14 @@ describe("a host only while calls need one", () => {
     expect(session.plugins).toHaveLength(1);
     writeFileSync(release, "");
     expect(await long).toBe(`v1:${name}_work`);
+    // A call that starts while the idle time of the one before runs: the host stays while it runs.
+    const later = join(home, `${name}-release-later`);
+    const next = text(lazy.invoke(`${name}_work`, { until: later }, {}));
+    await Bun.sleep(400);
+    expect(lazy.started).toBe(true);
+    expect(session.plugins).toHaveLength(1);
+    writeFileSync(later, "");
+    expect(await next).toBe(`v1:${name}_work`);
   }, 30_000);
 
   test("a host that failed to start is started again by the next call", async () => {
@@ -181,18 +193,28 @@ if (!existsSync(${JSON.stringify(marker)})) { writeFileSync(${JSON.stringify(mar
     sessions.push(session);
     const lazy = lazyOf(session, poller, null);
     const goals: string[] = [];
+    const removed: string[] = [];
     lazy.onSubmit((s) => void goals.push(`${s.plugin}: ${s.goal}`));
+    lazy.onSubmit((s) => void removed.push(s.goal))();
     await lazy.invoke("submit_once", {}, {});
     await until(() => goals.length > 0, 10_000, "the submit");
     expect(goals).toEqual(["poller: run the tests"]);
+    expect(removed).toEqual([]);
   }, 30_000);
 
-  test("commands go through the same host", async () => {
-    const { folder, session } = await served();
-    const lazy = lazyOf(session, folder, null);
-    const error = await refusal(lazy.command("nope"));
-    expect(error.message).toContain("nope");
+  test("commands go through the same host, with no text unless given", async () => {
+    const state = join(home, "probe-state");
+    mkdirSync(state, { mode: 0o700 });
+    const probe = join(home, "probe");
+    cpSync(join(import.meta.dir, "../fixtures/modules/probe"), probe, { recursive: true });
+    await approve(probe, state);
+    const session = await Session.open({ cwd: home, configDir, stateDir: state, reap: false });
+    sessions.push(session);
+    const lazy = lazyOf(session, probe, null);
+    expect((await lazy.command("greet")).message).toBe("hello, world");
     expect(lazy.started).toBe(true);
+    expect((await lazy.command("greet", "you")).message).toBe("hello, you");
+    expect(session.plugins).toHaveLength(1);
   }, 30_000);
 
   test("tools a config file hides are not listed", async () => {
@@ -351,6 +373,22 @@ describe("live: its files change", () => {
     expect(refused.message).toBe(`plugin '${name}': its changed files cannot be served lazily; restart the server to load them`);
   }, 30_000);
 
+  test("the approval withdrawn while the same files are served: still listed, nobody asked; a new host is refused by the trust check", async () => {
+    // (live reload follows the files; a revoke is for the next start, which checks trust itself)
+    const { folder, session, name } = await served();
+    const lazy = lazyOf(session, folder, null);
+    let told = 0;
+    lazy.onListChanged(() => void told++);
+    session.revoke(folder);
+    lazy.recheckSoon();
+    await Bun.sleep(300);
+    expect(told).toBe(0);
+    expect(lazy.tools).toHaveLength(2);
+    expect(lazy.awaitingApproval).toBeNull();
+    expect((await refusal(lazy.invoke(`${name}_work`, {}, {}))).code).toBe("E_NOT_APPROVED");
+    expect(lazy.started).toBe(false);
+  }, 30_000);
+
   test("closed: no change is looked at, no listener told, no idle stop armed", async () => {
     const { folder, session, name, file } = await served();
     const lazy = lazyOf(session, folder, 200);
@@ -480,6 +518,92 @@ describe("a plugin that declares its tools only when it runs (Cortex)", () => {
     await Bun.sleep(200);
     expect(told).toBe(2); // the load's own (it describes otherwise than nothing kept), not a listing
     expect(lazy.tools).toEqual([]);
+  }, 60_000);
+
+  /** Looks at its files now (recheckSoon's debounce aside), so that two changes land in order. */
+  const recheckNow = (lazy: LazyPlugin) => (lazy as unknown as { recheck(): void }).recheck();
+
+  /**
+   * A lazily served copy whose old host runs a call (cortex-basic's `wait`, ended by the test) while
+   * its files change and are approved twice: the first change's start waits for that call.
+   */
+  async function changedTwice(name: string, env: Record<string, string> = {}) {
+    const { folder, state, session } = await cortexCopy(name, env);
+    await session.load(folder);
+    await session.unload("cortex-basic");
+    const lazy = lazyOf(session, folder, null);
+    const seen = { told: 0 };
+    lazy.onListChanged(() => void seen.told++);
+    const last = lazy.invoke("wait", { n: 2 }, {});
+    await until(() => lazy.started, 10_000, "the host to start");
+    const old = session.plugin("cortex-basic")!;
+    writeFileSync(join(folder, "NOTES.txt"), "one\n");
+    await approve(folder, state);
+    recheckNow(lazy);
+    expect(seen.told).toBe(1);
+    const release = () => Promise.all([old.invoke("wait", { n: 2 }), last]);
+    const again = async () => {
+      writeFileSync(join(folder, "NOTES.txt"), "two\n");
+      await approve(folder, state);
+      recheckNow(lazy);
+    };
+    return { lazy, seen, release, again, session };
+  }
+
+  test("the old host's idle time does not stop the host that describes new bytes: that one has its own", async () => {
+    const { folder, state, session } = await cortexCopy("cortex-idle-swap");
+    await session.load(folder);
+    await session.unload("cortex-basic");
+    const lazy = lazyOf(session, folder, 2000);
+    expect((await lazy.invoke("echo", {}, {})).success).toBe(true); // the old host, idle from now
+    const idleFrom = Date.now();
+    const old = session.plugin("cortex-basic")!;
+    await Bun.sleep(700);
+    writeFileSync(join(folder, "NOTES.txt"), "a change\n");
+    await approve(folder, state);
+    recheckNow(lazy);
+    await until(() => lazy.tools.length > 0, 20_000, "the new bytes to be listed");
+    expect(session.plugin("cortex-basic")).not.toBe(old);
+    // Past the old host's idle time; the new one's, started 700 ms or more later, still runs.
+    await Bun.sleep(Math.max(0, idleFrom + 2300 - Date.now()));
+    expect(lazy.started).toBe(true);
+  }, 60_000);
+
+  test("files changed again while new ones start: only the last start's end lists them", async () => {
+    const { lazy, seen, release, again } = await changedTwice("cortex-twice");
+    await again();
+    expect(seen.told).toBe(1);
+    await release();
+    await until(() => lazy.tools.length > 0, 20_000, "the new bytes to be listed");
+    await Bun.sleep(200);
+    // the load's own (it describes otherwise than nothing kept), then the last start's listing
+    expect(seen.told).toBe(3);
+  }, 60_000);
+
+  test("files changed again while new ones start, and that start fails: said once, by the last", async () => {
+    const once = join(home, "fault-once-twice");
+    writeFileSync(once, ""); // while it exists no host misbehaves; the first to start after it goes fails
+    const { lazy, seen, release, again } = await changedTwice("cortex-twice-fails", { CXAGENT_FX_FAULT: "init:exit", CXAGENT_FX_FAULT_ONCE: once });
+    await again();
+    rmSync(once);
+    await release();
+    await until(() => seen.told > 1, 20_000, "the failed start to be said");
+    await Bun.sleep(200);
+    expect(seen.told).toBe(2);
+    expect((await refusal(lazy.invoke("echo", {}, {}))).message).toMatch(/^plugin 'cortex-basic': its new files failed to start: /);
+  }, 60_000);
+
+  test("closed while new bytes start, and that start fails: nobody is told", async () => {
+    const once = join(home, "fault-once-closed");
+    writeFileSync(once, "");
+    const { lazy, seen, release, session } = await changedTwice("cortex-closed-fails", { CXAGENT_FX_FAULT: "init:exit", CXAGENT_FX_FAULT_ONCE: once });
+    await lazy.close();
+    rmSync(once);
+    await release();
+    await until(() => existsSync(once), 20_000, "the new bytes' start (it fails, writing the file again)");
+    await Bun.sleep(300);
+    expect(session.plugin("cortex-basic")).toBeUndefined();
+    expect(seen.told).toBe(1);
   }, 60_000);
 
   test("new approved bytes whose start fails are said, and stay off the list", async () => {

@@ -270,8 +270,10 @@ test("a plugin printing to stdout on every call: the protocol survives 1,000 cal
   expect(lines.filter((l) => l === "stdout-noise: write(1) noise").length).toBe(1000);
 });
 
+// Both tests below ask about bytes, not about stuck workers: on a loaded machine 16 workers writing
+// 1 MiB each can take over the default second, which then refuses the calls queued behind them.
 test("64 concurrent invokes each answering 1 MiB: every reply whole and matched to its id", async () => {
-  await using session = await openSession();
+  await using session = await openSession({ stuckMs: 60_000 });
   const plugin = await session.load(fixture("big-reply"));
   const results = await Promise.all(Array.from({ length: 64 }, (_, tag) => plugin.invoke("big_reply", { tag })));
   results.forEach((result, tag) => {
@@ -283,7 +285,7 @@ test("64 concurrent invokes each answering 1 MiB: every reply whole and matched 
 // The parent reads the rest of a long line straight from the socket (LineSplitter.drain) up to
 // 8 MiB, and as chunks past that; replies of every size, all in flight at once, arrive whole.
 test("replies of 5 bytes to 20 MiB in flight together, small ones between big ones: every byte in place", async () => {
-  await using session = await openSession();
+  await using session = await openSession({ stuckMs: 60_000 });
   const plugin = await session.load(fixture("big-reply"));
   const sizes = [5, 3 << 20, 100, 20 << 20, 9 << 20, 4097, 64 << 10, 1 << 20, (8 << 20) - 40, 7, 2 << 20, 600 << 10];
   const results = await Promise.all(sizes.map((bytes, tag) => plugin.invoke("big_reply", { bytes, tag }, { timeoutMs: 60_000 })));

@@ -8,7 +8,7 @@
  * (reaped as user nobody, from a copy of src/ nobody may read).
  */
 import { describe, expect, test } from "bun:test";
-import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { readStat, startTimeOf } from "../../src/reaper/proc.ts";
 import { reap } from "../../src/reaper/reap.ts";
@@ -210,11 +210,14 @@ test("a record naming a process whose pid is this process's own group (its leade
 }, 30_000);
 
 test("what survives SIGKILL keeps its record (reaped as user nobody): a process of root's, or a member of root's left in the group of one that ended", async () => {
-  // nobody must read the modules: a copy of src/ in a folder anyone may enter (Stryker's sandbox is private)
+  // nobody must read the code: reap.ts and what it imports (node_modules' too) bundled into one file
+  // in a folder anyone may enter; the checkout may sit in a private folder (a CI clone under a 0700
+  // temporary folder, Stryker's sandbox)
   using readable = tempDir();
   chmodSync(readable.path, 0o755);
-  cpSync(join(ROOT, "src"), join(readable.path, "src"), { recursive: true });
-  symlinkSync(realpathSync(join(ROOT, "node_modules")), join(readable.path, "node_modules"));
+  const bundled = await Bun.build({ entrypoints: [join(ROOT, "src/reaper/reap.ts")], outdir: readable.path, target: "bun", naming: "reap.js" });
+  expect(bundled.logs).toEqual([]);
+  chmodSync(join(readable.path, "reap.js"), 0o644);
   using state = tempDir();
   chmodSync(state.path, 0o777);
   const rootOwned = Bun.spawn(["sleep", "60"]);
@@ -226,7 +229,7 @@ test("what survives SIGKILL keeps its record (reaped as user nobody): a process 
     const m = record(state.path, "m", [{ pid: mixed.pid, startTime: startTimeOf(mixed.pid), plugin: "m", kind: "host", pgid: mixed.pid, sid: mixed.pid }]);
     chmodSync(join(state.path, "sessions"), 0o777);
     for (const path of [c, m]) chmodSync(path, 0o666);
-    const code = `const { reap } = await import(${JSON.stringify(join(readable.path, "src/reaper/reap.ts"))}); console.log(JSON.stringify(await reap({ stateDir: process.argv[1], graceMs: 0 })));`;
+    const code = `const { reap } = await import(${JSON.stringify(join(readable.path, "reap.js"))}); console.log(JSON.stringify(await reap({ stateDir: process.argv[1], graceMs: 0 })));`;
     const asNobody = Bun.spawn(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, "-e", code, state.path], {
       env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: "/nonexistent", BUN_RUNTIME_TRANSPILER_CACHE_PATH: "0", ...STRYKER },
       stdout: "pipe",
