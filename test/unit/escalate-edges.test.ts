@@ -131,6 +131,27 @@ describe.skipIf(!STRACE)("what it does, seen by strace", () => {
     }
   });
 
+  test("a zombie target has ended: not signalled, and reported gone", async () => {
+    // `sleep 0` ends and stays a zombie: the process sh became by exec never collects it
+    await using s = await started("sleep 0 & echo $!; exec sleep 60");
+    const [zombie] = s.pids as [number];
+    for (let i = 0; i < 500 && readStat(zombie)?.state !== "Z"; i++) await Bun.sleep(10);
+    const target: Owned = { pid: zombie, startTime: readStat(zombie)!.startTime };
+    const { endings, signals } = await traced([target], { graceMs: 0 });
+    expect(endings).toEqual([{ target, outcome: "gone", members: [] }]);
+    expect(signals).toEqual([]);
+  });
+
+  test("the grace period is waited while anything lives, and no further: a group that ends within it gets no SIGKILL", async () => {
+    // the leader takes 0.2 s to end after SIGTERM; its member ends at once
+    await using l = await started("trap 'sleep 0.2; exit 0' TERM; sleep 60 & echo $!; wait; sleep 60");
+    const target = owned(l.pid);
+    const { endings, signals } = await traced([target], { graceMs: 20_000 });
+    // its members: the first child, and the trap's sleep if a look caught it
+    expect([endings[0]!.outcome, endings[0]!.members.every((m) => m.outcome === "ended"), endings[0]!.members.some((m) => m.pid === l.pids[0])]).toEqual(["ended", true, true]);
+    expect(signals).toEqual([[-l.pid, "SIGTERM"]]);
+  });
+
   test("a target that leads no group is signalled by its pid alone, recorded with this process's group or with none", async () => {
     const own = readStat(process.pid)!;
     const a = Bun.spawn(["sleep", "60"]);
