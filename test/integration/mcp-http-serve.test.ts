@@ -7,10 +7,11 @@
  * and test/mcp/http-limits.test.ts, through the CLI.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { connect } from "node:net";
 import type { Session } from "../../src/index.ts";
 import { McpHub } from "../../src/mcp/hub.ts";
 import { type HttpServer, type Listen, RETRY_MS, SESSION_CAP, serveHttp } from "../../src/mcp/http.ts";
-import { openSession } from "../helpers.ts";
+import { fixture, openSession } from "../helpers.ts";
 
 let session: Session;
 let hub: McpHub;
@@ -106,6 +107,21 @@ describe("the guard, served", () => {
     await batch.text();
   });
 
+  test("a batch that holds anything but messages is the SDK's 400, not a crash: a number, null, a string", async () => {
+    await using server = await serving(null);
+    const id = await server.open();
+    for (const body of ["[5]", "[null]", '"x"', "5", '[{"jsonrpc":"2.0","id":3,"method":"tools/list"},7]']) {
+      const r = await server.post(body, { "mcp-session-id": id, "mcp-protocol-version": "2025-11-25" });
+      expect(r.status).toBe(400);
+      expect(((await r.json()) as { error: { message: string } }).error.message).not.toContain("no session");
+    }
+    // an empty batch, or an initialize with another message, opens no session: the first is ours to refuse, the second the SDK's
+    await refusedWith(await server.post([]), 400, "Bad request: no session; POST an initialize request first");
+    const two = await server.post([INITIALIZE, { jsonrpc: "2.0", id: 2, method: "tools/list" }]);
+    expect(two.status).toBe(400);
+    expect(((await two.json()) as { error: { message: string } }).error.message).toContain("Only one initialization request is allowed");
+  });
+
   test("in a session: an unknown id is 404, a body that is not JSON 400; the session answers", async () => {
     await using server = await serving(null);
     const id = await server.open();
@@ -161,6 +177,31 @@ describe("sessions", () => {
   });
 });
 
+describe("a running call", () => {
+  test("--sse-poll-ms closes the stream of a tools/call whose id is a string, as of one whose id is a number", async () => {
+    const plugin = await session.load(fixture("slow-invoke"));
+    const served = new McpHub({ session, plugins: [plugin], rules: [], version: "0.0.0-test", note: () => {}, warn: () => {}, logToStderr: () => {} });
+    const server = serveHttp(served, LOOPBACK, null, undefined, 200);
+    try {
+      const post = (body: unknown, headers: Record<string, string> = {}) => fetch(server.url, { method: "POST", headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(body) });
+      const init = await post(INITIALIZE);
+      await init.text();
+      const headers = { "mcp-session-id": init.headers.get("mcp-session-id")!, "mcp-protocol-version": "2025-11-25" };
+      expect((await post({ jsonrpc: "2.0", method: "notifications/initialized" }, headers)).status).toBe(202);
+      for (const id of ["call-a", 7]) {
+        const began = performance.now();
+        const stream = await post({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "slow_invoke", arguments: { ms: 2500 } } }, headers);
+        const text = await stream.text();
+        // closed by the poll, long before the call could answer: the priming event alone
+        expect(text).not.toContain('"result"');
+        expect(performance.now() - began).toBeLessThan(2400);
+      }
+    } finally {
+      await server.close();
+    }
+  }, 30_000);
+});
+
 describe("limits and listeners", () => {
   test("the body cap: a body of exactly the cap is read, one byte more is 413", async () => {
     await using server = await serving(null, LOOPBACK, 4096);
@@ -213,5 +254,16 @@ describe("limits and listeners", () => {
     await server.close();
     expect(await within(ended)).toBe("ended");
     expect(await fetch(server.url).then(() => "answered", () => "refused")).toBe("refused");
+  });
+
+  test("close does not wait for a client that never finishes sending its body", async () => {
+    const server = await serving(null);
+    const { port } = new URL(server.url);
+    const socket = connect(Number(port), "127.0.0.1");
+    await new Promise((resolve) => socket.once("connect", resolve));
+    socket.write(`POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\ncontent-length: 1000\r\n\r\n{"jsonrpc":`);
+    await Bun.sleep(100); // the request has reached the server, its body waits
+    expect(await within(server.close())).toBe("ended");
+    socket.destroy();
   });
 });

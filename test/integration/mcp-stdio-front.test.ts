@@ -219,6 +219,7 @@ describe("left to the SDK's server", () => {
     ["an error from the client", [{ jsonrpc: "2.0", id: 77, error: { code: 1, message: "x" } }], "an answer from the client"],
     ["prompts/list", [{ jsonrpc: "2.0", id: 1, method: "prompts/list" }], "prompts/list"],
     ["prompts/get", [{ jsonrpc: "2.0", id: 1, method: "prompts/get", params: { name: "x" } }], "prompts/get"],
+    ["a prompts/list whose params read as an initialize's", [{ jsonrpc: "2.0", id: 1, method: "prompts/list", params: PLAIN_INIT }], "prompts/list"],
     ["an empty method, with _meta", [{ jsonrpc: "2.0", id: 1, method: "", params: { _meta: {} } }], "a message it checks"],
     ["tools/call without arguments' object", [{ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "calc_add", arguments: "1 2" } }], "tools/call"],
   ];
@@ -227,6 +228,29 @@ describe("left to the SDK's server", () => {
     await p.initialize();
     await p.settle(...messages);
     expect(p.loaded()).toBe(why);
+  });
+
+  test("an id the SDK's server answers is answered whatever it is, the empty string too", async () => {
+    const p = await open();
+    await p.initialize();
+    await p.settle({ jsonrpc: "2.0", id: "", method: "ping", params: { x: 1 } });
+    expect(p.loaded()).toBe("ping");
+    expect((await p.answer("")).result).toEqual({});
+  });
+
+  test("the front's client is the user's own: a gate's question offers Allow always, on the front's path and on the SDK's", async () => {
+    for (const meta of [null, { note: "the SDK's" }]) {
+      const p = await open();
+      await p.initialize({ ...PLAIN_INIT, capabilities: { elicitation: {} } });
+      await p.settle({ jsonrpc: "2.0", method: "notifications/initialized" });
+      p.send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "calc_divide", arguments: { a: 1, b: 0 }, ...(meta ? { _meta: meta } : {}) } });
+      await until(() => p.messages().some((m) => m.method === "elicitation/create"), 10_000, "the question");
+      const ask = p.messages().find((m) => m.method === "elicitation/create");
+      expect(ask.params.requestedSchema.properties.decision.enum).toEqual(["allow_once", "allow_always", "deny"]);
+      p.send({ jsonrpc: "2.0", id: ask.id, result: { action: "decline" } });
+      expect((await p.answer(1)).result.isError).toBe(true);
+      expect(p.loaded()).toBe(meta ? "tools/call" : "a request to the client");
+    }
   });
 
   test("an initialize out of the ordinary is the SDK's, answered as the front answers a plain one", async () => {

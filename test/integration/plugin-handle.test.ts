@@ -18,7 +18,8 @@ import { definePlugin } from "cxagent";
 let settings = {};
 let invokes = 0;
 const waiting = [];
-const mark = (text) => settings.marker && appendFileSync(settings.marker, text + "\\n");
+// (the marker from the settings, or before start from the environment)
+const mark = (text) => { const marker = settings.marker ?? process.env.CXAGENT_FX_MARKER; if (marker) appendFileSync(marker, text + "\\n"); };
 export default definePlugin({
   start(ctx) {
     settings = ctx.settings;
@@ -472,7 +473,7 @@ describe("stop", () => {
     const marker = join(dir.path, "marker");
     const code = CODE.replace("export default definePlugin({", `export default definePlugin({\n  describe() { return { ...${JSON.stringify({ pluginContract: 4, name: "handle", version: "1.0.0", ...MANIFEST })}, version: "2.0.0" }; },`);
     const folder = writeModule(dir.path, "handle", code, MANIFEST, ".js");
-    await using session = await openSession();
+    await using session = await openSession({ env: { CXAGENT_FX_MARKER: marker } });
     const error = await refusal(session.load(folder, { settings: { marker } }));
     expect(error.code).not.toBe("E_PLUGIN_FAILED");
     expect(error.message).toContain("2.0.0");

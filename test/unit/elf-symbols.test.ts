@@ -61,6 +61,8 @@ describe("readSymbols", () => {
     const small = Buffer.from(bytes);
     small.writeUInt16LE(63, 58);
     expect(readSymbols(small)).toEqual({ dynamic: [], all: null });
+    // headers laid out at 48 bytes each, every field inside them: still not read
+    expect(readSymbols(sectioned([{ type: SHT_DYNSYM, symbols: dynamic }], { shentsize: 48 }).bytes)).toEqual({ dynamic: [], all: null });
     // entries larger than 64 bytes are stepped over by their own size
     const wide = sectioned([{ type: SHT_DYNSYM, symbols: dynamic }, { type: SHT_SYMTAB, symbols: all }], { shentsize: 72 });
     expect(readSymbols(wide.bytes)).toEqual({ dynamic: dynamic.map(fields), all: all.map(fields) });
