@@ -26,7 +26,8 @@ function escape(char: string): string {
   const named = NAMED[char];
   if (named) return named;
   const code = char.charCodeAt(0);
-  return code <= 0xff ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`;
+  // C0 and C1 (up to U+009F) as \xNN; the rest matched (U+061C and up) as \uNNNN
+  return code <= 0x9f ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`;
 }
 
 /** One line of plugin text, safe to print: every control and invisible character escaped. */
@@ -36,6 +37,6 @@ export function inert(text: string): string {
 
 /** Multi-line plugin text, safe to print: newlines and tabs kept, everything else escaped. */
 export function inertBlock(text: string): string {
-  const unified = text.includes("\r\n") ? text.replace(/\r\n/g, "\n") : text;
+  const unified = text.replace(/\r\n/g, "\n");
   return BLOCK_TEST.test(unified) ? unified.replace(BLOCK, escape) : unified;
 }
