@@ -21,6 +21,9 @@ process.env.CXAGENT_PASS_ENV = [
   "__STRYKER_ACTIVE_MUTANT__",
 ].join(",");
 
+/** For a process a test starts with an environment of its own: the mutant Stryker made active here is active there too. */
+export const STRYKER: Record<string, string> = process.env.__STRYKER_ACTIVE_MUTANT__ === undefined ? {} : { __STRYKER_ACTIVE_MUTANT__: process.env.__STRYKER_ACTIVE_MUTANT__ };
+
 export const ROOT = join(import.meta.dir, "..");
 export const FIXTURES = join(ROOT, "test/fixtures/build");
 export const CALCULATOR = join(ROOT, "examples/calculator");

@@ -11,47 +11,14 @@ import { join } from "node:path";
 import { endProcesses, type EndOptions, type Ending } from "../../src/reaper/escalate.ts";
 import type { Owned } from "../../src/reaper/ours.ts";
 import { readStat, startTimeOf } from "../../src/reaper/proc.ts";
-import { tempDir } from "../helpers.ts";
+import { STRYKER, tempDir } from "../helpers.ts";
+import { alive, leader, started } from "../process-groups.ts";
 import { inPidNamespace, PID_NAMESPACE } from "../isolation.ts";
 
 const CHILD = join(import.meta.dir, "escalate-child.ts");
-/** npm run mutants: the mutant Stryker made active here is active in the child too. */
-const STRYKER = process.env.__STRYKER_ACTIVE_MUTANT__ === undefined ? {} : { __STRYKER_ACTIVE_MUTANT__: process.env.__STRYKER_ACTIVE_MUTANT__ };
 const STRACE = Bun.spawnSync(["strace", "-o", "/dev/null", "true"], { stdout: "ignore", stderr: "ignore" }).exitCode === 0;
 if (!STRACE) console.error("skipping the tests of escalate.ts that read its system calls: strace is unavailable here");
 
-const alive = (pid: number) => {
-  const s = readStat(pid);
-  return s !== null && s.state !== "Z";
-};
-
-/** A process started by `script` (sh -c, in a group and session of its own) whose first line names pids; ended with its group when disposed. */
-async function started(script: string) {
-  const proc = Bun.spawn(["sh", "-c", script], { detached: true, stdout: "pipe" });
-  const reader = proc.stdout.getReader();
-  let text = "";
-  while (!text.includes("\n")) text += new TextDecoder().decode((await reader.read()).value);
-  reader.releaseLock();
-  const pids = text.trim().split(" ").map(Number);
-  return {
-    pid: proc.pid,
-    pids,
-    proc,
-    [Symbol.asyncDispose]: async () => {
-      for (const group of [proc.pid, ...pids]) {
-        try {
-          process.kill(-group, "SIGKILL");
-        } catch {
-          // not a group, or ended
-        }
-      }
-      await proc.exited;
-    },
-  };
-}
-
-/** A shell leading a group and session of its own with a child in its group (both ignore SIGTERM if asked). */
-const leader = (ignoreTerm = false) => started(`${ignoreTerm ? "trap '' TERM; " : ""}sleep 60 & echo $!; wait; sleep 60`);
 const owned = (pid: number, fields: Partial<Owned> = {}): Owned => ({ pid, startTime: startTimeOf(pid)!, pgid: pid, sid: pid, ...fields });
 
 /** endProcesses in a process of its own under strace: what it answered, the signals it sent (signal 0 left out) and the /proc reads it made. */

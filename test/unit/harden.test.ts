@@ -9,12 +9,10 @@
 import { describe, expect, test } from "bun:test";
 import { chmodSync, copyFileSync } from "node:fs";
 import { join } from "node:path";
-import { tempDir } from "../helpers.ts";
+import { STRYKER, tempDir } from "../helpers.ts";
 import { harden } from "../../src/plugin-host/harden.ts";
 import type { Libc } from "../../src/plugin-host/libc.ts";
 
-/** npm run mutants: the mutant Stryker made active in this test is active in the child too. */
-const STRYKER = process.env.__STRYKER_ACTIVE_MUTANT__ === undefined ? {} : { __STRYKER_ACTIVE_MUTANT__: process.env.__STRYKER_ACTIVE_MUTANT__ };
 const SRC = join(import.meta.dir, "../../src/plugin-host");
 const SETS = ["CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"] as const;
 type Sets = Record<(typeof SETS)[number], boolean>;

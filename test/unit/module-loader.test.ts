@@ -8,12 +8,10 @@
 import { describe, expect, test } from "bun:test";
 import { chownSync, lstatSync, mkdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { tempDir } from "../helpers.ts";
+import { STRYKER, tempDir } from "../helpers.ts";
 import { snapshotOf, writeSnapshot } from "../../src/plugin-host/module-loader.ts";
 
 const DRIVER = join(import.meta.dir, "../fixtures/module-loader-run.ts");
-/** npm run mutants: the mutant Stryker made active in this test is active in the child too. */
-const STRYKER = process.env.__STRYKER_ACTIVE_MUTANT__ === undefined ? {} : { __STRYKER_ACTIVE_MUTANT__: process.env.__STRYKER_ACTIVE_MUTANT__ };
 const PROBE = `export const probe = (spec: string) => import(spec);\n`;
 const FOLDER = "/plugins/p";
 const APPROVED = "which is not among the files that were approved: a module plugin may import only the files of its own folder (the ones that were approved)";

@@ -8,11 +8,9 @@ import { expect, test } from "bun:test";
 import { chmodSync, copyFileSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { groupMayHaveMembers, identify, processMayExist, processTable, readStat, startedBefore, startTimeOf } from "../../src/reaper/proc.ts";
-import { tempDir } from "../helpers.ts";
+import { STRYKER, tempDir } from "../helpers.ts";
 
 /** Field n (1-based) of /proc/<pid>/stat, counted after the command's closing parenthesis. */
-/** npm run mutants: the mutant Stryker made active in this test is active in the child too. */
-const STRYKER = process.env.__STRYKER_ACTIVE_MUTANT__ === undefined ? {} : { __STRYKER_ACTIVE_MUTANT__: process.env.__STRYKER_ACTIVE_MUTANT__ };
 const field = (pid: number, n: number) => readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /s, "").split(" ")[n - 3]!;
 
 async function reaped(proc: { exited: Promise<number> }) {

@@ -12,41 +12,10 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, wr
 import { join } from "node:path";
 import { readStat, startTimeOf } from "../../src/reaper/proc.ts";
 import { reap } from "../../src/reaper/reap.ts";
-import { ROOT, tempDir, until } from "../helpers.ts";
+import { ROOT, STRYKER, tempDir, until } from "../helpers.ts";
+import { alive, leader, started } from "../process-groups.ts";
 
-/** npm run mutants: the mutant Stryker made active here is active in the child too. */
-const STRYKER: Record<string, string> = process.env.__STRYKER_ACTIVE_MUTANT__ === undefined ? {} : { __STRYKER_ACTIVE_MUTANT__: process.env.__STRYKER_ACTIVE_MUTANT__ };
 
-const alive = (pid: number) => {
-  const s = readStat(pid);
-  return s !== null && s.state !== "Z";
-};
-
-/** sh -c `script` leading a group and session of its own (a plugin host, as spawned); its first line of output names pids. */
-async function started(script: string) {
-  const proc = Bun.spawn(["sh", "-c", script], { detached: true, stdout: "pipe" });
-  const reader = proc.stdout.getReader();
-  let text = "";
-  while (!text.includes("\n")) text += new TextDecoder().decode((await reader.read()).value);
-  reader.releaseLock();
-  const pids = text.trim().split(" ").map(Number);
-  return {
-    pid: proc.pid,
-    pids,
-    child: pids[0]!,
-    [Symbol.asyncDispose]: async () => {
-      try {
-        process.kill(-proc.pid, "SIGKILL");
-      } catch {
-        // ended
-      }
-      await proc.exited;
-    },
-  };
-}
-
-/** A plugin host as spawned, with a child in its group; `ignoreTerm` makes both ignore SIGTERM. */
-const leader = (ignoreTerm = false) => started(`${ignoreTerm ? "trap '' TERM; " : ""}sleep 60 & echo $!; wait; sleep 60`);
 
 /** A record whose owner is gone (this pid, another start time), naming `processes`; its path. */
 function record(state: string, name: string, processes: object[], owner = { pid: process.pid, startTime: "1" }): string {
