@@ -7,8 +7,8 @@
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { chmodSync, copyFileSync, existsSync, readdirSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import type { Context, Figures } from "./context.ts";
 import { cpuPerCall, cpuSample, memoryOf, sampleAdder, sectionFigures } from "./measure.ts";
 import { ROOT } from "./setup.ts";
@@ -21,12 +21,27 @@ interface Tree {
   close(): Promise<void>;
 }
 
+/**
+ * The Bun the Bun servers run: a copy of this benchmark's own, so that the pages of its executable
+ * are shared among those servers only, as cxagent's are among its own processes. Run as this
+ * process's Bun, a server's PSS counted half of the runtime's code (about 16 MiB of 33 at N = 1)
+ * to this benchmark instead.
+ */
+function peerBun(ctx: Context): string {
+  const copy = join(dirname(ctx.ws.stateDir), "bun-peer");
+  if (!existsSync(copy)) {
+    copyFileSync(process.execPath, copy);
+    chmodSync(copy, 0o755);
+  }
+  return copy;
+}
+
 async function openTree(ctx: Context, server: Server, n: number): Promise<Tree> {
   const minimal = join(import.meta.dir, "mcp-minimal.mjs");
   const specs =
     server === "cxagent-mcp"
       ? [{ command: ctx.ws.binary, args: ["mcp", ...ctx.ws.many.slice(0, n), "--state-dir", ctx.ws.stateDir, "--config-dir", ctx.ws.configDir] }]
-      : Array.from({ length: n }, () => ({ command: server === "minimal-node" ? "node" : process.execPath, args: [minimal] }));
+      : Array.from({ length: n }, () => ({ command: server === "minimal-node" ? "node" : peerBun(ctx), args: [minimal] }));
   const clients = await Promise.all(
     specs.map(async (spec) => {
       const transport = new StdioClientTransport({ ...spec, cwd: ROOT, stderr: "inherit" });
@@ -80,8 +95,7 @@ export async function mcpLazySection(ctx: Context, fig: Figures) {
           if (counts.includes(n)) {
             add(`mcplazy.${n}.${server}.pss_listed_kib`, pssOf(all()));
             // Its anonymous part: PSS also counts the executable's pages, whose share depends on how
-            // many processes map the same file (every Bun of this machine maps bun's, this benchmark
-            // included; only cxagent's own processes map cxagent's).
+            // many processes map the same file (each contender's, its own tree's only: peerBun).
             add(`mcplazy.${n}.${server}.anon_listed_kib`, all().reduce((sum, pid) => sum + (memoryOf(pid).anon || 0), 0));
           }
           for (const c of t.clients) await c.client.callTool({ name: c.tool, arguments: c.args });
@@ -109,7 +123,7 @@ export function mcpLazyTable(spread: (key: string, scale?: number) => string, ha
   const out = [
     "## `cxagent mcp` lazy: N plugins against N minimal SDK servers (issue 42)",
     "",
-    "Whole tree (server and children), MiB of PSS, and of its anonymous part (PSS also counts a share of the executable's pages: every Bun process of the machine, this benchmark's own included, shares bun's; only cxagent's own processes map cxagent's); time and the tree's CPU from spawn to every tool listed, all servers at once; CPU of the tree idle after one call of each plugin.",
+    "Whole tree (server and children), MiB of PSS, and of its anonymous part (PSS also counts a share of the executable's pages; the Bun servers run a copy of bun made for them, so each contender's executable is shared within its own tree only: cxagent's among its server and plugin hosts, bun's among the N Bun servers, node's among the N Node servers); time and the tree's CPU from spawn to every tool listed, all servers at once; CPU of the tree idle after one call of each plugin.",
     "",
     "| N | server | PSS after tools/list | anonymous PSS after tools/list | PSS after one call each | all tools listed, ms | CPU until listed, ms |",
     "| --- | --- | --- | --- | --- | --- | --- |",

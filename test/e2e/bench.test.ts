@@ -31,6 +31,10 @@ test("npm run bench -- --quick writes every target's row, with the C limit measu
   expect(text).toMatch(/32 bare Bun children, one after another \/ all at once: [0-9.]+k? \/ [0-9.]+k?; 32 ideal starts: [0-9.]+k? \/ [0-9.]+k? \|/);
   expect(text).toMatch(/32 ideal starts \(one C thread each, computing for as long as one cold load takes, then answering a line\) took [0-9.]+ times/);
   expect(text).toContain("## Contended");
+  // Issue 42's floors: each measured, and its ratio to the minimal servers taken
+  for (const floor of ["floor: one process that checks nothing", "floor in C:", "floor with the tool in a second process:"]) {
+    expect(text.match(new RegExp(`\\| ${floor}[^|]* \\| [0-9][^|]* \\| [0-9][^|]* \\| [0-9][^|]* \\| [0-9]`, "g"))).toHaveLength(2);
+  }
   expect(existsSync(committed) ? statSync(committed).mtimeMs : 0).toBe(committedBefore);
   // It builds the binary and every contender before measuring: about 100 s on a quiet 2-vCPU
   // machine, and over 300 s (the build alone 327 s) at a load average of 24.
