@@ -138,19 +138,26 @@ export class LazyPlugin implements Served {
     this.recheckTimer = null;
     if (this.closed) return;
     let fresh: Inspection | null = null;
-    let problem: string;
+    let problem = "";
     try {
       fresh = this.session.inspect(this.ref);
-      problem = fresh.trust.state === "approved" ? "" : `its files changed since it was approved; approve them with: cxagent approve ${this.inspection.loadSet.realFolder}`;
     } catch (error) {
       if (!isCxError(error)) throw error;
       problem = error.message;
     }
     const same = fresh !== null && fresh.loadSet.hash === this.inspection.loadSet.hash;
-    if (same && this.changed === null) return;
+    // The bytes it serves lost their approval (cxagent revoke): off the list, and its host goes once
+    // its running calls end. The client is not asked to approve them again: the user just said no.
+    const revoked = same && fresh!.trust.state !== "approved";
+    if (fresh && fresh.trust.state !== "approved") {
+      const folder = this.inspection.loadSet.realFolder;
+      problem = revoked ? `its approval was withdrawn; approve it again with: cxagent approve ${folder}` : `its files changed since it was approved; approve them with: cxagent approve ${folder}`;
+    }
+    if (same && this.changed === null && !problem) return;
     const wasListed = this.changed === null;
     let swapped = false;
-    this.pending = fresh && fresh.trust.state !== "approved" ? { plugin: this.name, hash: fresh.loadSet.hash, folder: fresh.loadSet.realFolder, changes: fresh.trust.state === "changed" ? fresh.trust.changes : null } : null;
+    this.pending = fresh && !revoked && fresh.trust.state !== "approved" ? { plugin: this.name, hash: fresh.loadSet.hash, folder: fresh.loadSet.realFolder, changes: fresh.trust.state === "changed" ? fresh.trust.changes : null } : null;
+    if (revoked) this.retire();
     if (fresh && !problem && servableLazily(fresh, this.name)) {
       this.changed = null;
       if (!same) this.swap(fresh);
@@ -187,6 +194,11 @@ export class LazyPlugin implements Served {
   private swap(fresh: Inspection) {
     this.swaps++;
     this.inspection = fresh;
+    this.retire();
+  }
+
+  /** Its host, if one runs, ends once its running calls have; the next call starts a new one. */
+  private retire() {
     const old = this.plugin;
     this.plugin = null;
     this.clearIdle();

@@ -373,20 +373,25 @@ describe("live: its files change", () => {
     expect(refused.message).toBe(`plugin '${name}': its changed files cannot be served lazily; restart the server to load them`);
   }, 30_000);
 
-  test("the approval withdrawn while the same files are served: still listed, nobody asked; a new host is refused by the trust check", async () => {
-    // (live reload follows the files; a revoke is for the next start, which checks trust itself)
+  test("the approval withdrawn while the same files are served: off the list, nobody asked, calls refused, its host ended", async () => {
     const { folder, session, name } = await served();
     const lazy = lazyOf(session, folder, null);
+    await text(lazy.invoke(`${name}_work`, {}, {}));
+    expect(lazy.started).toBe(true);
     let told = 0;
     lazy.onListChanged(() => void told++);
     session.revoke(folder);
     lazy.recheckSoon();
-    await Bun.sleep(300);
-    expect(told).toBe(0);
-    expect(lazy.tools).toHaveLength(2);
+    await until(() => told === 1, 5_000, "the list to change");
+    expect(lazy.tools).toHaveLength(0);
     expect(lazy.awaitingApproval).toBeNull();
-    expect((await refusal(lazy.invoke(`${name}_work`, {}, {}))).code).toBe("E_NOT_APPROVED");
+    const refused = await refusal(lazy.invoke(`${name}_work`, {}, {}));
+    expect(refused.code).toBe("E_NOT_APPROVED");
+    expect(refused.message).toContain("its approval was withdrawn; approve it again with: cxagent approve");
     expect(lazy.started).toBe(false);
+    lazy.recheckSoon(); // looked at again, still withdrawn: nothing new to tell
+    await Bun.sleep(300);
+    expect(told).toBe(1);
   }, 30_000);
 
   test("closed: no change is looked at, no listener told, no idle stop armed", async () => {

@@ -9,7 +9,7 @@ import { ElicitRequestSchema, ToolListChangedNotificationSchema } from "@modelco
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { approve, until, writeModule } from "../helpers.ts";
+import { approve, cli, hostsOf, until, writeModule } from "../helpers.ts";
 import { approvedState, connect, listening } from "./_mcp.ts";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -55,6 +55,40 @@ test("a changed plugin leaves the list, its running call finishes on the old hos
   await until(() => changes >= 2, 10_000, "notifications/tools/list_changed after the approval");
   expect(await names()).toEqual(["live_work", "other_work"]);
   expect(await text("live_work")).toEqual({ error: false, text: "v2" });
+}, 60_000);
+
+test("a revoked plugin leaves the list, its host ends once its running call has, and it comes back once approved again", async () => {
+  const gone = writeModule(home, "gone", code("g1"), { tools: [{ name: "gone_work" }] });
+  await approve(gone, state);
+  // A client that can show a form is not asked to approve it again: the user just withdrew it.
+  await using server = await connect([gone, other], { state, cwd: home, capabilities: { elicitation: { form: {} } } });
+  let changes = 0;
+  let asked = 0;
+  server.client.setNotificationHandler(ToolListChangedNotificationSchema, () => void changes++);
+  server.client.setRequestHandler(ElicitRequestSchema, async () => (asked++, { action: "decline" }));
+  const text = async (name: string, args: Record<string, unknown> = {}) => {
+    const result = await server.client.callTool({ name, arguments: args });
+    return { error: result.isError, text: (result.content as { text: string }[])[0]!.text };
+  };
+  const names = async () => (await server.client.listTools()).tools.map((t) => t.name);
+  expect(await text("gone_work")).toEqual({ error: false, text: "g1" });
+  const running = text("gone_work", { ms: 1500 });
+  await Bun.sleep(200);
+  const revoked = await cli(["revoke", gone], { env: { CXAGENT_STATE_DIR: state } });
+  expect(revoked.code).toBe(0);
+  await until(() => changes >= 1, 10_000, "notifications/tools/list_changed after the revoke");
+  expect(await names()).toEqual(["other_work"]);
+  const refused = await text("gone_work");
+  expect(refused.error).toBe(true);
+  expect(refused.text).toContain(`plugin 'gone': its approval was withdrawn; approve it again with: cxagent approve ${gone}`);
+  expect(await running).toEqual({ error: false, text: "g1" }); // the call it had begun
+  await until(() => hostsOf(join(gone, "gone.ts")).length === 0, 10_000, "the revoked plugin's host to end");
+  expect(await text("other_work")).toEqual({ error: false, text: "other" });
+  expect(asked).toBe(0);
+  await approve(gone, state);
+  await until(() => changes >= 2, 10_000, "notifications/tools/list_changed after approving it again");
+  expect(await names()).toEqual(["gone_work", "other_work"]);
+  expect(await text("gone_work")).toEqual({ error: false, text: "g1" });
 }, 60_000);
 
 describe("approval through the client (an elicitation form)", () => {
