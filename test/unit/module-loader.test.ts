@@ -39,7 +39,7 @@ async function loaded(dir: string, files: Record<string, string>, steps: ({ impo
   const snapshot = emptyFolder(dir);
   const spec = join(dir, "case.json");
   writeFileSync(spec, JSON.stringify({ dir: snapshot, folder: FOLDER, entry: "main.ts", files: { "main.ts": PROBE, ...files }, steps, ...more }));
-  const child = Bun.spawn([process.execPath, DRIVER, spec], { cwd: dir, stdout: "pipe", stderr: "pipe", env: { ...process.env, ...STRYKER } });
+  const child = Bun.spawn([process.execPath, "--no-install", DRIVER, spec], { cwd: dir, stdout: "pipe", stderr: "pipe", env: { ...process.env, ...STRYKER } });
   const [out, err, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
   if (code !== 0) throw new Error(`the loader's process failed (exit ${code}): ${err}`);
   const answers = out.trim().split("\n").filter(Boolean).map((line) => JSON.parse(line) as Answer);
