@@ -4,6 +4,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { startTimeOf } from "../src/reaper/proc.ts";
 import { CONFIG_DIR, ROOT, STATE_DIR, until } from "./helpers.ts";
 
 export interface Held {
@@ -13,7 +14,10 @@ export interface Held {
 
 /**
  * Starts a real session process (test/fixtures/hold-session.ts) holding the given plugins
- * (`ref` or `ref=settingsJSON`); resolves once they are loaded.
+ * (`ref` or `ref=settingsJSON`); resolves once they are loaded. Disposing of it (`using`) kills
+ * what a test that failed midway left running: the session, each of its hosts with its process
+ * group, and each child, when still the same process (same start time; a pid the system gave to
+ * another process since is never signalled).
  */
 export async function holdSession(state: string, refs: string[], env: Record<string, string> = {}) {
   const proc = Bun.spawn([process.execPath, join(ROOT, "test/fixtures/hold-session.ts"), ...refs], {
@@ -31,7 +35,27 @@ export async function holdSession(state: string, refs: string[], env: Record<str
   }
   const held = JSON.parse(text) as Held;
   const children = held.held.flatMap((h) => h.output.pids ?? []);
-  return { proc, held, hosts: held.held.map((h) => h.host), children };
+  const hosts = held.held.map((h) => h.host);
+  const started = [...hosts, ...children].filter((pid) => pid > 1).map((pid) => ({ pid, at: startTimeOf(pid) }));
+  return {
+    proc,
+    held,
+    hosts,
+    children,
+    [Symbol.dispose]() {
+      proc.kill("SIGKILL");
+      for (const { pid, at } of started) {
+        if (at === null || startTimeOf(pid) !== at) continue;
+        // A host still up leads its group: the group goes with it, as its own end would take it.
+        const target = hosts.includes(pid) && procStat(pid)?.pgid === pid ? -pid : pid;
+        try {
+          process.kill(target, "SIGKILL");
+        } catch {
+          // it ended between the check and the signal
+        }
+      }
+    },
+  };
 }
 
 /** The CLI from source as a running process whose stderr can be waited on while it runs. */

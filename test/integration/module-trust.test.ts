@@ -268,7 +268,8 @@ export default {
 
   test("after kill -9 of the session its plugin host ends, and its snapshot is gone by the next session's start", async () => {
     using dir = tempDir();
-    const { proc, hosts } = await holdSession(join(dir.path, "state"), [join(ROOT, "test/fixtures/modules/probe")]);
+    using session = await holdSession(join(dir.path, "state"), [join(ROOT, "test/fixtures/modules/probe")]);
+    const { proc, hosts } = session;
     const host = hosts[0]!;
     const snapshot = snapshotOf(host);
     // in the private folder for snapshots ($XDG_RUNTIME_DIR/cxagent here), not the shared /tmp
@@ -309,7 +310,8 @@ export default {
     using dir = tempDir();
     const runtime = mkdtempSync(join(RUNTIME_DIR, "runtime-"));
     const tmp = join(runtime, "cxagent");
-    const { proc, hosts } = await holdSession(join(dir.path, "state"), [join(ROOT, "test/fixtures/modules/probe")], { XDG_RUNTIME_DIR: runtime });
+    using session = await holdSession(join(dir.path, "state"), [join(ROOT, "test/fixtures/modules/probe")], { XDG_RUNTIME_DIR: runtime });
+    const { proc, hosts } = session;
     try {
       const live = snapshotOf(hosts[0]!);
       expect(live).toStartWith(join(tmp, `cxagent-module-${proc.pid}.`));
@@ -357,7 +359,8 @@ export default {
       `export default { start() {}, invoke() { const child = Bun.spawn(["sleep", "60"], { stdio: ["ignore", "ignore", "ignore"] }); return { success: true, output: { pids: [child.pid] } }; }, stop() {} };`,
       { spawns: true },
     );
-    const { proc, hosts, children } = await holdSession(join(dir.path, "state"), [folder]);
+    using session = await holdSession(join(dir.path, "state"), [folder]);
+    const { proc, hosts, children } = session;
     expect(children).toHaveLength(1);
     expect(alive(children[0]!)).toBe(true);
     proc.kill("SIGKILL");

@@ -91,7 +91,8 @@ for (const moment of ["call", "start"] as const) {
 test("kill -9 of the parent: a process in the host's group that ignores SIGTERM is killed after the grace period", async () => {
   using dir = tempDir();
   const state = join(dir.path, "state");
-  const { proc, hosts, children } = await holdSession(state, [`${fixture("spawns-children")}={"count":1,"stubborn":1}`]);
+  using session = await holdSession(state, [`${fixture("spawns-children")}={"count":1,"stubborn":1}`]);
+  const { proc, hosts, children } = session;
   const [shell] = children as [number];
   await until(() => groupMembers(hosts[0]!).length === 3, 5000, "the child's shell to start its sleep"); // host, shell, sleep
   proc.kill("SIGKILL");

@@ -19,7 +19,8 @@ describe("after kill -9 of a session", () => {
   test("its plugin hosts end their own groups; the next reap ends exactly the registered children that left them, and reports them", async () => {
     using dir = tempDir();
     const state = join(dir.path, "state");
-    const { proc, hosts, children } = await holdSession(state, [`${fixture("spawns-children")}={"count":2,"own_session":1}`, fixture("undeclared-spawner")]);
+    using session = await holdSession(state, [`${fixture("spawns-children")}={"count":2,"own_session":1}`, fixture("undeclared-spawner")]);
+    const { proc, hosts, children } = session;
     const undeclared = readSessionRecord(state)
       .processes.filter((p) => p.plugin === "undeclared-spawner" && p.kind === "child")
       .map((p) => p.pid);
@@ -76,7 +77,8 @@ describe("after kill -9 of a session", () => {
   test("a child that led its own group and ignores SIGTERM is killed after the grace period, with its group", async () => {
     using dir = tempDir();
     const state = join(dir.path, "state");
-    const { proc, hosts, children } = await holdSession(state, [`${fixture("spawns-children")}={"count":1,"stubborn":1,"own_session":1}`]);
+    using session = await holdSession(state, [`${fixture("spawns-children")}={"count":1,"stubborn":1,"own_session":1}`]);
+    const { proc, hosts, children } = session;
     const [shell] = children as [number];
     await until(() => groupMembers(shell).length === 2, 5000, "the child's shell to start its sleep");
     proc.kill("SIGKILL");
@@ -93,7 +95,8 @@ describe("after kill -9 of a session", () => {
   test("the next session reaps by itself when it opens", async () => {
     using dir = tempDir();
     const state = join(dir.path, "state");
-    const { proc, children } = await holdSession(state, [`${fixture("spawns-children")}={"count":1,"own_session":1}`]);
+    using session = await holdSession(state, [`${fixture("spawns-children")}={"count":1,"own_session":1}`]);
+    const { proc, children } = session;
     proc.kill("SIGKILL");
     await proc.exited;
     const r = await cli(["list"], { env: { CXAGENT_STATE_DIR: state } });
@@ -133,7 +136,7 @@ describe("nothing that is not provably ours", () => {
   test("two live sessions: reaping from one leaves the other's plugin hosts and children alone", async () => {
     using dir = tempDir();
     const state = join(dir.path, "state");
-    const other = await holdSession(state, [`${fixture("spawns-children")}={"count":2}`]);
+    using other = await holdSession(state, [`${fixture("spawns-children")}={"count":2}`]);
     try {
       const r = await cli(["reap", "--json"], { env: { CXAGENT_STATE_DIR: state } });
       expect(r.json()).toMatchObject({ entries: [], live: [expect.stringContaining(join(state, "sessions"))] });

@@ -44,7 +44,7 @@ describe("a process that is not the plugin's own", () => {
     using dir = tempDir();
     const state = join(dir.path, "state");
     await approve(FOREIGN, state);
-    const other = await holdSession(join(dir.path, "other"), [fixture("noop")]);
+    using other = await holdSession(join(dir.path, "other"), [fixture("noop")]);
     try {
       const host = other.hosts[0]!;
       const r = await cli(["invoke", FOREIGN, "register", "--args", JSON.stringify({ pid: host })], { env: { CXAGENT_STATE_DIR: state } });
