@@ -48,7 +48,7 @@ const SECTIONS: Record<string, (ctx: Context, fig: Figures) => unknown> = {
 
 const USAGE = `Usage: npm run bench [-- options]
 
-  (no options)      5 runs, writes BENCHMARKS.md (about 22 minutes)
+  (no options)      5 runs, writes BENCHMARKS.md (about an hour on 2 quiet vCPUs)
   --quick           1 short run, for development (writes the table too)
   --runs N          another number of runs
   --rounds N        another number of rounds per run (default 4; keep it even, see BENCHMARKS.md)
