@@ -68,7 +68,10 @@ test("a pid's identity: the same process, a reused pid (another start time), or 
 });
 
 test("a zombie is gone, though /proc still shows it", async () => {
-  const shell = Bun.spawn(["sh", "-c", "sleep 0 & echo $!; exec sleep 30"], { stdout: "pipe" });
+  // The child ends only once its parent has become `sleep`, which never reaps it (or is gone). With
+  // `sleep 0 &` it could end before the exec, and the shell reaped it: seen once in CI.
+  const script = '(while [ -e /proc/$$ ] && [ "$(cat /proc/$$/comm)" != sleep ]; do sleep 0.01; done) & echo $!; exec sleep 30';
+  const shell = Bun.spawn(["sh", "-c", script], { stdout: "pipe" });
   try {
     const reader = shell.stdout.getReader();
     const pid = Number(new TextDecoder().decode((await reader.read()).value).trim());
