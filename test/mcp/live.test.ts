@@ -31,15 +31,22 @@ beforeAll(async () => {
 });
 afterAll(() => rmSync(home, { recursive: true, force: true }));
 
+/** A tool's answer as {error, text}, and the names of the tools listed. */
+function speak(client: Client) {
+  return {
+    text: async (name: string, args: Record<string, unknown> = {}) => {
+      const result = await client.callTool({ name, arguments: args });
+      return { error: result.isError, text: (result.content as { text: string }[])[0]!.text };
+    },
+    names: async () => (await client.listTools()).tools.map((t) => t.name),
+  };
+}
+
 test("a changed plugin leaves the list, its running call finishes on the old host, and it comes back once approved", async () => {
   await using server = await connect([live, other], { state, cwd: home });
   let changes = 0;
   server.client.setNotificationHandler(ToolListChangedNotificationSchema, () => void changes++);
-  const text = async (name: string, args: Record<string, unknown> = {}) => {
-    const result = await server.client.callTool({ name, arguments: args });
-    return { error: result.isError, text: (result.content as { text: string }[])[0]!.text };
-  };
-  const names = async () => (await server.client.listTools()).tools.map((t) => t.name);
+  const { text, names } = speak(server.client);
   expect(await text("live_work")).toEqual({ error: false, text: "v1" });
   const running = text("live_work", { ms: 1500 });
   await Bun.sleep(200);
@@ -66,11 +73,7 @@ test("a revoked plugin leaves the list, its host ends once its running call has,
   let asked = 0;
   server.client.setNotificationHandler(ToolListChangedNotificationSchema, () => void changes++);
   server.client.setRequestHandler(ElicitRequestSchema, async () => (asked++, { action: "decline" }));
-  const text = async (name: string, args: Record<string, unknown> = {}) => {
-    const result = await server.client.callTool({ name, arguments: args });
-    return { error: result.isError, text: (result.content as { text: string }[])[0]!.text };
-  };
-  const names = async () => (await server.client.listTools()).tools.map((t) => t.name);
+  const { text, names } = speak(server.client);
   expect(await text("gone_work")).toEqual({ error: false, text: "g1" });
   const running = text("gone_work", { ms: 1500 });
   await Bun.sleep(200);
