@@ -269,6 +269,9 @@ export class LazyPlugin implements Served {
         const drained = this.drained;
         this.drained = null;
         if (drained) drained();
+        // Off the list since this host started (a revoke or a change while it loaded): no call can
+        // reach it, so it goes now rather than at its idle time.
+        else if (this.changed !== null) this.retire();
         else this.armIdle();
       }
     }

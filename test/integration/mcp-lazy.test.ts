@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { DEFAULT_IDLE_MS, LazyPlugin, servableLazily } from "../../src/mcp/lazy.ts";
 import { Session } from "../../src/session/session.ts";
 import type { CxError } from "../../src/errors.ts";
-import { approve, fixture, refusal, until } from "../helpers.ts";
+import { approve, fixture, hostsOf, refusal, until } from "../helpers.ts";
 
 /** A module plugin answering its version; `until` makes a call wait for that file, `crash` ends its host. */
 const code = (version: string, extra = "") => `import { existsSync } from "node:fs";
@@ -392,6 +392,23 @@ describe("live: its files change", () => {
     lazy.recheckSoon(); // looked at again, still withdrawn: nothing new to tell
     await Bun.sleep(300);
     expect(told).toBe(1);
+  }, 30_000);
+
+  test("the approval withdrawn while a call is starting its host: the host ends when that call does, not at its idle time", async () => {
+    const started = join(home, `gate-${count}`);
+    const { folder, session, name, file } = await served("v1", { extra: `while (!existsSync(${JSON.stringify(started)})) await new Promise((r) => setTimeout(r, 10));` });
+    const lazy = lazyOf(session, folder, null); // no idle stop at all
+    let told = 0;
+    lazy.onListChanged(() => void told++);
+    const call = text(lazy.invoke(`${name}_work`, {}, {}));
+    await until(() => hostsOf(file).length > 0, 10_000, "its host to be loading its module (trust settled)");
+    session.revoke(folder);
+    lazy.recheckSoon();
+    await until(() => told === 1, 5_000, "the list to change");
+    expect(lazy.started).toBe(false); // still loading
+    writeFileSync(started, "");
+    expect(await call).toBe(`v1:${name}_work`); // the call it had begun
+    await until(() => !lazy.started && session.plugins.length === 0, 10_000, "its host to end after that call");
   }, 30_000);
 
   test("closed: no change is looked at, no listener told, no idle stop armed", async () => {
