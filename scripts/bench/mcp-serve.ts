@@ -27,8 +27,9 @@ const LABELS: Record<McpServer, string> = {
   "floor-c": "floor in C: the same without a JavaScript runtime",
   "relay-bun": "floor with the tool in a second process: a relay in front of the floor, Bun",
 };
-/** The servers each contender is compared with, round by round. */
+/** The servers each contender is compared with, round by round, and the others. */
 const MINIMAL: readonly McpServer[] = ["minimal-node", "minimal-bun"];
+const COMPARED = MCP_SERVERS.filter((name) => !MINIMAL.includes(name));
 const SCRIPTS: Partial<Record<McpServer, string>> = { "minimal-node": "mcp-minimal.mjs", "minimal-bun": "mcp-minimal.mjs", "floor-bun": "mcp-floor.mjs", "relay-bun": "mcp-relay.mjs" };
 
 interface Served {
@@ -90,7 +91,7 @@ export async function mcpServeSection(ctx: Context, fig: Figures) {
     } finally {
       for (const { s } of opened) await s.client.close();
     }
-    for (const name of MCP_SERVERS.filter((n) => !MINIMAL.includes(n))) {
+    for (const name of COMPARED) {
       for (const base of MINIMAL) {
         if (!thisRound.has(`seq.${base}`)) continue;
         for (const what of ["seq", "w16"]) add(`mcpserve.ratio.${what}.${name}.${base}`, thisRound.get(`${what}.${name}`)! / thisRound.get(`${what}.${base}`)!);
@@ -136,7 +137,7 @@ export function mcpServeTable(spread: (key: string) => string): string[] {
     "| server | sequential mean ÷ Node's | ÷ Bun's | calls/s at 16 in flight ÷ Node's | ÷ Bun's |",
     "| --- | --- | --- | --- | --- |",
   );
-  for (const name of MCP_SERVERS.filter((n) => !MINIMAL.includes(n))) {
+  for (const name of COMPARED) {
     const k = (what: string, base: McpServer) => spread(`mcpserve.ratio.${what}.${name}.${base}`);
     out.push(`| ${LABELS[name]} | ${k("seq", "minimal-node")} | ${k("seq", "minimal-bun")} | ${k("w16", "minimal-node")} | ${k("w16", "minimal-bun")} |`);
   }

@@ -146,17 +146,18 @@ export class LazyPlugin implements Served {
       problem = error.message;
     }
     const same = fresh !== null && fresh.loadSet.hash === this.inspection.loadSet.hash;
+    const unapproved = fresh !== null && fresh.trust.state !== "approved";
     // The bytes it serves lost their approval (cxagent revoke): off the list, and its host goes once
     // its running calls end. The client is not asked to approve them again: the user just said no.
-    const revoked = same && fresh!.trust.state !== "approved";
-    if (fresh && fresh.trust.state !== "approved") {
+    const revoked = same && unapproved;
+    if (unapproved) {
       const folder = this.inspection.loadSet.realFolder;
       problem = revoked ? `its approval was withdrawn; approve it again with: cxagent approve ${folder}` : `its files changed since it was approved; approve them with: cxagent approve ${folder}`;
     }
     if (same && this.changed === null && !problem) return;
     const wasListed = this.changed === null;
     let swapped = false;
-    this.pending = fresh && !revoked && fresh.trust.state !== "approved" ? { plugin: this.name, hash: fresh.loadSet.hash, folder: fresh.loadSet.realFolder, changes: fresh.trust.state === "changed" ? fresh.trust.changes : null } : null;
+    this.pending = fresh && unapproved && !revoked ? { plugin: this.name, hash: fresh.loadSet.hash, folder: fresh.loadSet.realFolder, changes: fresh.trust.state === "changed" ? fresh.trust.changes : null } : null;
     if (revoked) this.retire();
     if (fresh && !problem && servableLazily(fresh, this.name)) {
       this.changed = null;
